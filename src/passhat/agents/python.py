@@ -1,0 +1,94 @@
+"""Plugging in a Python function or class as the agent: ``module:function`` or ``path.py:function``.
+
+Async functions are awaited. Plain functions run in a worker thread and receive a
+:class:`SyncEpisode`, whose methods block on the event loop; the time limit still ends the trial
+(the thread cannot be killed, but its result is ignored and its further tool calls are refused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from passhat.episode import Episode, ToolResult
+from passhat.errors import PasshatError
+
+
+class SyncEpisode:
+    """A blocking view of an :class:`Episode` for agents written as plain functions."""
+
+    def __init__(self, episode: Episode, loop: asyncio.AbstractEventLoop) -> None:
+        self._episode = episode
+        self._loop = loop
+        self.closed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._episode, name)
+
+    def _run(self, coro: Awaitable[Any]) -> Any:
+        if self.closed:
+            raise RuntimeError("the trial is over (time limit); no more calls are accepted")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()  # type: ignore[arg-type]
+
+    def call(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
+        return self._run(self._episode.call(name, arguments))  # type: ignore[no-any-return]
+
+    def say(self, text: str) -> str | None:
+        return self._run(self._episode.say(text))  # type: ignore[no-any-return]
+
+
+def _wrap_sync(func: Callable[[Any], Any]) -> Callable[[Episode], Awaitable[str | None]]:
+    async def agent(episode: Episode) -> str | None:
+        facade = SyncEpisode(episode, asyncio.get_running_loop())
+        try:
+            result = await asyncio.to_thread(func, facade)
+        finally:
+            facade.closed = True
+        return result if isinstance(result, str) else None
+
+    return agent
+
+
+def _import(target: str) -> Any:
+    path = Path(target)
+    if target.endswith(".py"):
+        if not path.exists():
+            raise PasshatError(f"agent file {target} does not exist")
+        name = "passhat_user_agent_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise PasshatError(f"cannot import agent file {target}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+    try:
+        return importlib.import_module(target)
+    except ImportError as exc:
+        raise PasshatError(f"cannot import agent module {target!r}: {exc}") from exc
+
+
+def python_agent(spec: str) -> Callable[[Episode], Awaitable[str | None]]:
+    """Load ``module:attr``. The attribute is an (async) function of the episode, or a class whose
+    instances are; a class is instantiated once per run with no arguments."""
+    target, sep, attr = spec.rpartition(":")
+    if not sep or not target or not attr:
+        raise PasshatError(f"agent {spec!r}: expected module:function or path/to/file.py:function")
+    obj = getattr(_import(target), attr, None)
+    if obj is None:
+        raise PasshatError(f"agent {spec!r}: {target} has no attribute {attr!r}")
+    if inspect.isclass(obj):
+        obj = obj()
+    if not callable(obj):
+        raise PasshatError(f"agent {spec!r} is not callable")
+    call = obj if inspect.isfunction(obj) or inspect.ismethod(obj) else obj.__call__
+    if inspect.iscoroutinefunction(call):
+        return obj  # type: ignore[no-any-return]
+    return _wrap_sync(obj)

@@ -1,0 +1,163 @@
+"""Loading case files and suites, with errors that name the file and the field.
+
+Everything is checked before any trial runs: YAML syntax, unknown fields, references to tools,
+fixtures, tables and columns, SQL that does not compile, regular expressions that do not parse.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from passhat.cases.model import Case
+from passhat.errors import CaseError
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "(root)"
+
+
+def parse_case(data: Any, file: str) -> Case:
+    """Validate one case mapping; the first problem is reported with its field path."""
+    if not isinstance(data, dict):
+        raise CaseError(file, "", f"a case file holds one mapping (id, domain, instruction, ...), not {type(data).__name__}")
+    try:
+        return Case.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = errors[0]
+        message = first["msg"]
+        if first["type"] == "extra_forbidden":
+            message = "unknown field"
+            parent = first["loc"][:-1]
+            model = _model_at(parent)
+            if model is not None:
+                message += f"; valid fields: {', '.join(model.model_fields)}"
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise CaseError(file, _field_path(first["loc"]), message + more) from None
+
+
+def _model_at(loc: tuple[Any, ...]) -> Any:
+    """The pydantic model class at a location inside ``Case`` (best effort, for error hints)."""
+    from passhat.cases.assertions import ASSERTION_KINDS
+
+    model: Any = Case
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if part in ASSERTION_KINDS:
+            model = ASSERTION_KINDS[part]
+            continue
+        info = getattr(model, "model_fields", {}).get(part)
+        if info is None:
+            return None
+        ann = info.annotation
+        args = [a for a in getattr(ann, "__args__", ()) if hasattr(a, "model_fields")]
+        model = ann if hasattr(ann, "model_fields") else (args[0] if args else None)
+        if model is None:
+            return None
+    return model
+
+
+def load_case(path: Path) -> Case:
+    """Read and validate one YAML case file."""
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise CaseError(str(path), "", f"cannot read: {exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise CaseError(str(path), where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    return parse_case(data, str(path))
+
+
+def check_references(case: Case, file: str, domain: Any) -> None:
+    """Check a case against its domain: tools, fixture, tables, columns, SQL and patterns."""
+    tools = set(domain.tools)
+
+    def known_tool(name: str, field: str) -> None:
+        if name not in tools:
+            raise CaseError(file, field, f"unknown tool {name!r}; domain {domain.name!r} has: {', '.join(sorted(tools))}")
+
+    for i, name in enumerate(case.allowed_tools or []):
+        known_tool(name, f"allowed_tools.{i}")
+    for i, name in enumerate(case.forbidden_tools):
+        known_tool(name, f"forbidden_tools.{i}")
+    for i, req in enumerate(case.required_tools):
+        known_tool(req.tool, f"required_tools.{i}.tool")
+    for i, c in enumerate(case.order):
+        known_tool(c.first, f"order.{i}.first")
+        known_tool(c.then, f"order.{i}.then")
+    for i, f in enumerate(case.faults):
+        known_tool(f.tool, f"faults.{i}.tool")
+        if f.kind == "malformed" and not f.field:
+            raise CaseError(file, f"faults.{i}.field", "a malformed fault needs the result field to corrupt")
+    if case.fixture not in domain.fixtures:
+        raise CaseError(file, "fixture", f"unknown fixture {case.fixture!r}; domain has: {', '.join(sorted(domain.fixtures))}")
+    for i, turn in enumerate(case.user.turns):
+        _check_regex(turn.when, file, f"user.turns.{i}.when")
+    image = domain.image(case.fixture)
+    conn = image.connect()
+    try:
+        for i, a in enumerate(case.assertions):
+            _check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
+    finally:
+        conn.close()
+
+
+def _check_regex(pattern: str | None, file: str, field: str) -> None:
+    if pattern is None:
+        return
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise CaseError(file, field, f"invalid regular expression: {exc}") from None
+
+
+def _check_sql(sql: str, file: str, field: str, conn: sqlite3.Connection) -> None:
+    if not re.match(r"\s*(select|with)\b", sql, re.IGNORECASE):
+        raise CaseError(file, field, "must be a read-only query starting with SELECT or WITH")
+    try:
+        conn.execute("EXPLAIN " + sql)
+    except sqlite3.Error as exc:
+        raise CaseError(file, field, f"SQL does not compile against the fixture: {exc}") from None
+
+
+def _check_assertion(a: Any, field: str, file: str, tables: dict[str, Any], conn: sqlite3.Connection) -> None:
+    def table(name: str, where: str) -> Any:
+        if name not in tables:
+            raise CaseError(file, where, f"unknown table {name!r}; tables: {', '.join(sorted(tables))}")
+        return tables[name]
+
+    def columns(t: Any, names: Any, where: str) -> None:
+        for col in names:
+            if col not in t.columns:
+                raise CaseError(file, where, f"unknown column {col!r} in {t.name}; columns: {', '.join(t.columns)}")
+
+    if hasattr(a, "table"):
+        t = table(a.table, f"{field}.table")
+        columns(t, getattr(a, "where", {}), f"{field}.where")
+        for attr in ("field", "column"):
+            if hasattr(a, attr):
+                columns(t, [getattr(a, attr)], f"{field}.{attr}")
+    for attr in ("equals",):
+        sql = getattr(getattr(a, attr, None), "sql", None)
+        if sql:
+            _check_sql(sql, file, f"{field}.{attr}.sql", conn)
+    if a.kind == "sql":
+        _check_sql(a.query, file, f"{field}.query", conn)
+    if a.kind == "reply_matches":
+        _check_regex(a.pattern, file, f"{field}.pattern")
+    if a.kind == "unchanged_except":
+        for j, name in enumerate(a.tables):
+            table(name, f"{field}.tables.{j}")
+        for j, scope in enumerate(a.rows):
+            columns(table(scope.table, f"{field}.rows.{j}.table"), scope.where, f"{field}.rows.{j}.where")

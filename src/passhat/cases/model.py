@@ -1,0 +1,157 @@
+"""A case: one task as data, written before the run and never edited after it.
+
+Field docstrings here are the case-file reference (``docs/case-file.md`` is generated from them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from passhat.cases.assertions import Assertion, expand_assertion
+from passhat.tools.faults import Fault
+
+Split = Literal["dev", "holdout", "regression"]
+
+
+class UserTurn(BaseModel):
+    """A scripted user message."""
+
+    model_config = ConfigDict(extra="forbid")
+    say: str
+    """What the user says."""
+    when: str | None = None
+    """Regular expression (case-insensitive) the agent's message must match for this turn to be used;
+    without it, the turn is used on the agent's next message."""
+
+
+class UserSpec(BaseModel):
+    """The simulated user: who they are, what they know, and what they will say."""
+
+    model_config = ConfigDict(extra="forbid")
+    identity: str | None = None
+    """Who the agent acts for (e.g. an employee or customer id). Tools scope data access to it."""
+    persona: str = ""
+    """Free text describing the user, for model-played users and for readers."""
+    facts: dict[str, Any] = Field(default_factory=dict)
+    """What the user knows and will tell when asked (a fact is given when the agent's message mentions
+    its name, with ``_`` read as a space)."""
+    turns: list[UserTurn] = Field(default_factory=list)
+    """Scripted messages, used in order."""
+    max_turns: int = Field(10, ge=0)
+    """The user leaves after this many replies."""
+
+
+class RequiredCall(BaseModel):
+    """A tool that must be called successfully at least once, optionally with given arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Argument values the call must have (a subset; numbers by value)."""
+
+
+class OrderConstraint(BaseModel):
+    """A real dependency: every successful call of ``then`` must come after a successful call of ``first``.
+
+    Declare order only where it matters (check before a write); independent reads may come in any order.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    first: str
+    then: str
+    reason: str = ""
+    """Why the order matters, shown when it is violated."""
+
+
+class Limits(BaseModel):
+    """Budgets for one trial; exceeding one fails the trial."""
+
+    model_config = ConfigDict(extra="forbid")
+    max_steps: int = Field(30, ge=1)
+    """Maximum tool calls."""
+    max_seconds: float = Field(60.0, gt=0)
+    """Wall-clock time for the agent; a hung agent is stopped here."""
+    max_cost: float | None = Field(None, ge=0)
+    """Maximum reported cost (currency of the price table)."""
+
+
+class Rules(BaseModel):
+    """Process rules checked on the trajectory."""
+
+    model_config = ConfigDict(extra="forbid")
+    loop_threshold: int = Field(3, ge=2)
+    """The same tool with the same arguments this many times is a loop."""
+    denied_calls_fail: bool = True
+    """An attempt the tool layer denied (permission, forbidden, not allowed) fails the trial."""
+    max_invalid_arguments: int | None = Field(None, ge=0)
+    """Fail when more calls than this had invalid arguments (default: recorded, not failed)."""
+
+
+class Case(BaseModel):
+    """One task: initial state, input, acceptance."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    """Unique within the suite; letters, digits, ``-``, ``_`` and ``.``."""
+    domain: str
+    """Built-in domain name, ``package.module:attr``, or a ``.py`` path relative to the suite folder."""
+    fixture: str = "default"
+    """Named initial state of the domain."""
+    instruction: str
+    """The user's opening message."""
+    description: str = ""
+    """What the case tests and why, for people."""
+    user: UserSpec = Field(default_factory=UserSpec)
+    allowed_tools: list[str] | None = None
+    """If set, only these tools may be called; other calls are denied at the tool layer."""
+    forbidden_tools: list[str] = Field(default_factory=list)
+    """Tools that must not be called; calls are denied and fail the trial."""
+    required_tools: list[RequiredCall] = Field(default_factory=list)
+    """Calls that must succeed at least once. A bare tool name is allowed."""
+    order: list[OrderConstraint] = Field(default_factory=list)
+    faults: list[Fault] = Field(default_factory=list)
+    assertions: list[Assertion] = Field(default_factory=list)
+    limits: Limits = Field(default_factory=Limits)
+    rules: Rules = Field(default_factory=Rules)
+    tags: dict[str, str] = Field(default_factory=dict)
+    """Strata for reports, e.g. ``{scenario: fault, risk: high}``."""
+    group: str | None = None
+    """Family of cases that share a template (resampled together; kept in one split)."""
+    split: Split = "dev"
+
+    @field_validator("required_tools", mode="before")
+    @classmethod
+    def _bare_names(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"tool": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("assertions", mode="before")
+    @classmethod
+    def _expand(cls, value: Any) -> Any:
+        return [expand_assertion(v) for v in value] if isinstance(value, list) else value
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tag_values(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return {str(v): "yes" for v in value}
+        if isinstance(value, dict):
+            return {str(k): str(v) for k, v in value.items()}
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Case:
+        both = set(self.forbidden_tools) & set(self.allowed_tools or [])
+        if both:
+            raise ValueError(f"tools both allowed and forbidden: {sorted(both)}")
+        return self
+
+    def content_hash(self) -> str:
+        """Hash of the case's content; two runs measured the same case only if it is equal."""
+        data = self.model_dump(mode="json")
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

@@ -1,0 +1,86 @@
+"""A suite: a folder of case files plus the domains they use, with a content hash."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from passhat.cases.load import check_references, load_case
+from passhat.cases.model import Case
+from passhat.domain import BUILTIN_DOMAINS, Domain, load_domain
+from passhat.errors import CaseError, DomainError
+
+BUILTIN_ROOT = Path(__file__).resolve().parent.parent / "domains"
+
+
+@dataclass
+class Suite:
+    """Cases (in file order by id), their files and domains."""
+
+    name: str
+    folder: Path
+    cases: list[Case]
+    files: dict[str, Path]
+    domains: dict[str, Domain] = field(default_factory=dict)
+
+    def domain_of(self, case: Case) -> Domain:
+        return self.domains[case.domain]
+
+    def case(self, case_id: str) -> Case:
+        for c in self.cases:
+            if c.id == case_id:
+                return c
+        raise KeyError(case_id)
+
+    def case_hashes(self) -> dict[str, str]:
+        return {c.id: c.content_hash() for c in self.cases}
+
+    def content_hash(self) -> str:
+        """Hash of the cases and the domain code, fixtures and policy they run against.
+
+        Two runs are comparable only when this is equal (or, case by case, when the case hashes and
+        domain hashes are).
+        """
+        h = hashlib.sha256()
+        for cid, ch in sorted(self.case_hashes().items()):
+            h.update(f"{cid}:{ch}\n".encode())
+        for name in sorted(self.domains):
+            h.update(f"{name}:{self.domains[name].content_hash()}\n".encode())
+        return h.hexdigest()
+
+
+def resolve_suite_folder(ref: str) -> tuple[str, Path]:
+    """A built-in suite name or a folder path → (suite name, folder)."""
+    if ref in BUILTIN_DOMAINS and not Path(ref).exists():
+        return ref, BUILTIN_ROOT / ref / "cases"
+    folder = Path(ref)
+    if not folder.is_dir():
+        raise CaseError(ref, "", f"not a built-in suite ({', '.join(BUILTIN_DOMAINS)}) nor a folder of case files")
+    resolved = folder.resolve()
+    # a suite laid out as NAME/cases/*.yaml is called NAME, not "cases"
+    return (resolved.parent.name if resolved.name == "cases" else resolved.name), folder
+
+
+def load_suite(ref: str) -> Suite:
+    """Load and check every case of a suite; raises :class:`CaseError` on the first problem."""
+    name, folder = resolve_suite_folder(ref)
+    paths = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    if not paths:
+        raise CaseError(str(folder), "", "no case files (*.yaml) in this folder")
+    cases: list[Case] = []
+    files: dict[str, Path] = {}
+    domains: dict[str, Domain] = {}
+    for path in paths:
+        case = load_case(path)
+        if case.id in files:
+            raise CaseError(str(path), "id", f"duplicate case id {case.id!r} (also in {files[case.id]})")
+        if case.domain not in domains:
+            try:
+                domains[case.domain] = load_domain(case.domain, folder)
+            except DomainError as exc:
+                raise CaseError(str(path), "domain", str(exc)) from None
+        check_references(case, str(path), domains[case.domain])
+        cases.append(case)
+        files[case.id] = path
+    return Suite(name, folder, cases, files, domains)

@@ -1,0 +1,185 @@
+"""The agent's whole window onto a trial.
+
+An agent never touches the world directly: it calls tools and talks to the user through the episode,
+which is how the harness sees every side effect and records a trajectory no agent can forget to report.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from passhat.tools import Tool, ToolBoundary, ToolCall
+
+
+class LimitExceeded(Exception):
+    """A trial budget ran out. The episode records it; further calls keep raising."""
+
+    def __init__(self, reason: EndReason, message: str) -> None:
+        self.reason = reason
+        super().__init__(message)
+
+
+EndReason = Literal[
+    "completed", "user_stopped", "step_limit", "time_limit", "cost_limit", "agent_error", "harness_error"
+]
+
+
+class Message(BaseModel):
+    """One message of the conversation."""
+
+    role: Literal["user", "agent"]
+    text: str
+    at: float = 0.0
+    """Seconds since the trial started."""
+
+
+class Usage(BaseModel):
+    """What the agent spent, as it reported it (model-driven agents report per model call)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    model_calls: int = 0
+    time_to_first_token_s: float | None = None
+    """Time to the first token of the first model call, when the agent reports it."""
+    models: list[str] = Field(default_factory=list)
+
+
+class ToolResult(BaseModel):
+    """What an agent gets back from :meth:`Episode.call`."""
+
+    ok: bool
+    content: Any = None
+    error: str | None = None
+
+    def text(self) -> str:
+        """A compact text form for feeding back to a model."""
+        import json
+
+        if not self.ok:
+            return f"ERROR: {self.error}"
+        return json.dumps(self.content, ensure_ascii=False, default=str)
+
+
+class UserSimulator(Protocol):
+    """Plays the user: answers the agent's messages; ``None`` means the user has left."""
+
+    async def reply(self, agent_text: str) -> str | None: ...
+
+
+class Episode:
+    """One trial as the agent sees it."""
+
+    def __init__(
+        self,
+        *,
+        case_id: str,
+        domain: str,
+        trial: int,
+        seed: int,
+        instruction: str,
+        policy: str,
+        identity: str | None,
+        boundary: ToolBoundary,
+        user: UserSimulator,
+        max_steps: int,
+        max_cost: float | None,
+        t0: float | None = None,
+    ) -> None:
+        self.case_id = case_id
+        self.domain = domain
+        """Name of the domain (reference agents pick their playbook by it)."""
+        self.trial = trial
+        self.seed = seed
+        """Seed for the agent's own randomness (sampling, flakiness); stable per trial."""
+        self.instruction = instruction
+        self.policy = policy
+        self.identity = identity
+        self._boundary = boundary
+        self._user = user
+        self._max_steps = max_steps
+        self._max_cost = max_cost
+        self._t0 = time.monotonic() if t0 is None else t0
+        self.messages: list[Message] = [Message(role="user", text=instruction)]
+        self.usage = Usage()
+        self.user_left = False
+        self.limit: LimitExceeded | None = None
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The tools the agent may try (all tools of the domain; permissions are enforced per call)."""
+        return list(self._boundary.tools.values())
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """JSON descriptions of the tools (name, description, parameters, kind)."""
+        return [t.spec() for t in self.tools]
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        return list(self._boundary.calls)
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._t0
+
+    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
+        """Call a tool. Errors come back as ``ToolResult(ok=False, error=...)``; they never raise,
+        except :class:`LimitExceeded` once the step budget is spent."""
+        if self.limit is not None:
+            raise self.limit
+        if len(self._boundary.calls) >= self._max_steps:
+            self.limit = LimitExceeded("step_limit", f"step limit reached: at most {self._max_steps} tool calls")
+            raise self.limit
+        rec = await self._boundary.call(name, {} if arguments is None else arguments)
+        return ToolResult(ok=rec.ok, content=rec.result, error=rec.error)
+
+    async def say(self, text: str) -> str | None:
+        """Send a message to the user and get their answer (``None`` when the user has left)."""
+        self.messages.append(Message(role="agent", text=text, at=self._elapsed()))
+        if self.user_left:
+            return None
+        answer = await self._user.reply(text)
+        if answer is None:
+            self.user_left = True
+            return None
+        self.messages.append(Message(role="user", text=answer, at=self._elapsed()))
+        return answer
+
+    def finish(self, reply: str) -> None:
+        """Record the agent's final reply (an agent may also just return it)."""
+        self.messages.append(Message(role="agent", text=reply, at=self._elapsed()))
+
+    def report_usage(
+        self,
+        *,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        cost: float = 0.0,
+        model: str | None = None,
+        time_to_first_token_s: float | None = None,
+    ) -> None:
+        """Add one model call's usage. Exceeding the case's cost budget raises :class:`LimitExceeded`."""
+        u = self.usage
+        u.input_tokens += input_tokens
+        u.output_tokens += output_tokens
+        u.cost += cost
+        u.model_calls += 1
+        if model and model not in u.models:
+            u.models.append(model)
+        if time_to_first_token_s is not None and u.time_to_first_token_s is None:
+            u.time_to_first_token_s = time_to_first_token_s
+        if self._max_cost is not None and u.cost > self._max_cost:
+            self.limit = LimitExceeded("cost_limit", f"cost limit exceeded: {u.cost:.4f} > {self._max_cost}")
+            raise self.limit
+
+    @property
+    def agent_messages(self) -> list[str]:
+        return [m.text for m in self.messages if m.role == "agent"]
+
+    @property
+    def reply(self) -> str:
+        """The agent's last message to the user ('' if it said nothing)."""
+        msgs = self.agent_messages
+        return msgs[-1] if msgs else ""

@@ -1,0 +1,30 @@
+"""Errors a user can act on.
+
+Every user-facing error names where the problem is (file, field) and what would be valid, so a
+person can fix it without reading our source.
+"""
+
+from __future__ import annotations
+
+
+class PasshatError(Exception):
+    """Base class for errors passhat reports to the user (bad input, not bugs)."""
+
+
+class CaseError(PasshatError):
+    """A case file or suite is malformed. Raised before any trial runs."""
+
+    def __init__(self, file: str, field: str, message: str) -> None:
+        self.file = file
+        self.field = field
+        self.message = message
+        where = f"{file}: {field}" if field else file
+        super().__init__(f"{where}: {message}")
+
+
+class DomainError(PasshatError):
+    """A domain (schema, fixtures, tools) is malformed."""
+
+
+class RunError(PasshatError):
+    """A run folder cannot be created, resumed or read."""

@@ -1,0 +1,136 @@
+"""State grader: what the agent actually did to the world, not what it said.
+
+Each assertion gives one grade with expected vs actual. Numbers compare by value. Queries run
+read-only on the final state; ``net_change`` and ``unchanged_except`` read only the diff, so their
+cost grows with the number of changed rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from passhat.cases import assertions as A
+from passhat.graders.base import Grade, TrialView
+from passhat.world.diff import same_value
+
+
+def _where_sql(where: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
+    if not where:
+        return "", ()
+    parts = [f'"{k}" IS ?' if v is None else f'"{k}" = ?' for k, v in where.items()]
+    return " WHERE " + " AND ".join(parts), tuple(where.values())
+
+
+def _describe(table: str, where: dict[str, Any]) -> str:
+    cond = " and ".join(f"{k}={v!r}" for k, v in where.items())
+    return f"{table} where {cond}" if cond else table
+
+
+def _matches(row: dict[str, Any] | None, where: dict[str, Any]) -> bool:
+    return row is not None and all(k in row and same_value(row[k], v) for k, v in where.items())
+
+
+def _expected(view: TrialView, value: Any) -> Any:
+    if isinstance(value, A.SqlValue):
+        rows = view.query(value.sql, ())
+        if len(rows) != 1 or len(rows[0]) != 1:
+            raise ValueError(f"expected-value query must return one value, got {rows!r}: {value.sql}")
+        return rows[0][0]
+    return value
+
+
+def _normalise(result: list[tuple[Any, ...]]) -> Any:
+    if len(result) == 1 and len(result[0]) == 1:
+        return result[0][0]
+    if len(result) == 1:
+        return list(result[0])
+    return [list(r) for r in result]
+
+
+def _deep_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_deep_equal(x, y) for x, y in zip(a, b, strict=True))
+    return same_value(a, b)
+
+
+def row_count(view: TrialView, a: A.RowCount) -> tuple[bool, str]:
+    where, params = _where_sql(a.where)
+    n = view.query(f'SELECT COUNT(*) FROM "{a.table}"{where}', params)[0][0]
+    return n == a.equals, f"count of {_describe(a.table, a.where)}: expected {a.equals}, actual {n}"
+
+
+def field_equals(view: TrialView, a: A.FieldEquals) -> tuple[bool, str]:
+    where, params = _where_sql(a.where)
+    values = [r[0] for r in view.query(f'SELECT "{a.field}" FROM "{a.table}"{where}', params)]
+    want = _expected(view, a.equals)
+    label = _describe(f"{a.table}.{a.field}", a.where)
+    if not values:
+        return False, f"{label}: expected {want!r}, but no row matches"
+    wrong = [v for v in values if not same_value(v, want)]
+    if wrong:
+        return False, f"{label}: expected {want!r}, actual {wrong[0]!r}" + (f" ({len(wrong)} rows)" if len(wrong) > 1 else "")
+    return True, f"{label}: {want!r} in {len(values)} row(s)"
+
+
+def sql_check(view: TrialView, a: A.SqlCheck) -> tuple[bool, str]:
+    got = _normalise(view.query(a.query, ()))
+    ok = _deep_equal(got, a.expect)
+    return ok, f"query result: expected {a.expect!r}, actual {got!r}"
+
+
+def net_change(view: TrialView, a: A.NetChange) -> tuple[bool, str]:
+    delta = 0.0
+    for ch in view.diff.rows(a.table):
+        if _matches(ch.after, a.where):
+            delta += float(ch.after[a.column] or 0)  # type: ignore[index]
+        if _matches(ch.before, a.where):
+            delta -= float(ch.before[a.column] or 0)  # type: ignore[index]
+    want = _expected(view, a.equals)
+    ok = same_value(round(delta, 9), want)
+    return ok, f"net change of {a.table}.{a.column} ({_describe(a.table, a.where)}): expected {want!r}, actual {delta:g}"
+
+
+def unchanged_except(view: TrialView, a: A.UnchangedExcept) -> tuple[bool, str]:
+    scopes: dict[str, list[dict[str, Any]]] = {}
+    for s in a.rows:
+        scopes.setdefault(s.table, []).append(s.where)
+    outside = []
+    for ch in view.diff.rows():
+        if ch.table in a.tables:
+            continue
+        if any(_matches(ch.before, w) or _matches(ch.after, w) for w in scopes.get(ch.table, [])):
+            continue
+        outside.append(f"{ch.table} {ch.kind} {list(ch.key)} ({', '.join(ch.changed_fields)})")
+    if outside:
+        return False, f"{len(outside)} change(s) outside the allowed scope: " + "; ".join(outside[:5])
+    return True, f"no change outside the allowed scope ({len(view.diff)} change(s) inside)"
+
+
+STATE_CHECKS = {
+    "row_count": row_count, "field_equals": field_equals, "sql": sql_check, "net_change": net_change,
+    "unchanged_except": unchanged_except,
+}
+
+
+def assertion_name(a: Any) -> str:
+    """A short label for an assertion, used as the grade name."""
+    if a.description:
+        return f"{a.kind}: {a.description}"
+    target = getattr(a, "table", None) or getattr(a, "text", None) or getattr(a, "pattern", None) or ""
+    where = getattr(a, "where", None)
+    return f"{a.kind}({_describe(target, where) if where else target})"
+
+
+def grade_state(view: TrialView) -> list[Grade]:
+    """One grade per state assertion; an assertion that cannot be evaluated fails closed."""
+    grades = []
+    for a in view.case.assertions:
+        check = STATE_CHECKS.get(a.kind)
+        if check is None:
+            continue
+        try:
+            passed, reason = check(view, a)
+        except Exception as exc:  # fail closed: an unevaluable assertion never passes
+            passed, reason = False, f"could not evaluate: {type(exc).__name__}: {exc}"
+        grades.append(Grade(grader="state", name=assertion_name(a), passed=passed, reason=reason))
+    return grades

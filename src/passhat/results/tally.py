@@ -1,0 +1,50 @@
+"""Per-case tallies streamed from trial records (one pass, O(cases) memory)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from passhat.runner.records import TrialRecord
+
+
+@dataclass
+class CaseTally:
+    """Counts and per-trial measurements of one case. Errors are neither passes nor failures."""
+
+    case_id: str
+    passes: int = 0
+    fails: int = 0
+    errors: int = 0
+    latencies: list[float] = field(default_factory=list)
+    costs: list[float] = field(default_factory=list)
+    steps: list[int] = field(default_factory=list)
+    failure_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        """Graded trials (pass + fail)."""
+        return self.passes + self.fails
+
+    def add(self, r: TrialRecord) -> None:
+        if r.outcome == "error":
+            self.errors += 1
+            return
+        if r.outcome == "pass":
+            self.passes += 1
+        else:
+            self.fails += 1
+            first = r.failed_grades()[:1]
+            if first:
+                self.failure_reasons.append(f"{first[0].name}: {first[0].reason}")
+        self.latencies.append(r.timing.agent_s)
+        self.costs.append(r.usage.cost)
+        self.steps.append(len(r.calls))
+
+
+def tally(records: Iterable[TrialRecord], case_ids: Iterable[str] = ()) -> dict[str, CaseTally]:
+    """Tallies for every case in ``case_ids`` (in that order, even with no records) and any other seen."""
+    out = {cid: CaseTally(cid) for cid in case_ids}
+    for r in records:
+        out.setdefault(r.case_id, CaseTally(r.case_id)).add(r)
+    return out

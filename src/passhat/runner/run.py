@@ -1,0 +1,133 @@
+"""Running a suite: k trials per case, bounded concurrency, streamed records, resumable.
+
+Workers pull (case, trial) pairs from a queue, so memory stays O(concurrency) whatever the number of
+trials; each finished record is appended and fsync'd before the next is taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from passhat import __version__
+from passhat.cases import Case, Suite
+from passhat.errors import RunError
+from passhat.runner.records import TrialRecord
+from passhat.runner.store import RunStore
+from passhat.runner.trial import AgentFn, error_record, run_trial
+from passhat.seeding import trial_seed
+
+MAX_ATTEMPTS = 2
+"""An infrastructure error is retried once; what remains is reported as ``error``."""
+
+
+@dataclass
+class RunConfig:
+    """What to run; everything here goes into the manifest."""
+
+    suite: Suite
+    agent: AgentFn
+    agent_spec: str
+    trials: int
+    seed: int = 0
+    concurrency: int = 4
+    out: Path = Path("runs/latest")
+    extra_manifest: dict[str, Any] = field(default_factory=dict)
+
+
+def build_manifest(cfg: RunConfig) -> dict[str, Any]:
+    suite = cfg.suite
+    return {
+        "passhat_version": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "suite": {"name": suite.name, "folder": str(suite.folder), "hash": suite.content_hash(),
+                  "cases": suite.case_hashes(),
+                  "domains": {n: d.content_hash() for n, d in suite.domains.items()}},
+        "agent": cfg.agent_spec,
+        "trials": cfg.trials,
+        "seed": cfg.seed,
+        "concurrency": cfg.concurrency,
+        "started_at": datetime.now(UTC).isoformat(),
+        "finished_at": None,
+        "status": "running",
+        **cfg.extra_manifest,
+    }
+
+
+def check_resumable(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """A run can only be resumed with the same suite, agent, trials and seed."""
+    for key in ("agent", "trials", "seed"):
+        if old.get(key) != new.get(key):
+            raise RunError(f"cannot resume: {key} was {old.get(key)!r}, now {new.get(key)!r}")
+    if old.get("suite", {}).get("hash") != new["suite"]["hash"]:
+        raise RunError("cannot resume: the suite changed since the run started (different content hash)")
+
+
+async def _attempt(case: Case, cfg: RunConfig, trial: int) -> TrialRecord:
+    seed = trial_seed(cfg.seed, case.id, trial)
+    domain = cfg.suite.domain_of(case)
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        started = time.perf_counter()
+        try:
+            record = await run_trial(case, domain, cfg.agent, trial, seed)
+            record.attempt = attempt
+            return record
+        except Exception:
+            failed = error_record(case, trial, seed, attempt, started)
+    return failed
+
+
+async def execute(
+    cfg: RunConfig,
+    *,
+    resume: bool = False,
+    on_record: Callable[[TrialRecord], None] | None = None,
+) -> RunStore:
+    """Run every pending trial of the suite into ``cfg.out``; returns the store."""
+    store = RunStore(cfg.out)
+    manifest = build_manifest(cfg)
+    done: set[tuple[str, int]] = set()
+    if resume:
+        old = store.read_manifest()
+        check_resumable(old, manifest)
+        manifest["started_at"] = old.get("started_at")
+        manifest["resumed_at"] = [*old.get("resumed_at", []), datetime.now(UTC).isoformat()]
+        done = {r.key for r in store.iter_records()}
+    elif (cfg.out / "trials.jsonl").exists() and any(store.iter_records()):
+        raise RunError(f"{cfg.out} already holds a run; use --resume to continue it or choose another --out")
+    store.write_manifest(manifest)
+    store.open_for_append()
+
+    queue: asyncio.Queue[tuple[Case, int]] = asyncio.Queue()
+    for case in cfg.suite.cases:
+        for trial in range(cfg.trials):
+            if (case.id, trial) not in done:
+                queue.put_nowait((case, trial))
+
+    async def worker() -> None:
+        while True:
+            try:
+                case, trial = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            record = await _attempt(case, cfg, trial)
+            store.append(record)
+            if on_record is not None:
+                on_record(record)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, cfg.concurrency))))
+    finally:
+        store.close()
+    manifest["finished_at"] = datetime.now(UTC).isoformat()
+    manifest["status"] = "complete"
+    store.write_manifest(manifest)
+    return store

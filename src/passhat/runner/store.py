@@ -1,0 +1,101 @@
+"""The run folder: ``manifest.json``, append-only ``trials.jsonl``, ``summary.json``.
+
+Each record is one line written with a single ``write`` and fsync'd, so a run killed at any moment
+leaves whole records plus at most one partial last line, which :meth:`RunStore.load` drops and
+:meth:`RunStore.open_for_append` truncates before resuming.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from passhat.errors import RunError
+from passhat.runner.records import TrialRecord
+
+MANIFEST, TRIALS, SUMMARY = "manifest.json", "trials.jsonl", "summary.json"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to a temporary file and rename it into place: readers never see half a file."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+class RunStore:
+    """Reads and writes one run folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._fh: Any = None
+
+    @property
+    def trials_path(self) -> Path:
+        return self.folder / TRIALS
+
+    def read_manifest(self) -> dict[str, Any]:
+        path = self.folder / MANIFEST
+        try:
+            data: dict[str, Any] = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            raise RunError(f"{self.folder} is not a run folder (no {MANIFEST})") from None
+        except json.JSONDecodeError as exc:
+            raise RunError(f"{path}: corrupt manifest: {exc}") from None
+        return data
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.folder / MANIFEST, manifest)
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        write_json_atomic(self.folder / SUMMARY, summary)
+
+    def iter_records(self) -> Iterator[TrialRecord]:
+        """Stream whole records; a partial or corrupt last line (a killed write) is skipped."""
+        if not self.trials_path.exists():
+            return
+        with self.trials_path.open("rb") as fh:
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    break
+                try:
+                    yield TrialRecord.model_validate_json(raw)
+                except ValueError:
+                    continue
+
+    def load(self) -> list[TrialRecord]:
+        return list(self.iter_records())
+
+    def open_for_append(self) -> None:
+        """Open ``trials.jsonl`` for appending, first cutting any partial last line."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.trials_path
+        if path.exists():
+            data = path.read_bytes()
+            end = data.rfind(b"\n") + 1
+            if end != len(data):
+                with path.open("r+b") as fh:
+                    fh.truncate(end)
+        self._fh = path.open("ab")
+
+    def append(self, record: TrialRecord) -> None:
+        """Append one whole record and make it durable before returning."""
+        if self._fh is None:
+            raise RunError("run store is not open for appending")
+        line = record.model_dump_json().encode("utf-8") + b"\n"
+        self._fh.write(line)
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None

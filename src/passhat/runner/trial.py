@@ -1,0 +1,102 @@
+"""One trial: reset the world, let the agent act through the episode, diff, grade.
+
+Agent failures (exceptions, hangs, budgets) are the agent's: the trial is graded and fails. Failures of
+the harness or the world are infrastructure: the trial's outcome is ``error`` and the runner retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+from passhat.cases import Case
+from passhat.domain import Domain
+from passhat.episode import EndReason, Episode, LimitExceeded
+from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial_passed
+from passhat.runner.records import Timing, TrialRecord
+from passhat.seeding import derive_seed
+from passhat.tools import ToolBoundary, ToolContext
+from passhat.users import ScriptedUser
+from passhat.world import World
+
+AgentFn = Callable[[Episode], Awaitable[str | None]]
+
+
+async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndReason, str | None]:
+    """Run the agent under the time limit; returns how it ended and the traceback if it raised."""
+    try:
+        reply = await asyncio.wait_for(agent(episode), timeout=seconds)
+    except TimeoutError:
+        return "time_limit", f"time limit: the agent did not finish within {seconds:g}s"
+    except LimitExceeded as exc:
+        return exc.reason, str(exc)
+    except Exception:
+        if episode.limit is not None:  # the agent caught LimitExceeded and raised something else
+            return episode.limit.reason, str(episode.limit)
+        return "agent_error", traceback.format_exc()
+    if isinstance(reply, str) and reply:
+        episode.finish(reply)
+    if episode.limit is not None:
+        return episode.limit.reason, str(episode.limit)
+    return ("user_stopped" if episode.user_left else "completed"), None
+
+
+async def run_trial(
+    case: Case,
+    domain: Domain,
+    agent: AgentFn,
+    trial: int,
+    seed: int,
+    graders: tuple[Grader, ...] = DEFAULT_GRADERS,
+) -> TrialRecord:
+    """Run and grade one trial. Raises only on infrastructure failure (the caller records ``error``)."""
+    timing = Timing(started_at=datetime.now(UTC).isoformat())
+    t_start = time.perf_counter()
+    image = domain.image(case.fixture)
+    world = World.restore(image, seed)
+    timing.reset_ms = (time.perf_counter() - t_start) * 1000
+    try:
+        t0 = time.monotonic()
+        ctx = ToolContext(world, identity=case.user.identity, facts=dict(case.user.facts))
+        boundary = ToolBoundary(domain.tool_list(), ctx, allowed=case.allowed_tools,
+                                forbidden=case.forbidden_tools, faults=case.faults, t0=t0)
+        episode = Episode(
+            case_id=case.id, domain=domain.name, trial=trial, seed=derive_seed("agent", seed),
+            instruction=case.instruction, policy=domain.policy, identity=case.user.identity,
+            boundary=boundary, user=ScriptedUser(case.user), max_steps=case.limits.max_steps,
+            max_cost=case.limits.max_cost, t0=t0,
+        )
+        t_agent = time.perf_counter()
+        end_reason, error = await _drive(agent, episode, case.limits.max_seconds)
+        timing.agent_s = time.perf_counter() - t_agent
+
+        t_diff = time.perf_counter()
+        diff = world.diff()
+        timing.diff_ms = (time.perf_counter() - t_diff) * 1000
+
+        t_grade = time.perf_counter()
+        view = TrialView(case=case, calls=boundary.calls, messages=episode.messages, diff=diff,
+                         end_reason=end_reason, usage=episode.usage, agent_seconds=timing.agent_s,
+                         query=world.query, error=error)
+        grades = grade_all(view, graders)
+        timing.grade_ms = (time.perf_counter() - t_grade) * 1000
+    finally:
+        world.close()
+    timing.total_s = time.perf_counter() - t_start
+    return TrialRecord(
+        case_id=case.id, trial=trial, seed=seed, outcome="pass" if trial_passed(grades) else "fail",
+        end_reason=end_reason, grades=grades, calls=boundary.calls, messages=episode.messages,
+        reply=episode.reply, diff=diff.to_json(), usage=episode.usage, timing=timing, error=error,
+    )
+
+
+def error_record(case: Case, trial: int, seed: int, attempt: int, started: float) -> TrialRecord:
+    """The record of a trial the harness could not run (outcome ``error``), with the traceback."""
+    return TrialRecord(
+        case_id=case.id, trial=trial, seed=seed, outcome="error", end_reason="harness_error",
+        attempt=attempt, error=traceback.format_exc(),
+        timing=Timing(started_at=datetime.now(UTC).isoformat(), total_s=time.perf_counter() - started),
+    )

@@ -1,0 +1,170 @@
+"""The tool boundary: every call goes permission → validation → fault → tool → record.
+
+Nothing an agent sends can crash the run: unknown tools, bad arguments, denials, business errors and
+tool exceptions all come back to the agent as tool errors and are recorded with a status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import traceback
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
+from passhat.tools.declare import Tool, ToolKind
+from passhat.tools.faults import Fault, corrupt, timeout_message
+
+CallStatus = Literal[
+    "ok", "unknown_tool", "invalid_arguments", "not_allowed", "forbidden", "denied", "tool_error",
+    "exception", "fault",
+]
+
+
+class ToolCall(BaseModel):
+    """One tool call as the harness saw it: what was asked, what happened, what the agent got."""
+
+    step: int
+    """1-based position of the call in the trial."""
+    tool: str
+    arguments: Any
+    status: CallStatus
+    """``ok``; ``unknown_tool``; ``invalid_arguments``; ``not_allowed`` (not in the case's allowed list);
+    ``forbidden`` (in the case's forbidden list); ``denied`` (identity-scoped permission); ``tool_error``
+    (business error); ``exception`` (the tool raised); ``fault`` (a planned fault answered)."""
+    kind: ToolKind | None = None
+    result: Any = None
+    """What the agent received."""
+    error: str | None = None
+    """Error text the agent received, if any."""
+    fault: str | None = None
+    """The fault injected on this call, if any."""
+    committed: bool = False
+    """True when the tool ran to completion (for ``drop_response``, even though the agent never saw it)."""
+    hidden_result: Any = None
+    """The real result when a fault hid or changed it."""
+    started_at: float = 0.0
+    """Seconds since the trial started."""
+    duration_ms: float = 0.0
+    traceback: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def signature(self) -> str:
+        """Tool name plus canonical arguments, used for loop and duplicate detection."""
+        return f"{self.tool}|{json.dumps(self.arguments, sort_keys=True, default=str)}"
+
+
+class ToolBoundary:
+    """Dispatches calls for one trial and keeps the call log."""
+
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        ctx: ToolContext,
+        *,
+        allowed: Iterable[str] | None = None,
+        forbidden: Iterable[str] = (),
+        faults: Iterable[Fault] = (),
+        t0: float | None = None,
+    ) -> None:
+        self.tools: Mapping[str, Tool] = {t.name: t for t in tools}
+        self.ctx = ctx
+        self.allowed = set(allowed) if allowed is not None else None
+        self.forbidden = set(forbidden)
+        self.faults = list(faults)
+        self.calls: list[ToolCall] = []
+        self._per_tool: Counter[str] = Counter()
+        self._t0 = time.monotonic() if t0 is None else t0
+
+    def _fault_for(self, name: str, number: int) -> Fault | None:
+        return next((f for f in self.faults if f.tool == name and f.applies_to(number)), None)
+
+    async def call(self, name: str, arguments: Any) -> ToolCall:
+        """Run one call through the boundary and record it."""
+        start = time.monotonic()
+        record = ToolCall(step=len(self.calls) + 1, tool=name, arguments=arguments, status="ok",
+                          started_at=start - self._t0)
+        try:
+            await self._dispatch(record)
+        finally:
+            record.duration_ms = (time.monotonic() - start) * 1000
+            self.calls.append(record)
+        return record
+
+    async def _dispatch(self, rec: ToolCall) -> None:
+        tool = self.tools.get(rec.tool)
+        if tool is None:
+            rec.status, rec.error = "unknown_tool", f"unknown tool {rec.tool!r}; available: {sorted(self.tools)}"
+            return
+        rec.kind = tool.kind
+        if rec.tool in self.forbidden:
+            rec.status, rec.error = "forbidden", f"permission denied: {rec.tool} is forbidden in this task"
+            return
+        if self.allowed is not None and rec.tool not in self.allowed:
+            rec.status, rec.error = "not_allowed", f"permission denied: {rec.tool} is not allowed in this task"
+            return
+        if not isinstance(rec.arguments, dict):
+            rec.status, rec.error = "invalid_arguments", "arguments must be a JSON object"
+            return
+        try:
+            args = tool.arguments.model_validate(rec.arguments)
+        except ValidationError as exc:
+            rec.status = "invalid_arguments"
+            rec.error = "invalid arguments: " + "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()
+            )
+            return
+        self._per_tool[rec.tool] += 1
+        fault = self._fault_for(rec.tool, self._per_tool[rec.tool])
+        self.ctx.world.clock.tick()
+        if fault is not None:
+            rec.fault = fault.describe()
+            if fault.kind in ("timeout", "error"):
+                self.ctx.world.clock.advance(fault.seconds)
+                rec.status = "fault"
+                rec.error = timeout_message(fault) if fault.kind == "timeout" else (
+                    fault.message or f"error: {rec.tool} failed (503 service unavailable)")
+                return
+            if fault.kind == "latency":
+                await asyncio.sleep(fault.seconds)
+                self.ctx.world.clock.advance(fault.seconds)
+        await self._run(tool, args, rec)
+        if fault is not None and rec.status == "ok":
+            if fault.kind == "drop_response":
+                rec.hidden_result, rec.result = rec.result, None
+                rec.status, rec.error = "fault", timeout_message(fault)
+            elif fault.kind == "malformed":
+                rec.hidden_result = rec.result
+                rec.result, _ = corrupt(rec.result, fault)
+
+    async def _run(self, tool: Tool, args: BaseModel, rec: ToolCall) -> None:
+        kwargs = {name: getattr(args, name) for name in type(args).model_fields}
+        try:
+            out = tool.func(self.ctx, **kwargs)
+            if tool.is_async:
+                out = await out
+        except PermissionDenied as exc:
+            rec.status, rec.error = "denied", f"permission denied: {exc}"
+        except ToolFailure as exc:
+            rec.status, rec.error = "tool_error", str(exc)
+        except Exception as exc:  # a tool bug must not crash the run; the agent sees an error
+            rec.status, rec.error = "exception", f"{type(exc).__name__}: {exc}"
+            rec.traceback = traceback.format_exc()
+        else:
+            rec.status, rec.result, rec.committed = "ok", _jsonable(out), True
+
+
+def _jsonable(value: Any) -> Any:
+    """Tool results are JSON data; round-trip once so the agent and the record see the same thing."""
+    return json.loads(json.dumps(value, default=str))
+
+
+__all__ = ["CallStatus", "ToolBoundary", "ToolCall"]

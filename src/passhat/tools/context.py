@@ -1,0 +1,64 @@
+"""What a tool sees of the trial: the world and the identity it acts for."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from passhat.world import World
+
+
+class ToolFailure(Exception):
+    """A business error a tool reports to the agent (e.g. "invoice not found").
+
+    It comes back to the agent as a tool error and is recorded; it never crashes the run.
+    """
+
+
+class PermissionDenied(Exception):
+    """The identity the agent acts for may not do this. Enforced at the tool layer, not by prompt."""
+
+
+@dataclass
+class ToolContext:
+    """Handed to every tool call as its first argument."""
+
+    world: World
+    identity: str | None = None
+    """Who the agent acts for (e.g. an employee id). Tools scope data access to it."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """Case-level facts for tools that need them (rarely; prefer fixture data)."""
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        return self.world.db
+
+    def now(self) -> str:
+        """Current simulated time, ISO 8601."""
+        return self.world.clock.iso()
+
+    def new_id(self, prefix: str, digits: int = 5) -> str:
+        """A deterministic, unique ID such as ``R-55821``."""
+        return self.world.ids.next(prefix, digits)
+
+    def deny(self, reason: str) -> None:
+        """Refuse the call for lack of permission."""
+        raise PermissionDenied(reason)
+
+    def fail(self, reason: str) -> None:
+        """Refuse the call for a business reason."""
+        raise ToolFailure(reason)
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Group several writes so they commit together or not at all."""
+        self.db.execute("BEGIN")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")

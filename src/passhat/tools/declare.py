@@ -1,0 +1,103 @@
+"""Tools declared once: a typed, documented Python function is the single source of truth.
+
+τ-bench kept one class per tool with a hand-written JSON Schema beside it, and they drifted apart.
+Here the parameters' JSON Schema is generated from the type hints, and the descriptions from the
+docstring (summary and ``Args:`` section). Each tool says whether it reads or writes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_type_hints
+
+import docstring_parser
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+ToolKind = Literal["read", "write"]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A declared tool: its function, argument model and metadata."""
+
+    name: str
+    kind: ToolKind
+    description: str
+    func: Callable[..., Any]
+    arguments: type[BaseModel]
+    external: bool = False
+    tags: tuple[str, ...] = field(default=())
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """JSON Schema of the arguments (an object schema, as model APIs expect)."""
+        schema = self.arguments.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        schema.setdefault("required", [])
+        return schema
+
+    def spec(self) -> dict[str, Any]:
+        """A provider-neutral description: name, description, parameters, kind."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters, "kind": self.kind}
+
+    def openai_spec(self) -> dict[str, Any]:
+        """The tool in the OpenAI chat-completions ``tools`` format."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.func)
+
+
+def _argument_model(func: Callable[..., Any], name: str, doc: docstring_parser.Docstring) -> type[BaseModel]:
+    hints = get_type_hints(func)
+    params = list(inspect.signature(func).parameters.values())
+    if not params or params[0].name not in ("ctx", "context"):
+        raise TypeError(f"tool {name!r}: the first parameter must be `ctx: ToolContext`")
+    described = {p.arg_name: (p.description or "") for p in doc.params}
+    fields: dict[str, Any] = {}
+    for p in params[1:]:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"tool {name!r}: *args/**kwargs cannot be described to a model")
+        if p.name not in hints:
+            raise TypeError(f"tool {name!r}: parameter {p.name!r} needs a type hint")
+        if p.name not in described or not described[p.name]:
+            raise TypeError(f"tool {name!r}: parameter {p.name!r} needs a description in the docstring's Args:")
+        default = ... if p.default is p.empty else p.default
+        fields[p.name] = (hints[p.name], Field(default, description=described[p.name]))
+    # strict: the JSON an agent sends must already have the declared types ("118.5" is not a number)
+    config = ConfigDict(extra="forbid", strict=True)
+    return create_model(f"{name}_arguments", __config__=config, **fields)
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    *,
+    kind: ToolKind,
+    name: str | None = None,
+    external: bool = False,
+) -> Any:
+    """Declare a tool. Use as ``@tool(kind="read")``.
+
+    The function's first parameter receives the :class:`~passhat.tools.context.ToolContext`; every
+    other parameter needs a type hint and a line in the docstring's ``Args:`` section.
+    """
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        tool_name = name or f.__name__
+        doc = docstring_parser.parse(inspect.getdoc(f) or "")
+        description = "\n\n".join(x for x in (doc.short_description, doc.long_description) if x)
+        if not description:
+            raise TypeError(f"tool {tool_name!r}: a docstring describing the tool is required")
+        if kind not in ("read", "write"):
+            raise TypeError(f"tool {tool_name!r}: kind must be 'read' or 'write', not {kind!r}")
+        return Tool(tool_name, kind, description, f, _argument_model(f, tool_name, doc), external)
+
+    return wrap(func) if func is not None else wrap

@@ -1,0 +1,80 @@
+"""Planned failures at the tool boundary.
+
+Each fault fires on the Nth call of a named tool (and optionally the following ones). The set
+mirrors what breaks in production: a write that committed but whose response was lost, a timeout,
+an error status, a field returned in the wrong shape, and added latency.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FaultKind = Literal["drop_response", "timeout", "error", "malformed", "latency"]
+
+
+class Fault(BaseModel):
+    """One planned failure. In a case file: ``{tool: create_ticket, kind: drop_response, on_call: 1}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    """Name of the tool whose calls are affected."""
+    kind: FaultKind
+    """``drop_response``: the tool runs and commits, the agent gets a timeout. ``timeout``: the tool does
+    not run, the agent gets a timeout. ``error``: the tool does not run, the agent gets an error.
+    ``malformed``: the tool runs, one field of its result comes back in the wrong shape. ``latency``: the
+    tool runs after a delay."""
+    on_call: int = Field(1, ge=1)
+    """Which call of the tool (1-based) the fault starts on."""
+    times: int = Field(1, ge=1)
+    """How many consecutive calls, starting at ``on_call``, are affected."""
+    message: str | None = None
+    """Error text the agent sees (``error``, ``timeout``, ``drop_response``)."""
+    field: str | None = None
+    """``malformed``: the result field to corrupt, wherever it appears (in every row of a list)."""
+    value: Any = None
+    """``malformed``: the replacement; a string may use ``{value}`` for the original, e.g. ``"{value}元"``."""
+    seconds: float = Field(0.0, ge=0)
+    """``latency``: real delay before the tool runs; ``timeout``/``drop_response``: simulated wait."""
+
+    def applies_to(self, call_number: int) -> bool:
+        """Whether this fault fires on the given (1-based) call of its tool."""
+        return self.on_call <= call_number < self.on_call + self.times
+
+    def describe(self) -> str:
+        """Short human description for records and reports."""
+        return f"{self.kind} on {self.tool} call {self.on_call}" + (f"×{self.times}" if self.times > 1 else "")
+
+
+def timeout_message(fault: Fault) -> str:
+    """What an agent sees when a call times out (real clients see no body at all)."""
+    return fault.message or f"timeout: no response from {fault.tool} after {fault.seconds or 30:g}s"
+
+
+def corrupt(result: Any, fault: Fault) -> tuple[Any, int]:
+    """Replace ``fault.field`` wherever it appears in ``result``; returns (new result, fields changed)."""
+    if fault.field is None:
+        raise ValueError("a malformed fault needs `field`")
+    out = copy.deepcopy(result)
+    changed = 0
+
+    def walk(node: Any) -> None:
+        nonlocal changed
+        if isinstance(node, dict):
+            for key in list(node):
+                if key == fault.field:
+                    original = node[key]
+                    value = fault.value
+                    node[key] = value.format(value=original) if isinstance(value, str) else value
+                    changed += 1
+                else:
+                    walk(node[key])
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(out)
+    return out, changed

@@ -1,0 +1,5 @@
+"""User simulators."""
+
+from passhat.users.scripted import ScriptedUser
+
+__all__ = ["ScriptedUser"]

@@ -1,0 +1,8 @@
+"""The live state of one trial: a SQLite database restored from an in-memory fixture image."""
+
+from passhat.world.clock import Clock, IdGenerator
+from passhat.world.diff import Diff, RowChange
+from passhat.world.image import FixtureImage, TableInfo
+from passhat.world.world import World
+
+__all__ = ["Clock", "Diff", "FixtureImage", "IdGenerator", "RowChange", "TableInfo", "World"]

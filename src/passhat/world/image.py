@@ -1,0 +1,150 @@
+"""Fixture images: a fixture parsed once per run, restored per trial with a memory copy.
+
+τ-bench re-parses its JSON database from disk for every trial (≈0.5 s CPU). We build the SQLite
+database once, install change-log triggers, and keep ``Connection.serialize()`` bytes; a trial's
+world is ``deserialize()`` of those bytes, which costs a copy of the image and nothing else.
+
+The triggers write the primary key and the *previous* row of every insert, update and delete into
+``_passhat_log``. ``World.diff()`` reads that log, so grading cost grows with the number of changed
+rows, not with the size of the database.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from passhat.errors import DomainError
+
+LOG_TABLE = "_passhat_log"
+RowLoader = Callable[[sqlite3.Connection], None]
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """Columns and primary key of one table (``("rowid",)`` when it declares none)."""
+
+    name: str
+    columns: tuple[str, ...]
+    key: tuple[str, ...]
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def read_tables(conn: sqlite3.Connection) -> dict[str, TableInfo]:
+    """User tables of a database with their columns and primary keys."""
+    names = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+            "AND name != ? ORDER BY name",
+            (LOG_TABLE,),
+        )
+    ]
+    tables: dict[str, TableInfo] = {}
+    for name in names:
+        info = conn.execute(f"PRAGMA table_info({_quote(name)})").fetchall()
+        columns = tuple(r[1] for r in info)
+        key = tuple(r[1] for r in sorted((r for r in info if r[5] > 0), key=lambda r: r[5]))
+        tables[name] = TableInfo(name, columns, key or ("rowid",))
+    return tables
+
+
+def _json_of(prefix: str, columns: Sequence[str]) -> str:
+    pairs = ", ".join(f"'{c}', {prefix}.{_quote(c)}" for c in columns)
+    return f"json_object({pairs})"
+
+
+def _key_of(prefix: str, key: Sequence[str]) -> str:
+    return "json_array(" + ", ".join(f"{prefix}.{_quote(c)}" for c in key) + ")"
+
+
+def install_change_log(conn: sqlite3.Connection, tables: Mapping[str, TableInfo]) -> None:
+    """Create the log table and one trigger per table and operation."""
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {LOG_TABLE} (seq INTEGER PRIMARY KEY, tbl TEXT, pk TEXT, old TEXT)")
+    for t in tables.values():
+        q, log = _quote(t.name), LOG_TABLE
+        ins = f"INSERT INTO {log}(tbl, pk, old) VALUES ('{t.name}'"
+        conn.executescript(
+            f"""
+            CREATE TRIGGER "_ph_ins_{t.name}" AFTER INSERT ON {q} BEGIN
+              {ins}, {_key_of('NEW', t.key)}, NULL); END;
+            CREATE TRIGGER "_ph_upd_{t.name}" AFTER UPDATE ON {q} BEGIN
+              {ins}, {_key_of('OLD', t.key)}, {_json_of('OLD', t.columns)});
+              {ins}, {_key_of('NEW', t.key)}, NULL); END;
+            CREATE TRIGGER "_ph_del_{t.name}" AFTER DELETE ON {q} BEGIN
+              {ins}, {_key_of('OLD', t.key)}, {_json_of('OLD', t.columns)}); END;
+            """
+        )
+
+
+def insert_rows(conn: sqlite3.Connection, rows: Mapping[str, Sequence[Mapping[str, Any]]], source: str) -> None:
+    """Insert fixture rows given as ``{table: [ {column: value} ]}``."""
+    tables = read_tables(conn)
+    for table, items in rows.items():
+        if table not in tables:
+            raise DomainError(f"{source}: fixture table {table!r} is not in the schema; tables: {sorted(tables)}")
+        for i, row in enumerate(items):
+            unknown = set(row) - set(tables[table].columns)
+            if unknown:
+                raise DomainError(
+                    f"{source}: {table}[{i}] has unknown columns {sorted(unknown)}; "
+                    f"columns: {list(tables[table].columns)}"
+                )
+            cols = ", ".join(_quote(c) for c in row)
+            marks = ", ".join("?" for _ in row)
+            try:
+                conn.execute(f"INSERT INTO {_quote(table)} ({cols}) VALUES ({marks})", tuple(row.values()))
+            except sqlite3.Error as exc:
+                raise DomainError(f"{source}: {table}[{i}]: {exc}") from exc
+
+
+class FixtureImage:
+    """A named initial state, built once and restored cheaply for every trial."""
+
+    def __init__(self, name: str, image: bytes, tables: dict[str, TableInfo], start: datetime) -> None:
+        self.name = name
+        self.image = image
+        self.tables = tables
+        self.start = start
+
+    @classmethod
+    def build(
+        cls,
+        name: str,
+        schema_sql: str,
+        loader: RowLoader,
+        start: datetime,
+    ) -> FixtureImage:
+        """Create the schema, load the rows, install the change log and serialize."""
+        conn = sqlite3.connect(":memory:")
+        try:
+            try:
+                conn.executescript(schema_sql)
+            except sqlite3.Error as exc:
+                raise DomainError(f"fixture {name!r}: schema failed: {exc}") from exc
+            loader(conn)
+            conn.commit()
+            tables = read_tables(conn)
+            install_change_log(conn, tables)
+            conn.commit()
+            return cls(name, conn.serialize(), tables, start)
+        finally:
+            conn.close()
+
+    @property
+    def size_bytes(self) -> int:
+        """Size of the serialized database."""
+        return len(self.image)
+
+    def connect(self) -> sqlite3.Connection:
+        """A fresh writable connection holding a private copy of the image."""
+        conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        conn.deserialize(self.image)
+        conn.row_factory = sqlite3.Row
+        return conn

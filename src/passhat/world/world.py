@@ -1,0 +1,70 @@
+"""One trial's world: database, clock, IDs and RNG, all derived from the trial seed."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from typing import Any
+
+from passhat.seeding import derive_seed
+from passhat.world.clock import Clock, IdGenerator
+from passhat.world.diff import Diff, RowChange, same_row
+from passhat.world.image import LOG_TABLE, FixtureImage, TableInfo, _quote
+
+
+class World:
+    """The live state of one trial. Create with :meth:`restore`; tools reach it via ``ToolContext``."""
+
+    def __init__(self, image: FixtureImage, conn: sqlite3.Connection, seed: int) -> None:
+        self.image = image
+        self.db = conn
+        self.seed = seed
+        self.clock = Clock(image.start)
+        self.ids = IdGenerator(derive_seed("ids", seed))
+        self.rng = random.Random(derive_seed("rng", seed))
+
+    @classmethod
+    def restore(cls, image: FixtureImage, seed: int) -> World:
+        """A fresh world in the fixture's initial state."""
+        return cls(image, image.connect(), seed)
+
+    @property
+    def tables(self) -> dict[str, TableInfo]:
+        return self.image.tables
+
+    def _current(self, table: TableInfo, key: tuple[Any, ...]) -> dict[str, Any] | None:
+        where = " AND ".join(f"{_quote(c)} IS ?" for c in table.key)
+        cols = ", ".join(_quote(c) for c in table.columns)
+        row = self.db.execute(f"SELECT {cols} FROM {_quote(table.name)} WHERE {where}", key).fetchone()
+        return dict(zip(table.columns, row, strict=True)) if row is not None else None
+
+    def diff(self) -> Diff:
+        """Rows inserted, updated or deleted since the fixture, read from the change log.
+
+        The first log entry of a key holds its state before the trial; the current row is its state
+        after. Rows that changed and changed back are not reported.
+        """
+        first: dict[tuple[str, str], str | None] = {}
+        for tbl, pk, old in self.db.execute(f"SELECT tbl, pk, old FROM {LOG_TABLE} ORDER BY seq"):
+            first.setdefault((tbl, pk), old)
+        result: dict[str, list[RowChange]] = {}
+        for (tbl, pk), old in first.items():
+            info = self.tables[tbl]
+            key = tuple(json.loads(pk))
+            before = json.loads(old) if old is not None else None
+            after = self._current(info, key)
+            if not same_row(before, after):
+                result.setdefault(tbl, []).append(RowChange(tbl, key, before, after))
+        return Diff(result)
+
+    def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a read-only query (graders use this; writes are refused by ``query_only``)."""
+        self.db.execute("PRAGMA query_only = ON")
+        try:
+            return [tuple(r) for r in self.db.execute(sql, params).fetchall()]
+        finally:
+            self.db.execute("PRAGMA query_only = OFF")
+
+    def close(self) -> None:
+        self.db.close()
