@@ -12,10 +12,9 @@ ChangeKind = Literal["inserted", "updated", "deleted"]
 def same_value(a: Any, b: Any) -> bool:
     """Equality that compares numbers by value (``25 == 25.0``) and never treats text as a number.
 
-    τ-bench hashed the whole database, so ``25`` vs ``25.0`` changed the verdict (#397).
+    τ-bench hashed the whole database, so ``25`` vs ``25.0`` changed the verdict (#397). Booleans
+    equal 1/0 because SQLite stores them as integers.
     """
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
     return bool(a == b)

@@ -56,3 +56,8 @@ async def looper(ep):
 async def spinner(ep):
     while True:
         await ep.call("list_notes")
+
+
+async def slow(ep):
+    await asyncio.sleep(0.15)
+    return await good(ep)

@@ -1,0 +1,100 @@
+"""Worlds: reset to the fixture for every trial, and a row-level diff by primary key."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+import pytest
+
+from passhat.world import FixtureImage, World
+from passhat.world.diff import same_value
+
+SCHEMA = """
+CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, price REAL);
+CREATE TABLE tags (item_id INTEGER, tag TEXT, PRIMARY KEY (item_id, tag));
+CREATE TABLE log (msg TEXT);
+"""
+
+
+def load(conn: sqlite3.Connection) -> None:
+    conn.executemany("INSERT INTO items VALUES (?, ?, ?)", [(1, "a", 25.0), (2, "b", 10.0), (3, "c", 1.5)])
+    conn.execute("INSERT INTO tags VALUES (1, 'x')")
+    conn.execute("INSERT INTO log VALUES ('start')")
+
+
+@pytest.fixture
+def image() -> FixtureImage:
+    return FixtureImage.build("t", SCHEMA, load, datetime(2026, 1, 1))
+
+
+def test_each_world_starts_from_the_fixture(image: FixtureImage) -> None:
+    w1 = World.restore(image, 1)
+    w1.db.execute("DELETE FROM items")
+    w2 = World.restore(image, 1)
+    assert w2.db.execute("SELECT COUNT(*) FROM items").fetchone()[0] == 3
+    assert len(w2.diff()) == 0
+
+
+def test_diff_reports_inserted_updated_deleted_by_key(image: FixtureImage) -> None:
+    w = World.restore(image, 1)
+    w.db.execute("INSERT INTO items VALUES (4, 'd', 2.0)")
+    w.db.execute("UPDATE items SET price = 26 WHERE id = 1")
+    w.db.execute("DELETE FROM items WHERE id = 2")
+    w.db.execute("INSERT INTO tags VALUES (1, 'y')")
+    d = w.diff()
+    kinds = {(c.table, c.key): c.kind for c in d.rows()}
+    assert kinds == {("items", (4,)): "inserted", ("items", (1,)): "updated", ("items", (2,)): "deleted",
+                     ("tags", (1, "y")): "inserted"}
+    upd = next(c for c in d.rows("items") if c.kind == "updated")
+    assert upd.before == {"id": 1, "name": "a", "price": 25.0} and upd.changed_fields == ["price"]
+
+
+def test_changes_that_are_undone_or_numerically_equal_are_not_differences(image: FixtureImage) -> None:
+    w = World.restore(image, 1)
+    w.db.execute("INSERT INTO items VALUES (9, 'tmp', 1)")
+    w.db.execute("DELETE FROM items WHERE id = 9")
+    w.db.execute("UPDATE items SET price = 25 WHERE id = 1")  # 25 == 25.0
+    w.db.execute("UPDATE items SET name = 'zz' WHERE id = 3")
+    w.db.execute("UPDATE items SET name = 'c' WHERE id = 3")
+    assert len(w.diff()) == 0
+
+
+def test_primary_key_change_is_a_delete_and_an_insert(image: FixtureImage) -> None:
+    w = World.restore(image, 1)
+    w.db.execute("UPDATE items SET id = 7 WHERE id = 3")
+    kinds = sorted((c.key, c.kind) for c in w.diff().rows("items"))
+    assert kinds == [((3,), "deleted"), ((7,), "inserted")]
+
+
+def test_tables_without_primary_key_are_tracked_by_rowid(image: FixtureImage) -> None:
+    assert image.tables["log"].key == ("rowid",)
+    w = World.restore(image, 1)
+    w.db.execute("INSERT INTO log VALUES ('agent was here')")
+    assert [c.kind for c in w.diff().rows("log")] == ["inserted"]
+
+
+def test_query_is_read_only(image: FixtureImage) -> None:
+    w = World.restore(image, 1)
+    with pytest.raises(sqlite3.OperationalError):
+        w.query("DELETE FROM items")
+    assert w.query("SELECT COUNT(*) FROM items") == [(3,)]
+    w.db.execute("DELETE FROM items WHERE id = 1")  # the world itself stays writable afterwards
+
+
+def test_ids_and_clock_are_deterministic_per_seed(image: FixtureImage) -> None:
+    a, b, c = World.restore(image, 5), World.restore(image, 5), World.restore(image, 6)
+    assert [a.ids.next("R-") for _ in range(3)] == [b.ids.next("R-") for _ in range(3)]
+    assert a.ids.next("R-") != c.ids.next("R-")
+    first = a.ids.next("T-", 4)
+    assert len(first) == 6 and a.ids.next("T-", 4) != first
+    a.clock.tick()
+    assert a.clock.iso() == "2026-01-01T00:00:01"
+
+
+def test_same_value_compares_numbers_by_value_but_not_text() -> None:
+    assert same_value(25, 25.0)
+    assert not same_value("25", 25)
+    assert same_value(True, 1)  # SQLite stores booleans as 0/1
+    assert not same_value(None, 0)
+    assert same_value(0.1 + 0.2, 0.3)
