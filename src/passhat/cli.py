@@ -100,3 +100,26 @@ def show(run_folder: Path) -> None:
         _fail(str(exc))
         return
     print_summary(summary, Console())
+
+
+@main.group()
+def cases() -> None:
+    """Work with case files."""
+
+
+@cases.command("reference")
+def cases_reference() -> None:
+    """Print the case-file reference (Markdown), generated from the models."""
+    from passhat.cases.reference import case_file_reference
+
+    click.echo(case_file_reference(), nl=False)
+
+
+@cases.command("schema")
+def cases_schema() -> None:
+    """Print the JSON Schema of a case file (for editors and validators)."""
+    import json
+
+    from passhat.cases import Case
+
+    click.echo(json.dumps(Case.model_json_schema(), indent=2))

@@ -118,7 +118,8 @@ def load_domain(ref: str, base: Path | None = None) -> Domain:
         file = path / "domain.py" if path.is_dir() else path
         if not file.exists():
             raise DomainError(f"domain {ref!r}: file {file} does not exist")
-        spec = importlib.util.spec_from_file_location("passhat_user_domain_" + hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12], file)
+        module_name = "passhat_user_domain_" + hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
+        spec = importlib.util.spec_from_file_location(module_name, file)
         if spec is None or spec.loader is None:
             raise DomainError(f"domain {ref!r}: cannot import {file}")
         module = importlib.util.module_from_spec(spec)

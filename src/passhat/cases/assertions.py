@@ -14,7 +14,7 @@ Scalar = str | int | float | bool | None
 
 
 class _Base(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     description: str | None = None
     """Optional human wording of what the assertion checks, shown in reasons."""
@@ -23,7 +23,7 @@ class _Base(BaseModel):
 class SqlValue(BaseModel):
     """An expected value computed from the world, e.g. ``{sql: "SELECT amount FROM approvals WHERE ..."}``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     sql: str
     """A read-only query returning one row with one column; evaluated on the final state."""
 
@@ -36,9 +36,11 @@ class RowCount(_Base):
 
     kind: Literal["row_count"] = "row_count"
     table: str
+    """Table to check."""
     where: dict[str, Scalar] = Field(default_factory=dict)
     """Column equality filters, AND-ed. Numbers match by value (25 == 25.0)."""
     equals: int = Field(ge=0)
+    """Expected number of rows."""
 
 
 class FieldEquals(_Base):
@@ -46,9 +48,13 @@ class FieldEquals(_Base):
 
     kind: Literal["field_equals"] = "field_equals"
     table: str
+    """Table to check."""
     where: dict[str, Scalar] = Field(default_factory=dict)
+    """Column equality filters, AND-ed; numbers match by value (25 == 25.0)."""
     field: str
+    """Column whose value is checked."""
     equals: Expected
+    """Expected value: a literal or ``{sql: ...}`` evaluated on the final state."""
 
 
 class SqlCheck(_Base):
@@ -56,7 +62,9 @@ class SqlCheck(_Base):
 
     kind: Literal["sql"] = "sql"
     query: str
+    """Read-only SQL (SELECT or WITH) run on the final state."""
     expect: Any
+    """Expected result: a scalar for one value, a list for one row, a list of lists for several rows."""
 
 
 class NetChange(_Base):
@@ -64,17 +72,23 @@ class NetChange(_Base):
 
     kind: Literal["net_change"] = "net_change"
     table: str
+    """Table to check."""
     column: str
+    """Column used by the check (summed for ``net_change``, looked for in the reply for ``reply_mentions``)."""
     where: dict[str, Scalar] = Field(default_factory=dict)
+    """Column equality filters, AND-ed; numbers match by value (25 == 25.0)."""
     equals: Expected
+    """Expected value: a literal or ``{sql: ...}`` evaluated on the final state."""
 
 
 class RowScope(BaseModel):
     """Rows of one table that may change: those matching ``where`` (before or after the change)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     table: str
+    """Table to check."""
     where: dict[str, Scalar] = Field(default_factory=dict)
+    """Column equality filters, AND-ed; numbers match by value (25 == 25.0)."""
 
 
 class UnchangedExcept(_Base):
@@ -92,7 +106,9 @@ class ReplyContains(_Base):
 
     kind: Literal["reply_contains"] = "reply_contains"
     text: str
+    """Text to look for."""
     case_sensitive: bool = False
+    """Match case exactly."""
     scope: Literal["any", "last"] = "any"
     """``any``: any agent message; ``last``: the final reply only."""
 
@@ -108,7 +124,9 @@ class ReplyMatches(_Base):
 
     kind: Literal["reply_matches"] = "reply_matches"
     pattern: str
+    """Python regular expression searched in each message."""
     scope: Literal["any", "last"] = "any"
+    """``any``: any agent message; ``last``: the final reply only."""
 
 
 class ReplyMentions(_Base):
@@ -116,9 +134,13 @@ class ReplyMentions(_Base):
 
     kind: Literal["reply_mentions"] = "reply_mentions"
     table: str
+    """Table to check."""
     column: str
+    """Column used by the check (summed for ``net_change``, looked for in the reply for ``reply_mentions``)."""
     where: dict[str, Scalar] = Field(default_factory=dict)
+    """Column equality filters, AND-ed; numbers match by value (25 == 25.0)."""
     scope: Literal["any", "last"] = "any"
+    """``any``: any agent message; ``last``: the final reply only."""
 
 
 Assertion = Annotated[

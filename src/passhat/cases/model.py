@@ -20,7 +20,7 @@ Split = Literal["dev", "holdout", "regression"]
 class UserTurn(BaseModel):
     """A scripted user message."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     say: str
     """What the user says."""
     when: str | None = None
@@ -31,7 +31,7 @@ class UserTurn(BaseModel):
 class UserSpec(BaseModel):
     """The simulated user: who they are, what they know, and what they will say."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     identity: str | None = None
     """Who the agent acts for (e.g. an employee or customer id). Tools scope data access to it."""
     persona: str = ""
@@ -48,8 +48,9 @@ class UserSpec(BaseModel):
 class RequiredCall(BaseModel):
     """A tool that must be called successfully at least once, optionally with given arguments."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     tool: str
+    """Tool name."""
     args: dict[str, Any] = Field(default_factory=dict)
     """Argument values the call must have (a subset; numbers by value)."""
 
@@ -60,9 +61,11 @@ class OrderConstraint(BaseModel):
     Declare order only where it matters (check before a write); independent reads may come in any order.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     first: str
+    """The call that must happen first (e.g. a read that checks state)."""
     then: str
+    """The call that depends on it (e.g. the write)."""
     reason: str = ""
     """Why the order matters, shown when it is violated."""
 
@@ -70,7 +73,7 @@ class OrderConstraint(BaseModel):
 class Limits(BaseModel):
     """Budgets for one trial; exceeding one fails the trial."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     max_steps: int = Field(30, ge=1)
     """Maximum tool calls."""
     max_seconds: float = Field(60.0, gt=0)
@@ -82,7 +85,7 @@ class Limits(BaseModel):
 class Rules(BaseModel):
     """Process rules checked on the trajectory."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     loop_threshold: int = Field(3, ge=2)
     """The same tool with the same arguments this many times is a loop."""
     denied_calls_fail: bool = True
@@ -94,7 +97,7 @@ class Rules(BaseModel):
 class Case(BaseModel):
     """One task: initial state, input, acceptance."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     """Unique within the suite; letters, digits, ``-``, ``_`` and ``.``."""
     domain: str
@@ -106,6 +109,7 @@ class Case(BaseModel):
     description: str = ""
     """What the case tests and why, for people."""
     user: UserSpec = Field(default_factory=UserSpec)
+    """The simulated user (see ``user``)."""
     allowed_tools: list[str] | None = None
     """If set, only these tools may be called; other calls are denied at the tool layer."""
     forbidden_tools: list[str] = Field(default_factory=list)
@@ -113,15 +117,21 @@ class Case(BaseModel):
     required_tools: list[RequiredCall] = Field(default_factory=list)
     """Calls that must succeed at least once. A bare tool name is allowed."""
     order: list[OrderConstraint] = Field(default_factory=list)
+    """Ordering dependencies between calls, only where one really exists."""
     faults: list[Fault] = Field(default_factory=list)
+    """Planned failures at the tool boundary."""
     assertions: list[Assertion] = Field(default_factory=list)
+    """Checks on the final state and the reply; every one must pass."""
     limits: Limits = Field(default_factory=Limits)
+    """Budgets for one trial."""
     rules: Rules = Field(default_factory=Rules)
+    """Process rules on the trajectory."""
     tags: dict[str, str] = Field(default_factory=dict)
     """Strata for reports, e.g. ``{scenario: fault, risk: high}``."""
     group: str | None = None
     """Family of cases that share a template (resampled together; kept in one split)."""
     split: Split = "dev"
+    """``dev`` (tuning), ``holdout`` (acceptance) or ``regression`` (past failures kept)."""
 
     @field_validator("required_tools", mode="before")
     @classmethod

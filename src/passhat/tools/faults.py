@@ -18,7 +18,7 @@ FaultKind = Literal["drop_response", "timeout", "error", "malformed", "latency"]
 class Fault(BaseModel):
     """One planned failure. In a case file: ``{tool: create_ticket, kind: drop_response, on_call: 1}``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     tool: str
     """Name of the tool whose calls are affected."""

@@ -1,0 +1,64 @@
+"""The case-file reference, generated from the models so documentation and validation cannot drift."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel
+
+from passhat.cases import assertions as A
+from passhat.cases.model import Case, Limits, OrderConstraint, RequiredCall, Rules, UserSpec, UserTurn
+from passhat.tools.faults import Fault
+
+SECTIONS: list[tuple[str, type[BaseModel]]] = [
+    ("Case", Case), ("user", UserSpec), ("user.turns[]", UserTurn), ("required_tools[]", RequiredCall),
+    ("order[]", OrderConstraint), ("faults[]", Fault), ("limits", Limits), ("rules", Rules),
+]
+ASSERTIONS: list[type[BaseModel]] = [
+    A.RowCount, A.FieldEquals, A.SqlCheck, A.NetChange, A.UnchangedExcept, A.ReplyContains,
+    A.ReplyNotContains, A.ReplyMatches, A.ReplyMentions,
+]
+
+
+def _type(annotation: Any) -> str:
+    if "RowCount" in str(annotation):
+        return "list[assertion]"
+    text = getattr(annotation, "__name__", None) if not getattr(annotation, "__args__", None) else None
+    text = text or str(annotation)
+    text = re.sub(r"\b(typing|passhat\.[\w.]+)\.", "", text)
+    return text.replace("NoneType", "null").replace("|", "\\|")
+
+
+def _default(info: Any) -> str:
+    if info.is_required():
+        return "**required**"
+    if info.default_factory is not None:
+        value = info.default_factory()
+        return "`" + json.dumps(value.model_dump() if isinstance(value, BaseModel) else value) + "`"
+    return "`" + json.dumps(info.default, default=str) + "`"
+
+
+def _table(model: type[BaseModel], skip: tuple[str, ...] = ()) -> list[str]:
+    lines = ["| field | type | default | meaning |", "|---|---|---|---|"]
+    for name, info in model.model_fields.items():
+        if name in skip:
+            continue
+        doc = " ".join((info.description or "").split()).replace("|", "\\|")
+        lines.append(f"| `{name}` | {_type(info.annotation)} | {_default(info)} | {doc} |")
+    return lines
+
+
+def case_file_reference() -> str:
+    """Markdown reference of every case-file field, from the pydantic models and their docstrings."""
+    out = ["# Case file reference", "", "Generated from `passhat.cases` by `passhat cases reference`; do not edit.", ""]
+    for title, model in SECTIONS:
+        out += [f"## `{title}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model), ""]
+    out += ["## `assertions[]`", "",
+            "Each assertion is a single-key mapping: `- row_count: {table: tickets, equals: 1}`. "
+            "`reply_contains: \"text\"` is shorthand for `reply_contains: {text: \"text\"}`.", ""]
+    for model in ASSERTIONS:
+        kind = model.model_fields["kind"].default
+        out += [f"### `{kind}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model, ("kind",)), ""]
+    return "\n".join(out).rstrip() + "\n"
