@@ -1,0 +1,54 @@
+"""Pure statistics for passhat: numbers in, numbers and frozen dataclasses out.
+
+This package imports nothing else from passhat, so every formula can be audited and tested on its
+own. Formulas and sources: ``reference/statistics.md``; each function's docstring cites its section.
+"""
+
+from passhat.stats.bootstrap import Interval, IntervalMethod, suite_interval, suite_intervals
+from passhat.stats.describe import Distribution, percentile
+from passhat.stats.intervals import Alternative, clopper_pearson, wilson, wilson_score
+from passhat.stats.paired import (
+    PairedResult,
+    holm,
+    mcnemar_midp,
+    minimum_detectable_effect,
+    paired_difference,
+)
+from passhat.stats.passk import (
+    PassMetric,
+    curve,
+    estimate,
+    estimate_matrix,
+    fixed_suite_se,
+    pass_at_k,
+    pass_hat_k,
+    unbiased_variance_pass_at_k,
+    unbiased_variance_pass_hat_k,
+)
+
+__all__ = [
+    "Alternative",
+    "Distribution",
+    "Interval",
+    "IntervalMethod",
+    "PairedResult",
+    "PassMetric",
+    "clopper_pearson",
+    "curve",
+    "estimate",
+    "estimate_matrix",
+    "fixed_suite_se",
+    "holm",
+    "mcnemar_midp",
+    "minimum_detectable_effect",
+    "paired_difference",
+    "pass_at_k",
+    "pass_hat_k",
+    "percentile",
+    "suite_interval",
+    "suite_intervals",
+    "unbiased_variance_pass_at_k",
+    "unbiased_variance_pass_hat_k",
+    "wilson",
+    "wilson_score",
+]

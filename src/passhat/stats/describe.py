@@ -1,0 +1,65 @@
+"""Plain descriptive summaries for latency, cost and token counts (no inference, no intervals)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def _as_array(values: Sequence[float]) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1:
+        raise ValueError(f"values must be a flat sequence, got shape {array.shape}")
+    if np.isnan(array).any():
+        raise ValueError("values contain NaN; drop missing measurements before summarising")
+    return array
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (q in [0, 100]) with numpy's default linear interpolation; None when empty.
+
+    Linear interpolation (numpy ``method="linear"``, Hyndman & Fan type 7) is what spreadsheets and most
+    dashboards report, so our p95 matches theirs.
+    """
+    if not 0 <= q <= 100:
+        raise ValueError(f"q must be in [0, 100], got {q}")
+    array = _as_array(values)
+    if array.size == 0:
+        return None
+    return float(np.percentile(array, q))
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Summary of a sample of measurements, e.g. per-trial latency in seconds or cost in dollars."""
+
+    n: int
+    """Number of measurements."""
+    mean: float
+    """Arithmetic mean."""
+    p50: float
+    """Median (linear interpolation)."""
+    p95: float
+    """95th percentile (linear interpolation)."""
+    min: float
+    """Smallest measurement."""
+    max: float
+    """Largest measurement."""
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Distribution | None:
+        """Summarise ``values``; None when there are none (an empty run has no latency, not a zero one)."""
+        array = _as_array(values)
+        if array.size == 0:
+            return None
+        p50, p95 = np.percentile(array, [50, 95])
+        return cls(
+            n=int(array.size),
+            mean=float(array.mean()),
+            p50=float(p50),
+            p95=float(p95),
+            min=float(array.min()),
+            max=float(array.max()),
+        )

@@ -1,0 +1,80 @@
+"""Confidence intervals for a single proportion: Wilson for reporting, Clopper–Pearson for guarantees.
+
+Brown, Cai & DasGupta (2001, Stat. Sci. 16:101) recommend Wilson for small n (exact coverage at n = 20:
+mean 0.954, min 0.912), while Clopper–Pearson guarantees coverage ≥ 1 − α and is the one to use for
+"never fails" claims and gates (statistics.md §3.1). Use these for one proportion only: never pool
+trials of different tasks into one binomial (§3.2); suite means go through ``bootstrap``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Literal
+
+from scipy.special import ndtri
+from scipy.stats import binomtest
+
+Alternative = Literal["two-sided", "greater", "less"]
+"""``"greater"``: a lower bound (high = 1). ``"less"``: an upper bound (low = 0)."""
+
+
+def _check(successes: int, n: int, confidence: float) -> tuple[int, int]:
+    successes, n = operator.index(successes), operator.index(n)
+    if n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    return successes, n
+
+
+def wilson(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Two-sided Wilson score interval for successes/n via ``scipy.stats.binomtest(...).proportion_ci``.
+
+    n == 0 carries no information and returns (0.0, 1.0). Example: 24/30 → (0.627, 0.905).
+    """
+    successes, n = _check(successes, n, confidence)
+    if n == 0:
+        return (0.0, 1.0)
+    ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return (float(ci.low), float(ci.high))
+
+
+def clopper_pearson(
+    successes: int, n: int, confidence: float = 0.95, alternative: Alternative = "two-sided"
+) -> tuple[float, float]:
+    """Exact (Clopper–Pearson) interval via ``binomtest(successes, n, alternative=...).proportion_ci``.
+
+    One-sided bounds back "never fails" claims: 30/30 with ``alternative="greater"`` gives a lower bound
+    0.05^(1/30) = 0.905 on the pass rate (high = 1), i.e. a failure rate below 1 − 0.05^(1/30) = 0.095
+    with 95% confidence. n == 0 returns (0.0, 1.0).
+    """
+    successes, n = _check(successes, n, confidence)
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
+    if n == 0:
+        return (0.0, 1.0)
+    result = binomtest(successes, n, alternative=alternative)
+    ci = result.proportion_ci(confidence_level=confidence, method="exact")
+    return (float(ci.low), float(ci.high))
+
+
+def wilson_score(proportion: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's formula for a (possibly fractional) observed proportion and a sample size n.
+
+    (p̂ + z²/2n ± z·sqrt(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n), statistics.md §3.1. With an integer count it
+    equals ``wilson``. The bootstrap fallbacks use it for a mean of n independent units bounded in
+    [0, 1]: such a mean has variance ≤ μ(1 − μ)/n (Bhatia–Davis), the binomial worst case.
+    """
+    n = operator.index(n)
+    if n < 0 or not 0.0 <= proportion <= 1.0:
+        raise ValueError(f"need n >= 0 and proportion in [0, 1], got n={n}, proportion={proportion}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if n == 0:
+        return (0.0, 1.0)
+    z = float(ndtri(0.5 + confidence / 2))
+    centre = proportion + z * z / (2 * n)
+    half = z * math.sqrt(proportion * (1 - proportion) / n + z * z / (4 * n * n))
+    scale = 1 + z * z / n
+    return (max(0.0, (centre - half) / scale), min(1.0, (centre + half) / scale))

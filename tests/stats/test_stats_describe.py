@@ -1,0 +1,22 @@
+import numpy as np
+import pytest
+
+from passhat.stats import Distribution, percentile
+
+
+def test_percentile_uses_linear_interpolation():
+    values = [1.0, 2.0, 3.0, 4.0, 100.0]
+    assert percentile(values, 50) == 3.0
+    assert percentile(values, 95) == pytest.approx(4 + 0.8 * 96)
+    assert percentile(values, 95) == np.percentile(values, 95)
+    assert percentile([], 95) is None
+    with pytest.raises(ValueError):
+        percentile(values, 101)
+
+
+def test_distribution_summary():
+    summary = Distribution.of([0.2, 0.4, 0.4, 1.0])
+    assert summary == Distribution(n=4, mean=0.5, p50=0.4, p95=pytest.approx(0.91), min=0.2, max=1.0)
+    assert Distribution.of([]) is None
+    with pytest.raises(ValueError, match="NaN"):
+        Distribution.of([1.0, float("nan")])

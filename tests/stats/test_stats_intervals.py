@@ -1,0 +1,60 @@
+import pytest
+from scipy.stats import binomtest
+
+from passhat.stats import clopper_pearson, wilson, wilson_score
+
+
+def test_wilson_seed_example():
+    low, high = wilson(24, 30)
+    assert (round(low, 3), round(high, 3)) == (0.627, 0.905)
+
+
+def test_wilson_all_pass_is_not_degenerate():
+    low, high = wilson(30, 30)
+    assert low == pytest.approx(0.886, abs=5e-4)
+    assert high == 1.0
+
+
+def test_wilson_formula_matches_scipy():
+    for n in (1, 2, 7, 30, 200):
+        for x in range(n + 1):
+            for confidence in (0.8, 0.95):
+                assert wilson_score(x / n, n, confidence) == pytest.approx(
+                    wilson(x, n, confidence), abs=1e-12
+                )
+
+
+def test_never_fails_claim_one_sided_clopper_pearson():
+    # 0 failures in 30: exact 95% upper bound on the failure rate is 1 − 0.05^(1/30) ≈ 0.095.
+    low, high = clopper_pearson(0, 30, alternative="less")
+    assert low == 0.0
+    assert high == pytest.approx(1 - 0.05 ** (1 / 30), abs=1e-12)
+    low, high = clopper_pearson(30, 30, alternative="greater")
+    assert low == pytest.approx(0.05 ** (1 / 30), abs=1e-12)
+    assert high == 1.0
+
+
+def test_clopper_pearson_two_sided_matches_binomtest():
+    ci = binomtest(7, 20).proportion_ci(method="exact")
+    assert clopper_pearson(7, 20) == pytest.approx((ci.low, ci.high))
+    # CP guarantees coverage and is wider than Wilson in the tails.
+    assert clopper_pearson(0, 30)[1] > wilson(0, 30)[1]
+
+
+def test_no_trials_means_no_information():
+    assert wilson(0, 0) == (0.0, 1.0)
+    assert clopper_pearson(0, 0, alternative="greater") == (0.0, 1.0)
+    assert wilson_score(0.0, 0) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize(("x", "n", "confidence"), [(-1, 5, 0.95), (6, 5, 0.95), (2, 5, 1.0), (2, 5, 0.0)])
+def test_invalid_inputs_raise(x, n, confidence):
+    with pytest.raises(ValueError):
+        wilson(x, n, confidence)
+    with pytest.raises(ValueError):
+        clopper_pearson(x, n, confidence)
+
+
+def test_invalid_alternative_raises():
+    with pytest.raises(ValueError):
+        clopper_pearson(3, 5, alternative="upper")  # type: ignore[arg-type]
