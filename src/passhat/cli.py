@@ -21,6 +21,7 @@ from passhat.errors import PasshatError
 from passhat.report.terminal import print_summary
 from passhat.results import build_summary
 from passhat.runner import RunConfig, RunStore, TrialRecord, execute
+from passhat.runner.sanity import noop_passes
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 err = Console(stderr=True)
@@ -49,8 +50,10 @@ def main() -> None:
               help="Run folder (default: runs/SUITE-AGENT-TIMESTAMP).")
 @click.option("--resume", is_flag=True, help="Continue a killed run in --out without repeating trials.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or tables.")
+@click.option("--by", "by", multiple=True, help="Break every figure down by this tag (repeatable; also split, group).")
+@click.option("--no-sanity", is_flag=True, help="Skip the do-nothing-agent check of the suite.")
 def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, out: Path | None,
-        resume: bool, quiet: bool) -> None:
+        resume: bool, quiet: bool, by: tuple[str, ...], no_sanity: bool) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     try:
         loaded = load_suite(suite)
@@ -64,8 +67,13 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         safe_agent = agent_spec.replace(":", "_").replace("/", "_")
         out = Path("runs") / f"{loaded.name}-{safe_agent}-{stamp}"
+    sanity = None if no_sanity else asyncio.run(noop_passes(loaded))
+    if sanity:
+        err.print(f"[yellow]warning:[/yellow] {len(sanity)} case(s) pass with an agent that does nothing: "
+                  f"{', '.join(sanity)} — their assertions do not prove the work was done", highlight=False)
     cfg = RunConfig(suite=loaded, agent=agent, agent_spec=agent_spec, trials=trials, seed=seed,
-                    concurrency=concurrency, out=out)
+                    concurrency=concurrency, out=out,
+                    extra_manifest={"sanity": {"checked": sanity is not None, "noop_passes": sanity or []}})
     total = len(loaded.cases) * trials
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, disable=quiet)
@@ -82,7 +90,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         except PasshatError as exc:
             _fail(str(exc))
             return
-    summary = build_summary(store.iter_records(), store.read_manifest())
+    summary = build_summary(store.iter_records(), store.read_manifest(), by=by)
     store.write_summary(summary)
     if not quiet:
         print_summary(summary, Console())
@@ -91,11 +99,12 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
 
 @main.command()
 @click.argument("run_folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
-def show(run_folder: Path) -> None:
+@click.option("--by", "by", multiple=True, help="Break every figure down by this tag (repeatable).")
+def show(run_folder: Path, by: tuple[str, ...]) -> None:
     """Recompute and print the summary of RUN_FOLDER from its trials.jsonl."""
     store = RunStore(run_folder)
     try:
-        summary = build_summary(store.iter_records(), store.read_manifest())
+        summary = build_summary(store.iter_records(), store.read_manifest(), by=by)
     except PasshatError as exc:
         _fail(str(exc))
         return

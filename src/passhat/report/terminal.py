@@ -1,4 +1,4 @@
-"""Terminal tables: per case c/n and pass^k, and the suite curve."""
+"""Terminal tables: per case c/n, Wilson interval and pass^k; the suite curve with intervals."""
 
 from __future__ import annotations
 
@@ -12,6 +12,12 @@ def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
+def _ci(entry: dict[str, Any]) -> str:
+    if not entry or entry.get("estimate") is None:
+        return "—"
+    return f"{entry['estimate']:.3f} [{entry['ci_low']:.2f}, {entry['ci_high']:.2f}]"
+
+
 def _ks(n: int) -> list[int]:
     """Columns to show: 1, 2, 4, 8, … up to n, and n itself."""
     ks, k = [], 1
@@ -23,9 +29,7 @@ def _ks(n: int) -> list[int]:
     return ks
 
 
-def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
-    """Print the case table and the suite pass^k / pass@k rows."""
-    console = console or Console()
+def case_table(summary: dict[str, Any]) -> Table:
     suite = summary["suite"]
     n = suite["trials_per_case"]
     ks = _ks(n)
@@ -33,24 +37,61 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
     table.add_column("case")
     table.add_column("c/n", justify="right")
     table.add_column("err", justify="right")
+    table.add_column("Wilson 95%", justify="right")
     for k in ks:
         table.add_column(f"pass^{k}", justify="right")
     table.add_column("first failing check", overflow="fold", max_width=60)
     for c in summary["cases"]:
         style = "green" if c["n"] and c["successes"] == c["n"] else ("red" if c["successes"] == 0 else "yellow")
+        wil = "—" if c.get("wilson_low") is None else f"[{c['wilson_low']:.2f}, {c['wilson_high']:.2f}]"
         table.add_row(
-            c["id"], f"{c['successes']}/{c['n']}", str(c["errors"] or ""),
+            c["id"], f"{c['successes']}/{c['n']}", str(c["errors"] or ""), wil,
             *(_fmt(c["pass_hat_k"].get(str(k))) for k in ks), c.get("top_failure") or "", style=style,
         )
-    console.print(table)
-    curve = Table(title="suite (mean over cases)")
+    return table
+
+
+def curve_table(block: dict[str, Any], n: int, title: str) -> Table:
+    ks = _ks(n)
+    curve = Table(title=title)
     curve.add_column("metric")
     for k in ks:
         curve.add_column(f"k={k}", justify="right")
     for metric, label in (("pass_hat_k", "pass^k"), ("pass_at_k", "pass@k")):
-        row = [suite[metric].get(str(k), {}) for k in ks]
-        curve.add_row(label, *(_fmt(x.get("estimate")) for x in row))
-    console.print(curve)
+        curve.add_row(label, *(_ci(block[metric].get(str(k), {})) for k in ks))
+    return curve
+
+
+def experience_line(block: dict[str, Any]) -> str:
+    e = block["experience"]
+    parts = []
+    if e["latency_s"]:
+        parts.append(f"latency P50 {e['latency_s']['p50']:.2f}s P95 {e['latency_s']['p95']:.2f}s")
+    if e["ttft_s"]:
+        parts.append(f"TTFT P50 {e['ttft_s']['p50']:.2f}s P95 {e['ttft_s']['p95']:.2f}s")
+    if e["steps_per_trial"]:
+        parts.append(f"steps/trial {e['steps_per_trial']['mean']:.1f}")
+    parts.append(f"total cost {e['total_cost']:.4f}")
+    if e["cost_per_success"] is not None:
+        parts.append(f"cost/success {e['cost_per_success']:.4f}")
+    return " · ".join(parts)
+
+
+def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
+    """Print the case table, the suite curve with 95 % intervals, strata and experience figures."""
+    console = console or Console()
+    suite = summary["suite"]
+    n = suite["trials_per_case"]
+    console.print(case_table(summary))
+    console.print(curve_table(suite, n, f"suite: mean over {suite['cases']} cases, 95% interval (BCa over cases)"))
+    console.print(experience_line(suite), highlight=False)
+    for key, values in summary.get("strata", {}).items():
+        for value, block in values.items():
+            console.print(curve_table(block, n, f"{key} = {value} ({block['cases']} cases)"))
     if suite.get("errors"):
         console.print(f"[yellow]{suite['errors']} trial(s) ended in infrastructure errors "
                       "(not counted as pass or fail; see trials.jsonl)[/yellow]")
+    methods = {v["method"] for m in ("pass_hat_k", "pass_at_k") for v in suite[m].values()} - {"bca"}
+    if methods:
+        console.print(f"note: some intervals use a fallback ({', '.join(sorted(methods))}); "
+                      "see docs/statistics.md", highlight=False)

@@ -1,21 +1,39 @@
-"""summary.json: per-case and suite pass^k / pass@k for every k, computed from the records.
+"""summary.json: per-case and suite pass^k / pass@k for every k, with honest uncertainty.
 
-Per case, pass^k = C(c,k)/C(n,k) and pass@k = 1 − C(n−c,k)/C(n,k) with exact integers; the suite value
-is the unweighted mean over the cases that have at least k graded trials (cases with fewer are
-listed as excluded for that k, never silently counted).
+Per case, pass^k = C(c,k)/C(n,k) and pass@k = 1 − C(n−c,k)/C(n,k) with exact integers, plus a Wilson
+interval on the per-trial success rate. The suite value is the unweighted mean over the cases with at
+least k graded trials (the others are listed as excluded for that k, never silently counted), with a
+seeded BCa bootstrap over cases — whole groups resampled together — and the fixed-suite standard
+error where n ≥ 2k. Infrastructure errors are counted apart and never shrink n silently.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
+
+import numpy as np
 
 from passhat.results.tally import CaseTally, tally
 from passhat.runner.records import TrialRecord
-from passhat.stats.passk import pass_at_k, pass_hat_k
+from passhat.stats import Distribution, fixed_suite_se, suite_intervals, wilson
+from passhat.stats.passk import (
+    pass_at_k, pass_hat_k, unbiased_variance_pass_at_k, unbiased_variance_pass_hat_k,
+)
+
+METRICS = {"pass_hat_k": (pass_hat_k, unbiased_variance_pass_hat_k),
+           "pass_at_k": (pass_at_k, unbiased_variance_pass_at_k)}
+CONFIDENCE = 0.95
+RESAMPLES = 2000
 
 
-def case_entry(t: CaseTally) -> dict[str, Any]:
+def _dist(values: Sequence[float]) -> dict[str, float] | None:
+    d = Distribution.of(values)
+    return None if d is None else {"n": d.n, "mean": d.mean, "p50": d.p50, "p95": d.p95, "max": d.max}
+
+
+def case_entry(t: CaseTally, meta: dict[str, Any]) -> dict[str, Any]:
+    low, high = wilson(t.passes, t.n, CONFIDENCE) if t.n else (None, None)
     return {
         "id": t.case_id,
         "n": t.n,
@@ -23,38 +41,116 @@ def case_entry(t: CaseTally) -> dict[str, Any]:
         "errors": t.errors,
         "pass_hat_k": {str(k): pass_hat_k(t.n, t.passes, k) for k in range(1, t.n + 1)},
         "pass_at_k": {str(k): pass_at_k(t.n, t.passes, k) for k in range(1, t.n + 1)},
+        "wilson_low": low,
+        "wilson_high": high,
+        "tags": meta.get("tags", {}),
+        "group": meta.get("group"),
+        "split": meta.get("split"),
+        "latency_s": _dist(t.latencies),
+        "cost": _dist(t.costs),
+        "steps": _dist(t.steps),
         "top_failure": max(set(t.failure_reasons), key=t.failure_reasons.count) if t.failure_reasons else None,
     }
 
 
-def suite_metric(cases: list[dict[str, Any]], metric: str, k: int) -> dict[str, Any]:
-    values = [c[metric][str(k)] for c in cases if str(k) in c[metric]]
-    excluded = [c["id"] for c in cases if str(k) not in c[metric]]
+def _metric_block(tallies: list[CaseTally], cases: list[dict[str, Any]], metric: str, seed: int) -> dict[str, Any]:
+    max_k = max((t.n for t in tallies), default=0)
+    ks = list(range(1, max_k + 1))
+    if not ks:
+        return {}
+    estimator, variance = METRICS[metric]
+    matrix = np.array([[estimator(t.n, t.passes, k) if t.n >= k else np.nan for k in ks] for t in tallies], dtype=float)
+    groups = [c["group"] for c in cases]
+    intervals = suite_intervals(matrix, groups, seed=seed, confidence=CONFIDENCE, n_resamples=RESAMPLES)
+    block: dict[str, Any] = {}
+    for j, k in enumerate(ks):
+        included = [t for t in tallies if t.n >= k]
+        iv = intervals[j]
+        block[str(k)] = {
+            "estimate": iv.estimate,
+            "ci_low": iv.low,
+            "ci_high": iv.high,
+            "method": iv.method,
+            "cases": len(included),
+            "units": iv.n_units,
+            "excluded": [t.case_id for t in tallies if t.n < k],
+            "fixed_suite_se": fixed_suite_se([variance(t.n, t.passes, k) for t in included]),
+        }
+    return block
+
+
+def _experience(tallies: list[CaseTally]) -> dict[str, Any]:
+    lat = [x for t in tallies for x in t.latencies]
+    costs = [x for t in tallies for x in t.costs]
+    successes = sum(t.passes for t in tallies)
+    total = float(sum(costs))
     return {
-        "estimate": sum(values) / len(values) if values else None,
-        "cases": len(values),
-        "excluded": excluded,
+        "latency_s": _dist(lat),
+        "ttft_s": _dist([x for t in tallies for x in t.ttft]),
+        "cost_per_trial": _dist(costs),
+        "tokens_per_trial": _dist([x for t in tallies for x in t.tokens]),
+        "steps_per_trial": _dist([x for t in tallies for x in t.steps]),
+        "total_cost": total,
+        "cost_per_success": total / successes if successes else None,
+    }
+
+
+def suite_block(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    """Suite-level figures for a set of cases (the whole suite or one stratum)."""
+    return {
+        "cases": len(cases),
+        "trials": sum(t.n for t in tallies),
+        "errors": sum(t.errors for t in tallies),
+        "pass_hat_k": _metric_block(tallies, cases, "pass_hat_k", seed),
+        "pass_at_k": _metric_block(tallies, cases, "pass_at_k", seed),
+        "experience": _experience(tallies),
     }
 
 
 def build_summary(
-    records: Iterable[TrialRecord], manifest: dict[str, Any]
+    records: Iterable[TrialRecord], manifest: dict[str, Any], *, by: Sequence[str] = (), seed: int | None = None
 ) -> dict[str, Any]:
-    """The summary of a run folder's records, for the cases named in its manifest."""
+    """The summary of a run's records for the cases named in its manifest.
+
+    ``by`` lists tag names to break every figure down by (``split`` and ``group`` work too). The
+    bootstrap seed defaults to the run seed, so the same run always reports the same intervals.
+    """
     suite = manifest["suite"]
-    tallies = tally(records, suite["cases"].keys())
-    cases = [case_entry(t) for t in tallies.values()]
-    max_k = max((c["n"] for c in cases), default=0)
-    return {
+    meta: dict[str, Any] = suite.get("case_meta", {})
+    tallies = list(tally(records, suite["cases"].keys()).values())
+    cases = [case_entry(t, meta.get(t.case_id, {})) for t in tallies]
+    boot_seed = manifest.get("seed", 0) if seed is None else seed
+    summary = {
         "suite": {
             "name": suite["name"],
             "hash": suite["hash"],
-            "cases": len(cases),
             "trials_per_case": manifest["trials"],
-            "errors": sum(c["errors"] for c in cases),
-            "pass_hat_k": {str(k): suite_metric(cases, "pass_hat_k", k) for k in range(1, max_k + 1)},
-            "pass_at_k": {str(k): suite_metric(cases, "pass_at_k", k) for k in range(1, max_k + 1)},
+            "confidence": CONFIDENCE,
+            "bootstrap": {"seed": boot_seed, "resamples": RESAMPLES, "unit": "case (groups resampled whole)"},
+            **suite_block(tallies, cases, boot_seed),
         },
         "agent": manifest["agent"],
         "cases": cases,
     }
+    if by:
+        summary["strata"] = strata(tallies, cases, by, boot_seed)
+    return summary
+
+
+def stratum_value(case: dict[str, Any], key: str) -> str | None:
+    """The stratum a case belongs to for ``key``: a tag value, or its split or group."""
+    if key in ("split", "group"):
+        return case.get(key)
+    value: str | None = case["tags"].get(key)
+    return value
+
+
+def strata(tallies: list[CaseTally], cases: list[dict[str, Any]], by: Sequence[str], seed: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in by:
+        values = sorted({v for c in cases if (v := stratum_value(c, key)) is not None})
+        out[key] = {}
+        for value in values:
+            idx = [i for i, c in enumerate(cases) if stratum_value(c, key) == value]
+            out[key][value] = suite_block([tallies[i] for i in idx], [cases[i] for i in idx], seed)
+    return out

@@ -19,6 +19,8 @@ class CaseTally:
     latencies: list[float] = field(default_factory=list)
     costs: list[float] = field(default_factory=list)
     steps: list[int] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+    ttft: list[float] = field(default_factory=list)
     failure_reasons: list[str] = field(default_factory=list)
 
     @property
@@ -40,6 +42,9 @@ class CaseTally:
         self.latencies.append(r.timing.agent_s)
         self.costs.append(r.usage.cost)
         self.steps.append(len(r.calls))
+        self.tokens.append(r.usage.input_tokens + r.usage.output_tokens)
+        if r.usage.time_to_first_token_s is not None:
+            self.ttft.append(r.usage.time_to_first_token_s)
 
 
 def tally(records: Iterable[TrialRecord], case_ids: Iterable[str] = ()) -> dict[str, CaseTally]:

@@ -50,6 +50,7 @@ def build_manifest(cfg: RunConfig) -> dict[str, Any]:
         "platform": platform.platform(),
         "suite": {"name": suite.name, "folder": str(suite.folder), "hash": suite.content_hash(),
                   "cases": suite.case_hashes(),
+                  "case_meta": {c.id: {"tags": c.tags, "group": c.group, "split": c.split} for c in suite.cases},
                   "domains": {n: d.content_hash() for n, d in suite.domains.items()}},
         "agent": cfg.agent_spec,
         "trials": cfg.trials,
