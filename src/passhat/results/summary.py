@@ -18,7 +18,10 @@ from passhat.results.tally import CaseTally, tally
 from passhat.runner.records import TrialRecord
 from passhat.stats import Distribution, fixed_suite_se, suite_intervals, wilson
 from passhat.stats.passk import (
-    pass_at_k, pass_hat_k, unbiased_variance_pass_at_k, unbiased_variance_pass_hat_k,
+    pass_at_k,
+    pass_hat_k,
+    unbiased_variance_pass_at_k,
+    unbiased_variance_pass_hat_k,
 )
 
 METRICS = {"pass_hat_k": (pass_hat_k, unbiased_variance_pass_hat_k),
