@@ -98,3 +98,38 @@ def test_same_value_compares_numbers_by_value_but_not_text() -> None:
     assert same_value(True, 1)  # SQLite stores booleans as 0/1
     assert not same_value(None, 0)
     assert same_value(0.1 + 0.2, 0.3)
+
+
+def test_closed_worlds_are_reset_and_reused(image: FixtureImage) -> None:
+    w1 = World.restore(image, 1)
+    conn = w1.db
+    w1.db.execute("DELETE FROM items")
+    w1.db.execute("INSERT INTO tags VALUES (2, 'z')")
+    w1.close()
+    w2 = World.restore(image, 2)
+    assert w2.db is conn  # pooled: the reset was a rollback, not a copy
+    assert w2.query("SELECT COUNT(*) FROM items") == [(3,)] and len(w2.diff()) == 0
+
+
+def test_a_trial_that_commits_is_never_reused(image: FixtureImage) -> None:
+    w1 = World.restore(image, 1)
+    conn = w1.db
+    w1.db.execute("DELETE FROM items")
+    w1.db.execute("COMMIT")  # a misbehaving tool escaping the trial savepoint
+    w1.close()
+    w2 = World.restore(image, 2)
+    assert w2.db is not conn
+    assert w2.query("SELECT COUNT(*) FROM items") == [(3,)]
+
+
+def test_tool_transactions_roll_back_on_error(image: FixtureImage) -> None:
+    from passhat.tools import ToolContext
+
+    w = World.restore(image, 1)
+    ctx = ToolContext(w)
+    with pytest.raises(RuntimeError), ctx.transaction() as db:
+        db.execute("DELETE FROM items WHERE id = 1")
+        raise RuntimeError("half-way")
+    with ctx.transaction() as db:
+        db.execute("DELETE FROM items WHERE id = 2")
+    assert [c.key for c in w.diff().rows("items")] == [(2,)]

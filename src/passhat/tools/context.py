@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from passhat.world import World
 
@@ -44,21 +44,26 @@ class ToolContext:
         """A deterministic, unique ID such as ``R-55821``."""
         return self.world.ids.next(prefix, digits)
 
-    def deny(self, reason: str) -> None:
+    def deny(self, reason: str) -> NoReturn:
         """Refuse the call for lack of permission."""
         raise PermissionDenied(reason)
 
-    def fail(self, reason: str) -> None:
+    def fail(self, reason: str) -> NoReturn:
         """Refuse the call for a business reason."""
         raise ToolFailure(reason)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Group several writes so they commit together or not at all."""
-        self.db.execute("BEGIN")
+        """Group several writes so they happen together or not at all.
+
+        A nested savepoint, because the whole trial runs inside the harness's own savepoint; tools must
+        never ``BEGIN``/``COMMIT`` themselves.
+        """
+        self.db.execute("SAVEPOINT tool_transaction")
         try:
             yield self.db
         except BaseException:
-            self.db.execute("ROLLBACK")
+            self.db.execute("ROLLBACK TO tool_transaction")
+            self.db.execute("RELEASE tool_transaction")
             raise
-        self.db.execute("COMMIT")
+        self.db.execute("RELEASE tool_transaction")

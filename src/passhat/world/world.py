@@ -26,8 +26,8 @@ class World:
 
     @classmethod
     def restore(cls, image: FixtureImage, seed: int) -> World:
-        """A fresh world in the fixture's initial state."""
-        return cls(image, image.connect(), seed)
+        """A fresh world in the fixture's initial state. Call :meth:`close` to reset it for reuse."""
+        return cls(image, image.acquire(), seed)
 
     @property
     def tables(self) -> dict[str, TableInfo]:
@@ -67,4 +67,5 @@ class World:
             self.db.execute("PRAGMA query_only = OFF")
 
     def close(self) -> None:
-        self.db.close()
+        """End the trial: its changes are undone and the connection is pooled for the next trial."""
+        self.image.release(self.db)
