@@ -16,6 +16,7 @@ import numpy as np
 
 from passhat.results.tally import CaseTally, tally
 from passhat.runner.records import TrialRecord
+from passhat.runner.store import RunStore
 from passhat.stats import Distribution, fixed_suite_se, suite_intervals, wilson
 from passhat.stats.passk import (
     pass_at_k,
@@ -157,3 +158,11 @@ def strata(tallies: list[CaseTally], cases: list[dict[str, Any]], by: Sequence[s
             idx = [i for i, c in enumerate(cases) if stratum_value(c, key) == value]
             out[key][value] = suite_block([tallies[i] for i in idx], [cases[i] for i in idx], seed)
     return out
+
+
+def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> dict[str, Any]:
+    """Build ``summary.json`` for a run folder from its records and write it; returns the summary."""
+    store = RunStore(folder)
+    summary = build_summary(store.iter_records(), store.read_manifest(), by=by)
+    store.write_summary(summary)
+    return summary
