@@ -48,6 +48,22 @@ class Usage(BaseModel):
     models: list[str] = Field(default_factory=list)
 
 
+class ModelCall(BaseModel):
+    """One model call an agent reported: the span a trace shows for it."""
+
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    started_at: float = 0.0
+    """Seconds since the trial started."""
+    latency_s: float | None = None
+    time_to_first_token_s: float | None = None
+    prompt_hash: str | None = None
+    """Hash of the prompt template/tool schema version, for tracing which prompt produced what."""
+    error: str | None = None
+
+
 class ToolResult(BaseModel):
     """What an agent gets back from :meth:`Episode.call`."""
 
@@ -105,6 +121,7 @@ class Episode:
         self._t0 = time.monotonic() if t0 is None else t0
         self.messages: list[Message] = [Message(role="user", text=instruction)]
         self.usage = Usage()
+        self.model_calls: list[ModelCall] = []
         self.user_left = False
         self.limit: LimitExceeded | None = None
 
@@ -159,8 +176,18 @@ class Episode:
         cost: float = 0.0,
         model: str | None = None,
         time_to_first_token_s: float | None = None,
+        latency_s: float | None = None,
+        prompt_hash: str | None = None,
+        error: str | None = None,
     ) -> None:
-        """Add one model call's usage. Exceeding the case's cost budget raises :class:`LimitExceeded`."""
+        """Add one model call's usage (call it when the call ends). Exceeding the case's cost budget
+        raises :class:`LimitExceeded`."""
+        now = self._elapsed()
+        self.model_calls.append(ModelCall(
+            model=model, input_tokens=input_tokens, output_tokens=output_tokens, cost=cost,
+            started_at=max(0.0, now - (latency_s or 0.0)), latency_s=latency_s,
+            time_to_first_token_s=time_to_first_token_s, prompt_hash=prompt_hash, error=error,
+        ))
         u = self.usage
         u.input_tokens += input_tokens
         u.output_tokens += output_tokens

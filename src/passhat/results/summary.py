@@ -54,6 +54,7 @@ def case_entry(t: CaseTally, meta: dict[str, Any]) -> dict[str, Any]:
         "cost": _dist(t.costs),
         "steps": _dist(t.steps),
         "top_failure": max(set(t.failure_reasons), key=t.failure_reasons.count) if t.failure_reasons else None,
+        "failure_categories": dict(sorted(t.categories.items(), key=lambda kv: -kv[1])),
     }
 
 
@@ -108,7 +109,16 @@ def suite_block(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: int
         "pass_hat_k": _metric_block(tallies, cases, "pass_hat_k", seed),
         "pass_at_k": _metric_block(tallies, cases, "pass_at_k", seed),
         "experience": _experience(tallies),
+        "failure_categories": _categories(tallies),
     }
+
+
+def _categories(tallies: list[CaseTally]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for t in tallies:
+        for k, v in t.categories.items():
+            total[k] = total.get(k, 0) + v
+    return dict(sorted(total.items(), key=lambda kv: -kv[1]))
 
 
 def build_summary(

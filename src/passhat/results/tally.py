@@ -22,6 +22,8 @@ class CaseTally:
     tokens: list[int] = field(default_factory=list)
     ttft: list[float] = field(default_factory=list)
     failure_reasons: list[str] = field(default_factory=list)
+    categories: dict[str, int] = field(default_factory=dict)
+    """Failure category → trials (infrastructure errors included, under ``infrastructure_error``)."""
 
     @property
     def n(self) -> int:
@@ -29,6 +31,8 @@ class CaseTally:
         return self.passes + self.fails
 
     def add(self, r: TrialRecord) -> None:
+        if r.failure is not None:
+            self.categories[r.failure.category] = self.categories.get(r.failure.category, 0) + 1
         if r.outcome == "error":
             self.errors += 1
             return

@@ -6,9 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from passhat.episode import EndReason, Message, Usage
+from passhat.attribution import Failure
+from passhat.episode import EndReason, Message, ModelCall, Usage
 from passhat.graders import Grade
 from passhat.tools import ToolCall
+from passhat.tracing import Span
 
 Outcome = Literal["pass", "fail", "error"]
 """``error`` is an infrastructure failure: neither a success nor a failure of the agent."""
@@ -25,6 +27,8 @@ class Timing(BaseModel):
     reset_ms: float = 0.0
     diff_ms: float = 0.0
     grade_ms: float = 0.0
+    judge_s: float = 0.0
+    """Time spent by the LLM judge (model calls, so kept out of the harness overhead)."""
 
     @property
     def harness_ms(self) -> float:
@@ -48,9 +52,22 @@ class TrialRecord(BaseModel):
     reply: str = ""
     diff: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
+    user_usage: Usage | None = None
+    """What a model-played user simulator spent (``None`` for the scripted user). Part of the run's cost,
+    reported apart from the agent's."""
+    judge_usage: Usage | None = None
+    """What the LLM judge spent grading this trial (``None`` without a judge). Part of the run's cost,
+    reported apart from the agent's."""
+    model_calls: list[ModelCall] = Field(default_factory=list)
+    """Model calls the agent reported (tokens, cost, latency, time to first token)."""
     timing: Timing
     error: str | None = None
     """Traceback of an agent exception (outcome ``fail``) or infrastructure failure (``error``)."""
+    failure: Failure | None = None
+    """For a failed or errored trial: category, earliest failing step and evidence (docs/failures.md)."""
+    trace_id: str | None = None
+    spans: list[Span] = Field(default_factory=list)
+    """The trial as a tree of spans (trial → agent → model / tool / user turns, and grading)."""
 
     @property
     def key(self) -> tuple[str, int]:

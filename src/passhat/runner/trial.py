@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
+from passhat.attribution import attribute
 from passhat.cases import Case
 from passhat.domain import Domain
 from passhat.episode import EndReason, Episode, LimitExceeded
@@ -19,6 +20,7 @@ from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial
 from passhat.runner.records import Timing, TrialRecord
 from passhat.seeding import derive_seed
 from passhat.tools import ToolBoundary, ToolContext
+from passhat.tracing import build_spans, trace_id
 from passhat.users import ScriptedUser
 from passhat.world import World
 
@@ -86,17 +88,25 @@ async def run_trial(
     finally:
         world.close()
     timing.total_s = time.perf_counter() - t_start
+    outcome = "pass" if trial_passed(grades) else "fail"
+    calls = boundary.calls
+    spans = build_spans(seed=seed, case_id=case.id, calls=calls, messages=episode.messages,
+                        model_calls=episode.model_calls, agent_s=timing.agent_s, grade_s=timing.grade_ms / 1000,
+                        end_reason=end_reason, error=error, attributes={"passhat.trial": trial})
     return TrialRecord(
-        case_id=case.id, trial=trial, seed=seed, outcome="pass" if trial_passed(grades) else "fail",
-        end_reason=end_reason, grades=grades, calls=boundary.calls, messages=episode.messages,
-        reply=episode.reply, diff=diff.to_json(), usage=episode.usage, timing=timing, error=error,
+        case_id=case.id, trial=trial, seed=seed, outcome=outcome, end_reason=end_reason, grades=grades,
+        calls=calls, messages=episode.messages, reply=episode.reply, diff=diff.to_json(), usage=episode.usage,
+        model_calls=episode.model_calls, timing=timing, error=error,
+        failure=attribute(case, outcome, grades, calls, episode.messages, end_reason, error),
+        trace_id=trace_id(seed), spans=spans,
     )
 
 
 def error_record(case: Case, trial: int, seed: int, attempt: int, started: float) -> TrialRecord:
     """The record of a trial the harness could not run (outcome ``error``), with the traceback."""
+    error = traceback.format_exc()
     return TrialRecord(
         case_id=case.id, trial=trial, seed=seed, outcome="error", end_reason="harness_error",
-        attempt=attempt, error=traceback.format_exc(),
+        attempt=attempt, error=error, failure=attribute(case, "error", [], [], [], "harness_error", error),
         timing=Timing(started_at=datetime.now(UTC).isoformat(), total_s=time.perf_counter() - started),
     )
