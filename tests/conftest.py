@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from math import comb
 from pathlib import Path
 from typing import Any
 
@@ -35,3 +37,47 @@ def run_notes(tmp_path: Path) -> Any:
         return out
 
     return go
+
+
+def recompute(out: Path) -> dict[str, Any]:
+    """Independent of passhat.stats: counts from the raw JSON lines, math.comb for the estimators."""
+    counts: dict[str, list[int]] = {}
+    for line in (out / "trials.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        c = counts.setdefault(rec["case_id"], [0, 0, 0])
+        c[{"pass": 0, "fail": 1, "error": 2}[rec["outcome"]]] += 1
+    cases = {}
+    for cid, (p, f, e) in counts.items():
+        n = p + f
+        cases[cid] = {"n": n, "successes": p, "errors": e,
+                      "hat": {k: comb(p, k) / comb(n, k) for k in range(1, n + 1)},
+                      "at": {k: 1 - comb(n - p, k) / comb(n, k) for k in range(1, n + 1)}}
+    return cases
+
+
+def _assert_summary_matches(out: Path) -> None:
+    summary = json.loads((out / "summary.json").read_text())
+    mine = recompute(out)
+    assert {c["id"] for c in summary["cases"]} == set(mine)
+    for c in summary["cases"]:
+        m = mine[c["id"]]
+        assert (c["n"], c["successes"], c["errors"]) == (m["n"], m["successes"], m["errors"])
+        for k, v in m["hat"].items():
+            assert abs(c["pass_hat_k"][str(k)] - v) < 1e-12
+        for k, v in m["at"].items():
+            assert abs(c["pass_at_k"][str(k)] - v) < 1e-12
+    n_max = max(m["n"] for m in mine.values())
+    for k in range(1, n_max + 1):
+        hats = [m["hat"][k] for m in mine.values() if m["n"] >= k]
+        ats = [m["at"][k] for m in mine.values() if m["n"] >= k]
+        entry = summary["suite"]["pass_hat_k"][str(k)]
+        assert abs(entry["estimate"] - sum(hats) / len(hats)) < 1e-12
+        assert entry["ci_low"] <= entry["estimate"] <= entry["ci_high"]
+        assert abs(summary["suite"]["pass_at_k"][str(k)]["estimate"] - sum(ats) / len(ats)) < 1e-12
+
+
+
+@pytest.fixture
+def summary_matches() -> Any:
+    """Checks summary.json against an independent recomputation from the raw trials.jsonl lines."""
+    return _assert_summary_matches
