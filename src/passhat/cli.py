@@ -10,18 +10,32 @@ import asyncio
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from passhat.agents import load_agent
+from passhat.agents.llm.setup import build_model_setup, model_options
 from passhat.cases import load_suite
+from passhat.commands.calibrate import calibrate
+from passhat.commands.cases import import_command, lint_command
+from passhat.commands.compare import compare
+from passhat.commands.export import export_otlp
+from passhat.commands.from_failure import from_failure
+from passhat.commands.gate import finish_run, gate, register_gate
+from passhat.commands.judge import judge_command, pairwise_command
+from passhat.commands.regrade import regrade_command
+from passhat.commands.report import after_run, report
+from passhat.commands.suite import suite_group
+from passhat.commands.view import view
 from passhat.errors import PasshatError
+from passhat.redaction import Redactor
 from passhat.report.terminal import print_summary
 from passhat.results import build_summary
 from passhat.runner import RunConfig, RunStore, TrialRecord, execute
 from passhat.runner.sanity import noop_passes
+from passhat.suites.plan import plan_run, run_notes
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 err = Console(stderr=True)
@@ -41,7 +55,7 @@ def main() -> None:
 @main.command()
 @click.argument("suite")
 @click.option("--agent", "agent_spec", required=True,
-              help="careful, hasty, flaky, noop, or module:function / path.py:function")
+              help="careful, hasty, flaky, noop, openai:MODEL, anthropic:MODEL, or module:function / path.py:function")
 @click.option("--trials", "-k", "--repeat", type=click.IntRange(1), default=4, show_default=True,
               help="Trials per case.")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True)
@@ -52,12 +66,40 @@ def main() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or tables.")
 @click.option("--by", "by", multiple=True, help="Break every figure down by this tag (repeatable; also split, group).")
 @click.option("--no-sanity", is_flag=True, help="Skip the do-nothing-agent check of the suite.")
+@click.option("--split", "splits", multiple=True, type=click.Choice(["dev", "holdout", "regression"]),
+              help="Run only the cases of this split (repeatable: any of them).")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE",
+              help="Run only cases with this tag value (repeatable: all keys must match; a repeated key, any value).")
+@click.option("--frozen", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
+              help="Refuse to run unless the suite equals this snapshot (see `passhat suite freeze`).")
+@click.option("--record", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Call external tools for real and store their requests and responses in this cassette folder.")
+@click.option("--replay", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Answer external tools from this cassette folder instead of calling them.")
+@click.option("--gate", "gate_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Gate file: registered in the manifest before the first trial, evaluated at the end (exit 0/1/3).")
+@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Write JUnit XML here.")
+@click.option("--summary-md", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write a Markdown summary here (also appended to $GITHUB_STEP_SUMMARY when set).")
+@click.option("--no-redact", is_flag=True, help="Write raw values (e-mail, phone, card numbers) to the run folder.")
+@click.option("--redact-field", multiple=True, help="Also redact every value under this key (repeatable).")
+@click.option("--redact-pattern", multiple=True, metavar="NAME=REGEX", help="Also redact matches of REGEX (repeatable).")
+@click.option("--no-report", is_flag=True, help="Do not write RUN/report.html at the end.")
+@click.option("--otlp", metavar="URL", default=None,
+              help="At the end, export every trial's trace to this OTLP/HTTP endpoint (needs passhat[otel]).")
+@model_options
 def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, out: Path | None,
-        resume: bool, quiet: bool, by: tuple[str, ...], no_sanity: bool) -> None:
+        resume: bool, quiet: bool, by: tuple[str, ...], no_sanity: bool, no_redact: bool,
+        redact_field: tuple[str, ...], redact_pattern: tuple[str, ...], gate_file: Path | None = None,
+        junit: Path | None = None, summary_md: Path | None = None, no_report: bool = False,
+        otlp: str | None = None, splits: tuple[str, ...] = (), tags: tuple[str, ...] = (),
+        frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     try:
-        loaded = load_suite(suite)
-        agent = load_agent(agent_spec)
+        redactor = build_redactor(no_redact, redact_field, redact_pattern)
+        plan = plan_run(load_suite(suite), splits=splits, tags=tags, frozen=frozen, record=record, replay=replay)
+        loaded = plan.suite
+        setup = build_model_setup(agent_spec, **model_kw)
     except (PasshatError, ValueError) as exc:
         _fail(str(exc))
         return
@@ -71,9 +113,20 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     if sanity:
         err.print(f"[yellow]warning:[/yellow] {len(sanity)} case(s) pass with an agent that does nothing: "
                   f"{', '.join(sanity)} — their assertions do not prove the work was done", highlight=False)
-    cfg = RunConfig(suite=loaded, agent=agent, agent_spec=agent_spec, trials=trials, seed=seed,
-                    concurrency=concurrency, out=out,
-                    extra_manifest={"sanity": {"checked": sanity is not None, "noop_passes": sanity or []}})
+    for warning in setup.warnings:
+        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+    cfg = RunConfig(suite=loaded, agent=setup.agent, agent_spec=agent_spec, trials=trials, seed=seed,
+                    concurrency=concurrency, out=out, user=setup.user, judge=setup.judge, redactor=redactor,
+                    cassette=plan.cassette,
+                    extra_manifest={"sanity": {"checked": sanity is not None, "noop_passes": sanity or []},
+                                    **setup.manifest, **plan.manifest})
+    try:
+        registered_gate = register_gate(gate_file, out, resume)
+    except PasshatError as exc:
+        _fail(str(exc))
+        return
+    if registered_gate is not None:
+        cfg.extra_manifest["gate"] = registered_gate  # written with the manifest, before the first trial
     total = len(loaded.cases) * trials
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, disable=quiet)
@@ -94,21 +147,49 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     store.write_summary(summary)
     if not quiet:
         print_summary(summary, Console())
+    for note in run_notes(summary, store.read_manifest()):
+        err.print(note, highlight=False)
     err.print(f"run folder: {out}", highlight=False)
+    after_run(out, summary, html=not no_report, otlp=otlp)
+    code = finish_run(out, summary, gated=registered_gate is not None, junit=junit, summary_md=summary_md, quiet=quiet)
+    if code:
+        sys.exit(code)
+
+
+def build_redactor(off: bool, fields: tuple[str, ...], patterns: tuple[str, ...]) -> Redactor:
+    """The run's redactor from the command line; a bad pattern is bad input."""
+    import re
+
+    extra: dict[str, str] = {}
+    for item in patterns:
+        name, sep, rx = item.partition("=")
+        if not sep or not name or not rx:
+            raise PasshatError(f"--redact-pattern {item!r}: expected NAME=REGEX")
+        try:
+            re.compile(rx)
+        except re.error as exc:
+            raise PasshatError(f"--redact-pattern {name}: invalid regular expression: {exc}") from None
+        extra[name] = rx
+    return Redactor.build(extra_fields=fields, extra_patterns=extra, enabled=not off)
 
 
 @main.command()
 @click.argument("run_folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.option("--by", "by", multiple=True, help="Break every figure down by this tag (repeatable).")
-def show(run_folder: Path, by: tuple[str, ...]) -> None:
+@click.option("--split", type=click.Choice(["dev", "holdout", "regression"]), default=None,
+              help="Only the cases of this split.")
+def show(run_folder: Path, by: tuple[str, ...], split: str | None) -> None:
     """Recompute and print the summary of RUN_FOLDER from its trials.jsonl."""
     store = RunStore(run_folder)
     try:
-        summary = build_summary(store.iter_records(), store.read_manifest(), by=by)
+        manifest = store.read_manifest()
+        summary = build_summary(store.iter_records(), manifest, by=by, split=split)
     except PasshatError as exc:
         _fail(str(exc))
         return
     print_summary(summary, Console())
+    for note in run_notes(summary, manifest):
+        err.print(note, highlight=False)
 
 
 @main.group()
@@ -132,3 +213,19 @@ def cases_schema() -> None:
     from passhat.cases import Case
 
     click.echo(json.dumps(Case.model_json_schema(), indent=2))
+
+
+main.add_command(calibrate)
+main.add_command(judge_command)
+main.add_command(pairwise_command)
+main.add_command(compare)
+main.add_command(gate)
+main.add_command(report)
+main.add_command(view)
+main.add_command(export_otlp)
+
+cases.add_command(from_failure)
+cases.add_command(lint_command)
+cases.add_command(import_command)
+main.add_command(suite_group)
+main.add_command(regrade_command)

@@ -28,3 +28,12 @@ class DomainError(PasshatError):
 
 class RunError(PasshatError):
     """A run folder cannot be created, resumed or read."""
+
+
+class InfrastructureError(PasshatError):
+    """Something outside the agent under test failed and kept failing: a model provider's rate limit or
+    5xx errors after bounded retries, an unreachable server, rejected credentials.
+
+    Raised from inside an agent (or a user simulator or judge), it is *not* the agent's failure: the
+    runner records the trial as outcome ``error`` (neither pass nor fail) and retries it once.
+    """

@@ -1,6 +1,7 @@
 """Agents: the protocol, built-in reference agents and adapters."""
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from passhat.agents.protocol import Agent
 from passhat.agents.python import SyncEpisode, python_agent
@@ -8,10 +9,15 @@ from passhat.agents.reference import REFERENCE_AGENTS, reference_agent
 from passhat.episode import Episode
 
 
-def load_agent(spec: str) -> Callable[[Episode], Awaitable[str | None]]:
-    """Resolve ``careful``/``hasty``/``flaky``/``noop`` or ``module:function``."""
+def load_agent(spec: str, **model_options: Any) -> Callable[[Episode], Awaitable[str | None]]:
+    """Resolve ``careful``/``hasty``/``flaky``/``noop``, ``openai:MODEL`` / ``anthropic:MODEL`` (a model-driven
+    agent; ``model_options`` go to :func:`passhat.agents.llm.model_agent`), or ``module:function``."""
     if spec in REFERENCE_AGENTS:
         return reference_agent(spec)
+    if spec.partition(":")[0] in ("openai", "anthropic"):
+        from passhat.agents.llm import model_agent
+
+        return model_agent(spec, **model_options)
     return python_agent(spec)
 
 

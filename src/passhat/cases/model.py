@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from passhat.cases.assertions import Assertion, expand_assertion
+from passhat.cases.rubric import JudgeSpec
 from passhat.tools.faults import Fault
 
 Split = Literal["dev", "holdout", "regression"]
@@ -126,6 +127,8 @@ class Case(BaseModel):
     """Budgets for one trial."""
     rules: Rules = Field(default_factory=Rules)
     """Process rules on the trajectory."""
+    judge: JudgeSpec | None = None
+    """Optional LLM-judge rubric for what code cannot check (see ``judge``); needs ``--judge MODEL`` at run time."""
     tags: dict[str, str] = Field(default_factory=dict)
     """Strata for reports, e.g. ``{scenario: fault, risk: high}``."""
     group: str | None = None
@@ -164,4 +167,6 @@ class Case(BaseModel):
     def content_hash(self) -> str:
         """Hash of the case's content; two runs measured the same case only if it is equal."""
         data = self.model_dump(mode="json")
+        if data.get("judge") is None:  # cases without a judge hash as they did before the field existed
+            data.pop("judge", None)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

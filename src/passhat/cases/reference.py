@@ -10,11 +10,13 @@ from pydantic import BaseModel
 
 from passhat.cases import assertions as A
 from passhat.cases.model import Case, Limits, OrderConstraint, RequiredCall, Rules, UserSpec, UserTurn
+from passhat.cases.rubric import Criterion, JudgeSpec
 from passhat.tools.faults import Fault
 
 SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("Case", Case), ("user", UserSpec), ("user.turns[]", UserTurn), ("required_tools[]", RequiredCall),
     ("order[]", OrderConstraint), ("faults[]", Fault), ("limits", Limits), ("rules", Rules),
+    ("judge", JudgeSpec), ("judge.criteria[]", Criterion),
 ]
 ASSERTIONS: list[type[BaseModel]] = [
     A.RowCount, A.FieldEquals, A.SqlCheck, A.NetChange, A.UnchangedExcept, A.ReplyContains,

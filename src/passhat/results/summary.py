@@ -88,7 +88,10 @@ def _experience(tallies: list[CaseTally]) -> dict[str, Any]:
     lat = [x for t in tallies for x in t.latencies]
     costs = [x for t in tallies for x in t.costs]
     successes = sum(t.passes for t in tallies)
-    total = float(sum(costs))
+    # the run's cost includes the model-played user and the judge, shown apart from the agent's
+    parts = {"agent": float(sum(costs)), "user": float(sum(x for t in tallies for x in t.user_costs)),
+             "judge": float(sum(x for t in tallies for x in t.judge_costs))}
+    total = sum(parts.values())
     return {
         "latency_s": _dist(lat),
         "ttft_s": _dist([x for t in tallies for x in t.ttft]),
@@ -97,6 +100,8 @@ def _experience(tallies: list[CaseTally]) -> dict[str, Any]:
         "steps_per_trial": _dist([x for t in tallies for x in t.steps]),
         "total_cost": total,
         "cost_per_success": total / successes if successes else None,
+        "cost_by_role": parts,
+        "cost_per_success_by_role": {k: v / successes if successes else None for k, v in parts.items()},
     }
 
 
@@ -122,17 +127,24 @@ def _categories(tallies: list[CaseTally]) -> dict[str, int]:
 
 
 def build_summary(
-    records: Iterable[TrialRecord], manifest: dict[str, Any], *, by: Sequence[str] = (), seed: int | None = None
+    records: Iterable[TrialRecord], manifest: dict[str, Any], *, by: Sequence[str] = (), seed: int | None = None,
+    split: str | None = None,
 ) -> dict[str, Any]:
     """The summary of a run's records for the cases named in its manifest.
 
     ``by`` lists tag names to break every figure down by (``split`` and ``group`` work too). The
     bootstrap seed defaults to the run seed, so the same run always reports the same intervals.
+    ``split`` restricts every figure to the cases of that split. Trials whose external tools were
+    answered from a cassette are counted (``replayed_trials``; per case, ``replayed``).
     """
     suite = manifest["suite"]
     meta: dict[str, Any] = suite.get("case_meta", {})
-    tallies = list(tally(records, suite["cases"].keys()).values())
-    cases = [case_entry(t, meta.get(t.case_id, {})) for t in tallies]
+    ids = [cid for cid in suite["cases"] if split is None or meta.get(cid, {}).get("split") == split]
+    replayed: dict[str, int] = {}
+    wanted = set(ids)
+    kept = _note_replayed((r for r in records if split is None or r.case_id in wanted), replayed)
+    tallies = list(tally(kept, ids).values())
+    cases = [{**case_entry(t, meta.get(t.case_id, {})), "replayed": replayed.get(t.case_id, 0)} for t in tallies]
     boot_seed = manifest.get("seed", 0) if seed is None else seed
     summary = {
         "suite": {
@@ -142,6 +154,8 @@ def build_summary(
             "confidence": CONFIDENCE,
             "bootstrap": {"seed": boot_seed, "resamples": RESAMPLES, "unit": "case (groups resampled whole)"},
             **suite_block(tallies, cases, boot_seed),
+            "replayed_trials": sum(replayed.values()),
+            **({"split": split} if split is not None else {}),
         },
         "agent": manifest["agent"],
         "cases": cases,
@@ -149,6 +163,14 @@ def build_summary(
     if by:
         summary["strata"] = strata(tallies, cases, by, boot_seed)
     return summary
+
+
+def _note_replayed(records: Iterable[TrialRecord], counts: dict[str, int]) -> Iterable[TrialRecord]:
+    """Pass records through, counting per case those that ran on replayed external tools."""
+    for r in records:
+        if r.replayed:
+            counts[r.case_id] = counts.get(r.case_id, 0) + 1
+        yield r
 
 
 def stratum_value(case: dict[str, Any], key: str) -> str | None:

@@ -18,6 +18,10 @@ class CaseTally:
     errors: int = 0
     latencies: list[float] = field(default_factory=list)
     costs: list[float] = field(default_factory=list)
+    user_costs: list[float] = field(default_factory=list)
+    """Cost of the model-played user per graded trial (0 for the scripted user)."""
+    judge_costs: list[float] = field(default_factory=list)
+    """Cost of the LLM judge per graded trial (0 without a judge)."""
     steps: list[int] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
     ttft: list[float] = field(default_factory=list)
@@ -45,6 +49,8 @@ class CaseTally:
                 self.failure_reasons.append(f"{first[0].name}: {first[0].reason}")
         self.latencies.append(r.timing.agent_s)
         self.costs.append(r.usage.cost)
+        self.user_costs.append(r.user_usage.cost if r.user_usage else 0.0)
+        self.judge_costs.append(r.judge_usage.cost if r.judge_usage else 0.0)
         self.steps.append(len(r.calls))
         self.tokens.append(r.usage.input_tokens + r.usage.output_tokens)
         if r.usage.time_to_first_token_s is not None:

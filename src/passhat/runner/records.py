@@ -68,6 +68,9 @@ class TrialRecord(BaseModel):
     trace_id: str | None = None
     spans: list[Span] = Field(default_factory=list)
     """The trial as a tree of spans (trial → agent → model / tool / user turns, and grading)."""
+    replayed: bool = False
+    """True when at least one external tool call was answered from a cassette (``--replay``), not by the
+    real service: the report says which trials ran on replayed tools."""
 
     @property
     def key(self) -> tuple[str, int]:

@@ -19,10 +19,13 @@ from typing import Any
 from passhat import __version__
 from passhat.cases import Case, Suite
 from passhat.errors import RunError
+from passhat.graders.judge import Judge
+from passhat.redaction import Redactor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
-from passhat.runner.trial import AgentFn, error_record, run_trial
+from passhat.runner.trial import AgentFn, UserFactory, error_record, run_trial
 from passhat.seeding import trial_seed
+from passhat.tools.cassette import Cassette
 
 MAX_ATTEMPTS = 2
 """An infrastructure error is retried once; what remains is reported as ``error``."""
@@ -40,6 +43,14 @@ class RunConfig:
     concurrency: int = 4
     out: Path = Path("runs/latest")
     extra_manifest: dict[str, Any] = field(default_factory=dict)
+    redactor: Redactor = field(default_factory=Redactor)
+    """Applied to every record before it reaches disk (on by default: e-mail, phone, card numbers)."""
+    user: UserFactory | None = None
+    """The user simulator per trial (default: the scripted user of each case)."""
+    judge: Judge | None = None
+    """The LLM judge for cases with a ``judge:`` section (without one, such cases' judge grades fail)."""
+    cassette: Cassette | None = None
+    """Record (``--record``) or replay (``--replay``) the domain's external tools (tools/cassette.py)."""
 
 
 def build_manifest(cfg: RunConfig) -> dict[str, Any]:
@@ -50,12 +61,15 @@ def build_manifest(cfg: RunConfig) -> dict[str, Any]:
         "platform": platform.platform(),
         "suite": {"name": suite.name, "folder": str(suite.folder), "hash": suite.content_hash(),
                   "cases": suite.case_hashes(),
-                  "case_meta": {c.id: {"tags": c.tags, "group": c.group, "split": c.split} for c in suite.cases},
+                  "case_meta": {c.id: {"tags": c.tags, "group": c.group, "split": c.split, "domain": c.domain,
+                                       "fixture": c.fixture} for c in suite.cases},
                   "domains": {n: d.content_hash() for n, d in suite.domains.items()}},
         "agent": cfg.agent_spec,
         "trials": cfg.trials,
         "seed": cfg.seed,
         "concurrency": cfg.concurrency,
+        "redaction": cfg.redactor.describe(),
+        "cassette": cfg.cassette.describe() if cfg.cassette is not None else None,
         "started_at": datetime.now(UTC).isoformat(),
         "finished_at": None,
         "status": "running",
@@ -65,7 +79,7 @@ def build_manifest(cfg: RunConfig) -> dict[str, Any]:
 
 def check_resumable(old: dict[str, Any], new: dict[str, Any]) -> None:
     """A run can only be resumed with the same suite, agent, trials and seed."""
-    for key in ("agent", "trials", "seed"):
+    for key in ("agent", "trials", "seed", "models"):
         if old.get(key) != new.get(key):
             raise RunError(f"cannot resume: {key} was {old.get(key)!r}, now {new.get(key)!r}")
     if old.get("suite", {}).get("hash") != new["suite"]["hash"]:
@@ -78,7 +92,8 @@ async def _attempt(case: Case, cfg: RunConfig, trial: int) -> TrialRecord:
     for attempt in range(1, MAX_ATTEMPTS + 1):
         started = time.perf_counter()
         try:
-            record = await run_trial(case, domain, cfg.agent, trial, seed)
+            record = await run_trial(case, domain, cfg.agent, trial, seed, user=cfg.user, judge=cfg.judge,
+                                     cassette=cfg.cassette)
             record.attempt = attempt
             return record
         except Exception:
@@ -93,7 +108,7 @@ async def execute(
     on_record: Callable[[TrialRecord], None] | None = None,
 ) -> RunStore:
     """Run every pending trial of the suite into ``cfg.out``; returns the store."""
-    store = RunStore(cfg.out)
+    store = RunStore(cfg.out, cfg.redactor)
     manifest = build_manifest(cfg)
     done: set[tuple[str, int]] = set()
     if resume:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat.errors import RunError
+from passhat.redaction import Redactor
 from passhat.runner.records import TrialRecord
 
 MANIFEST, TRIALS, SUMMARY = "manifest.json", "trials.jsonl", "summary.json"
@@ -33,9 +34,11 @@ def write_json_atomic(path: Path, data: Any) -> None:
 class RunStore:
     """Reads and writes one run folder."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, redactor: Redactor | None = None) -> None:
         self.folder = folder
         self._fh: Any = None
+        self.redactor = redactor or Redactor(enabled=False)
+        """Applied to every record before it is written (the runner passes the run's redactor)."""
 
     @property
     def trials_path(self) -> Path:
@@ -90,7 +93,8 @@ class RunStore:
         """Append one whole record and make it durable before returning."""
         if self._fh is None:
             raise RunError("run store is not open for appending")
-        line = record.model_dump_json().encode("utf-8") + b"\n"
+        data = self.redactor.value(record.model_dump(mode="json"))
+        line = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
         self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())

@@ -15,16 +15,22 @@ from datetime import UTC, datetime
 from passhat.attribution import attribute
 from passhat.cases import Case
 from passhat.domain import Domain
-from passhat.episode import EndReason, Episode, LimitExceeded
+from passhat.episode import EndReason, Episode, LimitExceeded, UserSimulator
+from passhat.errors import InfrastructureError
 from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial_passed
-from passhat.runner.records import Timing, TrialRecord
+from passhat.graders.judge import Judge, judge_trial
+from passhat.runner.records import Outcome, Timing, TrialRecord
 from passhat.seeding import derive_seed
 from passhat.tools import ToolBoundary, ToolContext
+from passhat.tools.cassette import Cassette
 from passhat.tracing import build_spans, trace_id
 from passhat.users import ScriptedUser
 from passhat.world import World
 
 AgentFn = Callable[[Episode], Awaitable[str | None]]
+UserFactory = Callable[[Case, int, ToolBoundary], UserSimulator]
+"""Makes the user simulator of one trial from the case, the user's seed and the tool boundary (so a
+model-played user can see whether the agent's write has happened). Default: the scripted user."""
 
 
 async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndReason, str | None]:
@@ -35,6 +41,8 @@ async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndR
         return "time_limit", f"time limit: the agent did not finish within {seconds:g}s"
     except LimitExceeded as exc:
         return exc.reason, str(exc)
+    except InfrastructureError:  # a provider kept failing: not the agent's fault, the runner records `error`
+        raise
     except Exception:
         if episode.limit is not None:  # the agent caught LimitExceeded and raised something else
             return episode.limit.reason, str(episode.limit)
@@ -53,6 +61,10 @@ async def run_trial(
     trial: int,
     seed: int,
     graders: tuple[Grader, ...] = DEFAULT_GRADERS,
+    *,
+    user: UserFactory | None = None,
+    judge: Judge | None = None,
+    cassette: Cassette | None = None,
 ) -> TrialRecord:
     """Run and grade one trial. Raises only on infrastructure failure (the caller records ``error``)."""
     timing = Timing(started_at=datetime.now(UTC).isoformat())
@@ -63,12 +75,15 @@ async def run_trial(
     try:
         t0 = time.monotonic()
         ctx = ToolContext(world, identity=case.user.identity, facts=dict(case.user.facts))
-        boundary = ToolBoundary(domain.tool_list(), ctx, allowed=case.allowed_tools,
+        session = cassette.session(case.id, trial) if cassette is not None else None  # external tools
+        tools = session.wrap(domain.tool_list()) if session is not None else domain.tool_list()
+        boundary = ToolBoundary(tools, ctx, allowed=case.allowed_tools,
                                 forbidden=case.forbidden_tools, faults=case.faults, t0=t0)
+        simulator = ScriptedUser(case.user) if user is None else user(case, derive_seed("user", seed), boundary)
         episode = Episode(
             case_id=case.id, domain=domain.name, trial=trial, seed=derive_seed("agent", seed),
             instruction=case.instruction, policy=domain.policy, identity=case.user.identity,
-            boundary=boundary, user=ScriptedUser(case.user), max_steps=case.limits.max_steps,
+            boundary=boundary, user=simulator, max_steps=case.limits.max_steps,
             max_cost=case.limits.max_cost, t0=t0,
         )
         t_agent = time.perf_counter()
@@ -85,10 +100,20 @@ async def run_trial(
                          query=world.query, error=error)
         grades = grade_all(view, graders)
         timing.grade_ms = (time.perf_counter() - t_grade) * 1000
+        judged = None
+        if case.judge is not None:  # model calls: timed apart from the harness's own grading overhead
+            t_judge = time.perf_counter()
+            judged = await judge_trial(view, judge, policy=domain.policy, seed=derive_seed("judge", seed))
+            grades += judged.grades
+            timing.judge_s = time.perf_counter() - t_judge
     finally:
         world.close()
     timing.total_s = time.perf_counter() - t_start
-    outcome = "pass" if trial_passed(grades) else "fail"
+    outcome: Outcome = "pass" if trial_passed(grades) else "fail"
+    if session is not None:
+        session.close()
+        if session.problems:  # a stale recording is infrastructure, not the agent's failure (tools/cassette.py)
+            outcome, error = "error", session.error_text()
     calls = boundary.calls
     spans = build_spans(seed=seed, case_id=case.id, calls=calls, messages=episode.messages,
                         model_calls=episode.model_calls, agent_s=timing.agent_s, grade_s=timing.grade_ms / 1000,
@@ -97,8 +122,9 @@ async def run_trial(
         case_id=case.id, trial=trial, seed=seed, outcome=outcome, end_reason=end_reason, grades=grades,
         calls=calls, messages=episode.messages, reply=episode.reply, diff=diff.to_json(), usage=episode.usage,
         model_calls=episode.model_calls, timing=timing, error=error,
+        user_usage=getattr(simulator, "usage", None), judge_usage=judged.usage if judged else None,
         failure=attribute(case, outcome, grades, calls, episode.messages, end_reason, error),
-        trace_id=trace_id(seed), spans=spans,
+        trace_id=trace_id(seed), spans=spans, replayed=session is not None and session.replayed,
     )
 
 

@@ -1,0 +1,102 @@
+"""From command-line options to the run's model roles: agent, user simulator, judge.
+
+Kept here so ``passhat run`` gains the model options with one decorator, and so the manifest records
+exactly what was configured (model, endpoint, temperature, seed policy, prompt hash, prices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from passhat.agents.llm.chat import is_model_spec
+from passhat.agents.llm.loop import AgentSettings
+from passhat.agents.llm.pricing import PriceTable, load_price_table
+from passhat.agents.llm.retry import RetryPolicy
+from passhat.errors import PasshatError
+
+
+def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the model options to a click command (they arrive as keyword arguments)."""
+    options = [
+        click.option("--base-url", default=None, help="Endpoint of an openai:/anthropic: agent (OpenAI-compatible server)."),
+        click.option("--temperature", type=float, default=None, help="Agent sampling temperature (default: the provider's)."),
+        click.option("--max-tokens", type=click.IntRange(1), default=None, help="Agent output-token cap per model call."),
+        click.option("--prices", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
+                     help="YAML/JSON price table extending the built-in one (USD per million tokens)."),
+        click.option("--user", "user_spec", default="scripted", show_default=True,
+                     help="User simulator: scripted, or openai:MODEL / anthropic:MODEL."),
+        click.option("--user-base-url", default=None, help="Endpoint of the user model (default: --base-url)."),
+        click.option("--judge", "judge_spec", default=None, help="Judge model for cases with a judge: section."),
+        click.option("--judge-base-url", default=None, help="Endpoint of the judge model (default: --base-url)."),
+        click.option("--retries", type=click.IntRange(1), default=6, show_default=True,
+                     help="Attempts per model call on 429/5xx before the trial is an infrastructure error."),
+        click.option("--retry-delay", type=click.FloatRange(0), default=1.0, show_default=True,
+                     help="First backoff delay in seconds (doubles per retry)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@dataclass
+class ModelSetup:
+    """The run's agent plus optional model-played user and judge, and what the manifest records."""
+
+    agent: Callable[[Any], Awaitable[str | None]]
+    user: Any = None
+    judge: Any = None
+    manifest: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _unpriced(role: str, described: dict[str, Any] | None) -> list[str]:
+    if described is None or described.get("price") is not None:
+        return []
+    return [f"no price for {role} model {described['model']!r}: its cost is recorded as 0 (add it with --prices FILE)"]
+
+
+def build_model_setup(
+    agent_spec: str, *, base_url: str | None = None, temperature: float | None = None, max_tokens: int | None = None,
+    prices: Path | None = None, user_spec: str = "scripted", user_base_url: str | None = None,
+    judge_spec: str | None = None, judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
+) -> ModelSetup:
+    """Resolve the options; raises PasshatError naming the option at fault."""
+    from passhat.agents import load_agent
+
+    table: PriceTable = load_price_table(prices)
+    retry = RetryPolicy(attempts=retries, base_delay_s=retry_delay, max_delay_s=max(retry_delay, 30.0))
+    models: dict[str, Any] = {}
+    if is_model_spec(agent_spec):
+        settings = AgentSettings(temperature=temperature, max_tokens=max_tokens)
+        from passhat.agents.llm import model_agent
+
+        agent: Any = model_agent(agent_spec, base_url=base_url, settings=settings, retry=retry, prices=table)
+        models["agent"] = agent.describe()
+    else:
+        if base_url or temperature is not None or max_tokens is not None:
+            raise PasshatError("--base-url, --temperature and --max-tokens apply to openai:MODEL / anthropic:MODEL agents")
+        agent = load_agent(agent_spec)
+    user = None
+    if user_spec != "scripted":
+        if not is_model_spec(user_spec):
+            raise PasshatError(f"--user {user_spec!r}: expected scripted, openai:MODEL or anthropic:MODEL")
+        from passhat.users.llm import llm_user
+
+        user = llm_user(user_spec, base_url=user_base_url or base_url, prices=table, retry=retry)
+        models["user"] = user.describe()
+    judge = None
+    if judge_spec:
+        if not is_model_spec(judge_spec):
+            raise PasshatError(f"--judge {judge_spec!r}: expected openai:MODEL or anthropic:MODEL")
+        from passhat.agents.llm import chat_model
+        from passhat.graders.judge import Judge
+
+        judge = Judge(chat_model(judge_spec, base_url=judge_base_url or base_url, retry=retry), prices=table)
+        models["judge"] = judge.describe()
+    warnings = [w for role in ("agent", "user", "judge") for w in _unpriced(role, models.get(role))]
+    return ModelSetup(agent, user, judge, {"models": models} if models else {}, warnings)

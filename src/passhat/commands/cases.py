@@ -1,0 +1,99 @@
+"""``passhat cases lint`` and ``passhat cases import`` (registered on the ``cases`` group in cli.py).
+
+Exit codes: 0 clean (warnings alone are clean unless ``--strict``), 1 findings, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from passhat.errors import PasshatError
+from passhat.lint import LintReport, lint_suite
+from passhat.lint.similarity import THRESHOLD
+
+EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _bad_input(message: str) -> None:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def print_report(report: LintReport, console: Console, strict: bool) -> None:
+    """Findings first (errors, then warnings), then coverage by split, tag and tool."""
+    for f in report.findings:
+        style = "red" if f.severity == "error" else "yellow"
+        console.print(f"[{style}]{f.severity}[/{style}] [bold]{f.code}[/bold] {f.file}"
+                      f"{': ' + f.field if f.field else ''}: {f.message}", highlight=False, soft_wrap=True)
+    cov = report.coverage
+    console.print(f"\n[bold]{report.suite}[/bold]: {report.cases} case file(s) · "
+                  + " · ".join(f"{s} {n}" for s, n in cov.get("splits", {}).items())
+                  + f" · {cov.get('families', 0)} {'family' if cov.get('families') == 1 else 'families'} "
+                  f"covering {cov.get('cases_in_families', 0)} case(s)",
+                  highlight=False)
+    for key, values in cov.get("tags", {}).items():
+        console.print(f"  tag {key}: " + ", ".join(f"{v} {n}" for v, n in values.items()), highlight=False)
+    tools = Table(title="tools (cases exercising each: required / ordered / faulted / forbidden)", title_justify="left")
+    for col in ("tool", "kind", "cases", "required", "ordered", "faulted", "forbidden"):
+        tools.add_column(col, justify="left" if col in ("tool", "kind") else "right")
+    for name, t in cov.get("tools", {}).items():
+        kind = t["kind"] + (" external" if t["external"] else "")
+        tools.add_row(name, kind, *(str(t[k]) for k in ("cases", "required", "ordered", "faulted", "forbidden")),
+                      style="dim" if t["cases"] == 0 else None)
+    if cov.get("tools"):
+        console.print(tools)
+    if cov.get("unexercised_tools"):
+        console.print(f"not exercised by any case: {', '.join(cov['unexercised_tools'])}", highlight=False)
+    verdict = "ok" if report.ok(strict) else "FAILED"
+    style = "green" if report.ok(strict) else "red"
+    console.print(f"[{style}]{verdict}[/{style}]: {len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+                  + (" (--strict: warnings fail)" if strict else ""), highlight=False)
+
+
+@click.command("lint")
+@click.argument("suite")
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@click.option("--threshold", type=click.FloatRange(0.5, 1.0), default=THRESHOLD, show_default=True,
+              help="Instruction similarity at which cases in different splits are flagged as probable leaks.")
+@click.option("--json", "json_out", is_flag=True, help="Print the report as JSON.")
+def lint_command(suite: str, strict: bool, threshold: float, json_out: bool) -> None:
+    """Check SUITE (a built-in name or a folder): schema, references, ids, leaks, grading, coverage."""
+    try:
+        report = lint_suite(suite, threshold=threshold)
+    except PasshatError as exc:
+        _bad_input(str(exc))
+        return
+    if json_out:
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print_report(report, Console(), strict)
+    sys.exit(EXIT_OK if report.ok(strict) else EXIT_FINDINGS)
+
+
+@click.command("import")
+@click.argument("source", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--domain", required=True, help="Domain of the cases: a built-in name, module:attr or a .py path.")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True, help="Folder for the skeletons.")
+@click.option("--no-redact", is_flag=True, help="Keep e-mail, phone and card numbers (default: redacted).")
+def import_command(source: Path, domain: str, out: Path, no_redact: bool) -> None:
+    """Turn SOURCE (JSONL of real requests, one object per line with a `text`) into case skeletons."""
+    from passhat.cases.importer import import_requests
+    from passhat.redaction import Redactor
+
+    try:
+        result = import_requests(source, domain, out, redactor=Redactor(enabled=not no_redact))
+    except PasshatError as exc:
+        _bad_input(str(exc))
+        return
+    err = Console(stderr=True)
+    err.print(f"wrote {len(result.written)} skeleton(s) to {out} (tags: source=production, split: dev); "
+              f"finish the TODOs, then `passhat cases lint {out}`", highlight=False)
+    if result.ignored_fields:
+        err.print("ignored fields: " + ", ".join(f"{k} ({n} line(s))" for k, n in result.ignored_fields.items()),
+                  highlight=False)

@@ -1,0 +1,138 @@
+"""``passhat compare BASE CANDIDATE``: paired, case-by-case comparison of two runs of one suite.
+
+Exit codes: 0 when the comparison was made (whatever it found), 2 bad input (not run folders,
+different suites without ``--allow-changed-cases``). Gating on the result is ``passhat gate``'s job.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from passhat.compare import compare_runs
+from passhat.errors import PasshatError
+
+EXIT_BAD_INPUT = 2
+
+
+def _pct(x: float | None, signed: bool = False, digits: int = 3) -> str:
+    return "—" if x is None else (f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}")
+
+
+def _p(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2g}"
+
+
+def changes_table(rows: list[dict[str, Any]], title: str, style: str) -> Table:
+    table = Table(title=title, title_style=style)
+    for col in ("case", "base", "candidate", "candidate's most common failure"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(escape(r["id"]), r["base"], r["candidate"], escape(r.get("reason") or ""), style=style)
+    return table
+
+
+TESTS = {"paired_t": "t", "paired_t_clustered": "t (clustered)", "mcnemar_midp": "McNemar mid-p"}
+
+
+def _label(metric: str) -> str:
+    """pass_hat_4 → pass^4, pass_at_2 → pass@2."""
+    family, k = metric.rsplit("_", 1)
+    return f"pass{'^' if family == 'pass_hat' else '@'}{k}"
+
+
+def metrics_table(metrics: dict[str, Any], title: str, strata: bool = False) -> Table:
+    """One row per metric; red when the interval excludes 0 downwards, green upwards. Tests go in the caption."""
+    tests = sorted({TESTS.get(m["test"], m["test"]) for m in metrics.values()})
+    notes = [f"p: {', '.join(tests)}"] + (["Holm: adjusted within each metric"] if strata else [])
+    if any(m["mde"] is None for m in metrics.values()):
+        notes.append("MDE —: no case differs (the interval is the resolution)")
+    table = Table(title=title, caption="; ".join(notes), box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    cols = ("stratum" if strata else "metric", "base", "cand", "Δ", "interval", "p", "Holm" if strata else "r", "MDE", "n")
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("metric", "stratum") else "right", no_wrap=True)
+    d = 2 if strata else 3
+    for name, m in metrics.items():
+        excludes_zero = m["ci_low"] > 0 or m["ci_high"] < 0
+        style = ("red" if m["delta"] < 0 else "green") if excludes_zero else None
+        table.add_row(name, _pct(m["base"], digits=d), _pct(m["candidate"], digits=d), _pct(m["delta"], True, d),
+                      f"[{m['ci_low']:+.{d}f}, {m['ci_high']:+.{d}f}]", _p(m["p_value"]),
+                      _p(m.get("p_holm")) if strata else _pct(m["correlation"]), _pct(m["mde"], digits=d),
+                      str(m["cases"]), style=style)
+    return table
+
+
+def _shown(metrics: dict[str, Any]) -> dict[str, Any]:
+    """pass^k and pass@k for k = 1, 2, 4, … and the largest k (the JSON has every k); pass@1 is pass^1."""
+    ks = sorted({int(name.rsplit("_", 1)[1]) for name in metrics})
+    keep = {k for k in ks if k & (k - 1) == 0} | ({ks[-1]} if ks else set())
+    return {_label(n): m for n, m in metrics.items() if int(n.rsplit("_", 1)[1]) in keep and n != "pass_at_1"}
+
+
+def print_comparison(result: dict[str, Any], console: Console) -> None:
+    """New failures first, then new passes, the metric table and the strata."""
+    base, cand = result["base"], result["candidate"]
+    console.print(f"[bold]{escape(str(cand['suite']))}[/bold]: candidate [bold]{escape(str(cand['agent']))}[/bold] "
+                  f"({escape(cand['folder'])}) vs base [bold]{escape(str(base['agent']))}[/bold] ({escape(base['folder'])}) · "
+                  f"{result['cases']['compared']} paired case(s)", highlight=False)
+    for role, run in (("base", base), ("candidate", cand)):
+        if run.get("status") != "complete":
+            console.print(f"[yellow]warning: the {role} run is not complete (status {run.get('status')!r})[/yellow]")
+    changes = result["changes"]
+    if changes["new_failures"]:
+        console.print(changes_table(changes["new_failures"], f"{len(changes['new_failures'])} NEW FAILURE(S): "
+                                    "passed every trial in base, not in candidate", "bold red"))
+    else:
+        console.print("[green]no new failures[/green]")
+    if changes["new_passes"]:
+        console.print(changes_table(changes["new_passes"], f"{len(changes['new_passes'])} new pass(es)", "green"))
+    if changes["missing"]:
+        missing = escape(", ".join(r["id"] for r in changes["missing"]))
+        console.print(f"[yellow]no graded trial in candidate for: {missing}[/yellow]")
+    level = f"{result['confidence']:.0%}"
+    console.print(metrics_table(_shown(result["metrics"]), f"paired differences, {level} interval (BCa over cases)"))
+    for key, values in result["strata"].items():
+        rows = {f"{escape(v)} {_label(name)}": m for v, block in values.items() for name, m in block.items() if name != "cases"}
+        if rows:
+            console.print(metrics_table(rows, f"by {key}", strata=True))
+    for e in result["cases"]["excluded"]:
+        console.print(f"[yellow]excluded {escape(e['id'])}: {escape(e['reason'])}[/yellow]", highlight=False)
+
+
+@click.command("compare")
+@click.argument("base", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("candidate", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--json", "json_out", type=click.Path(path_type=Path, dir_okay=False), help="Write the comparison here.")
+@click.option("--html", "html_out", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the comparison as a self-contained HTML page here (new failures first).")
+@click.option("--allow-changed-cases", is_flag=True,
+              help="Compare runs of different suites on the cases whose content (and domain) is unchanged.")
+@click.option("--by", multiple=True, help="Per-stratum results for this tag (repeatable; also split, group).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
+@click.option("--quiet", "-q", is_flag=True, help="No tables (use with --json).")
+def compare(base: Path, candidate: Path, json_out: Path | None, allow_changed_cases: bool, by: tuple[str, ...],
+            seed: int, confidence: float, quiet: bool, html_out: Path | None = None) -> None:
+    """Compare CANDIDATE with BASE (two run folders of the same suite), case by case."""
+    try:
+        result = compare_runs(base, candidate, allow_changed_cases=allow_changed_cases, by=by, seed=seed,
+                              confidence=confidence)
+    except PasshatError as exc:
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        sys.exit(EXIT_BAD_INPUT)
+    if json_out is not None:
+        json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    if html_out is not None:
+        from passhat.report.html import render_compare_html
+
+        html_out.write_text(render_compare_html(result), "utf-8")
+    if not quiet:
+        print_comparison(result, Console())

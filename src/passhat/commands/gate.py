@@ -1,0 +1,124 @@
+"""``passhat gate RUN``, and the gate steps of ``passhat run --gate``: register before, evaluate after.
+
+Exit codes: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input (malformed gate file, a gate file changed since
+it was registered, unusable baseline, missing calibration file).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from passhat.commands.outputs import write_ci_outputs
+from passhat.errors import PasshatError
+from passhat.gate import EXIT_BAD_INPUT, gate_run, registration_for_run, write_gate_result
+from passhat.report.markdown import ICONS
+from passhat.results import build_summary
+from passhat.runner.store import SUMMARY, RunStore
+
+STYLES = {"PASS": "green", "FAIL": "bold red", "INCONCLUSIVE": "yellow", "SKIPPED": "dim"}
+
+
+def print_gate(result: dict[str, Any], console: Console) -> None:
+    """Every rule with its outcome, numbers and reason; overrides and missing pre-registration loudly."""
+    info = result["gate"]
+    if info.get("override"):
+        console.print(f"[bold white on red] GATE CHANGED AFTER THE RUN STARTED [/] {info['override']['message']}: "
+                      f"registered sha256 {info['override']['registered_sha256'][:12]}…, used "
+                      f"{info['override']['used_sha256'][:12]}… (recorded in gate.json)", highlight=False)
+    elif not info.get("preregistered"):
+        console.print("[bold yellow]warning:[/] this gate was NOT pre-registered (not recorded in the manifest "
+                      "before the first trial); its outcome is reported as such in gate.json", highlight=False)
+    table = Table(title=f"gate: {escape(info['name'])} (one-sided α = {info['alpha']:g})", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("outcome", no_wrap=True)
+    table.add_column("rule: reason (numbers and bounds in gate.json)", overflow="fold", ratio=1)
+    for r in result["rules"]:
+        table.add_row(f"[{STYLES[r['outcome']]}]{r['outcome']}[/]", f"[bold]{escape(r['name'])}[/bold]: {escape(r['reason'])}")
+    console.print(table)
+    outcome = result["outcome"]
+    console.print(f"[{STYLES[outcome]}]{ICONS[outcome]} gate {outcome}[/] (exit {result['exit_code']})", highlight=False)
+
+
+def _error(message: str) -> None:
+    Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(message)}", highlight=False)
+
+
+def register_gate(gate_file: Path | None, out: Path, resume: bool) -> dict[str, Any] | None:
+    """The manifest's ``gate`` entry for ``passhat run --gate`` (kept from the old manifest on resume)."""
+    old = RunStore(out).read_manifest() if resume else None
+    return registration_for_run(gate_file, old)
+
+
+def finish_run(out: Path, summary: dict[str, Any], *, gated: bool, junit: Path | None, summary_md: Path | None,
+               quiet: bool = False) -> int:
+    """After ``passhat run``: evaluate the registered gate, write gate.json and CI outputs; the exit code."""
+    err = Console(stderr=True)
+    result = None
+    if gated:
+        try:
+            result = gate_run(out)
+        except PasshatError as exc:
+            _error(f"gate: {exc}")
+            return EXIT_BAD_INPUT
+        write_gate_result(out, result)
+        print_gate(result, err if quiet else Console())
+    try:
+        written = write_ci_outputs(out, summary, result, junit=junit, summary_md=summary_md)
+    except OSError as exc:
+        _error(f"cannot write CI output: {exc}")
+        return EXIT_BAD_INPUT
+    for path in written:
+        err.print(f"wrote {path}", highlight=False)
+    return int(result["exit_code"]) if result else 0
+
+
+def _summary(run_folder: Path) -> dict[str, Any]:
+    path = run_folder / SUMMARY
+    if path.exists():
+        summary: dict[str, Any] = json.loads(path.read_text("utf-8"))
+        return summary
+    store = RunStore(run_folder)
+    return build_summary(store.iter_records(), store.read_manifest())
+
+
+@click.command("gate")
+@click.argument("run_folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--gate", "gate_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Gate file (default: the one registered when the run started).")
+@click.option("--baseline", type=click.Path(path_type=Path, exists=True, file_okay=False),
+              help="Baseline run folder for no_new_failures and non_inferior rules.")
+@click.option("--allow-gate-change", is_flag=True,
+              help="Evaluate a gate file that differs from the registered one; the override is recorded.")
+@click.option("--allow-changed-cases", is_flag=True,
+              help="Compare with a baseline of a different suite version on its unchanged cases only.")
+@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), help="Write JUnit XML here.")
+@click.option("--summary-md", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write a Markdown summary here (also appended to $GITHUB_STEP_SUMMARY when set).")
+def gate(run_folder: Path, gate_file: Path | None, baseline: Path | None, allow_gate_change: bool,
+         allow_changed_cases: bool, junit: Path | None, summary_md: Path | None) -> None:
+    """Evaluate the release gate of RUN_FOLDER: exit 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input."""
+    try:
+        result = gate_run(run_folder, gate_file, baseline, allow_gate_change=allow_gate_change,
+                          allow_changed_cases=allow_changed_cases)
+        summary = _summary(run_folder)
+    except PasshatError as exc:
+        _error(str(exc))
+        sys.exit(EXIT_BAD_INPUT)
+    path = write_gate_result(run_folder, result)
+    print_gate(result, Console())
+    try:
+        written = [path, *write_ci_outputs(run_folder, summary, result, junit=junit, summary_md=summary_md)]
+    except OSError as exc:
+        _error(f"cannot write CI output: {exc}")
+        sys.exit(EXIT_BAD_INPUT)
+    for p in written:
+        Console(stderr=True).print(f"wrote {p}", highlight=False)
+    sys.exit(result["exit_code"])

@@ -1,0 +1,164 @@
+"""``passhat judge`` (re-judge a recorded run, N times for test-retest) and ``passhat pairwise``.
+
+Both work from a run folder's records, so a judge can be recalibrated or swapped without re-running
+the agents: the judge sees what it would have seen live (messages, tool calls, changed rows, policy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import yaml
+from rich.console import Console
+
+from passhat.agents.llm import RetryPolicy, chat_model, load_price_table
+from passhat.calibrate.inputs import judgments_from_grades
+from passhat.cases import load_suite
+from passhat.cases.rubric import JudgeSpec
+from passhat.cases.suite import Suite
+from passhat.errors import PasshatError
+from passhat.graders.judge import Judge, PairwiseVerdict, pairwise_summary
+from passhat.graders.judge_prompt import Evidence
+from passhat.runner.records import TrialRecord
+from passhat.runner.store import RunStore
+from passhat.seeding import derive_seed
+
+T = TypeVar("T")
+EXIT_BAD_INPUT = 2
+
+
+def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--judge", "judge_spec", required=True, help="openai:MODEL or anthropic:MODEL"),
+        click.option("--base-url", default=None, help="Endpoint of the judge model."),
+        click.option("--prices", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None),
+        click.option("--retries", type=click.IntRange(1), default=6, show_default=True),
+        click.option("--retry-delay", type=click.FloatRange(0), default=1.0, show_default=True),
+        click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True),
+        click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="JSONL to write."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _judge(judge_spec: str, base_url: str | None, prices: Path | None, retries: int, retry_delay: float) -> Judge:
+    retry = RetryPolicy(attempts=retries, base_delay_s=retry_delay, max_delay_s=max(retry_delay, 30.0))
+    return Judge(chat_model(judge_spec, base_url=base_url, retry=retry), prices=load_price_table(prices))
+
+
+def _suite(run: Path) -> tuple[Suite, list[TrialRecord], dict[str, Any]]:
+    store = RunStore(run)
+    manifest = store.read_manifest()
+    suite = load_suite(manifest["suite"]["folder"])
+    if suite.content_hash() != manifest["suite"].get("hash"):
+        Console(stderr=True).print(f"[yellow]warning:[/yellow] the suite of {run} changed since the run; judging with "
+                                   "the current rubrics", highlight=False)
+    return suite, [r for r in store.iter_records() if r.outcome != "error"], manifest
+
+
+def _evidence(suite: Suite, r: TrialRecord) -> Evidence:
+    case = suite.case(r.case_id)
+    return Evidence(messages=r.messages, calls=r.calls, changes=r.diff, policy=suite.domain_of(case).policy)
+
+
+async def _bounded(jobs: list[Callable[[], Awaitable[T]]], concurrency: int) -> list[T]:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(job: Callable[[], Awaitable[T]]) -> T:
+        async with gate:
+            return await job()
+
+    return list(await asyncio.gather(*(one(j) for j in jobs)))
+
+
+def _fail(message: str) -> None:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+@click.command("judge")
+@click.argument("run_folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--repeats", type=click.IntRange(1), default=1, show_default=True,
+              help="Judge each trial this many times with the same pinned settings (test-retest).")
+@judge_options
+def judge_command(run_folder: Path, repeats: int, judge_spec: str, base_url: str | None, prices: Path | None,
+                  retries: int, retry_delay: float, concurrency: int, out: Path) -> None:
+    """Judge the recorded trials of RUN_FOLDER whose cases have a judge: section; write judgments JSONL."""
+    try:
+        judge = _judge(judge_spec, base_url, prices, retries, retry_delay)
+        suite, records, _ = _suite(run_folder)
+    except (PasshatError, ValueError, KeyError) as exc:
+        _fail(str(exc))
+        return
+    todo = [(r, rep) for r in records if r.case_id in {c.id for c in suite.cases} and suite.case(r.case_id).judge
+            for rep in range(repeats)]
+
+    def job(r: TrialRecord, rep: int) -> Callable[[], Awaitable[Any]]:
+        rubric = suite.case(r.case_id).judge
+        assert rubric is not None
+        return lambda: judge.judge(rubric, _evidence(suite, r), derive_seed("judge", r.seed))
+
+    results = asyncio.run(_bounded([job(r, rep) for r, rep in todo], concurrency))
+    info = judge.describe()
+    cost = 0.0
+    with out.open("w", encoding="utf-8") as fh:
+        for (r, rep), judged in zip(todo, results, strict=True):
+            cost += judged.usage.cost
+            for j in judgments_from_grades(r.case_id, r.trial, judged.grades, repeat=rep):
+                fh.write(json.dumps({**j.to_json(), "judge": info}, ensure_ascii=False) + "\n")
+    Console(stderr=True).print(f"judged {len(todo)} trial(s) ({repeats} repeat(s)) · judge cost {cost:.4f} → {out}",
+                               highlight=False)
+
+
+@click.command("pairwise")
+@click.argument("run_a", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("run_b", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--rubric", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
+              help="YAML judge: section to use for every case (default: each case's own).")
+@judge_options
+def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: str, base_url: str | None,
+                     prices: Path | None, retries: int, retry_delay: float, concurrency: int, out: Path) -> None:
+    """Compare the replies of RUN_A and RUN_B trial by trial, each pair judged in both orders (a verdict
+    that flips with the order is a tie); agent and model names are masked."""
+    try:
+        judge = _judge(judge_spec, base_url, prices, retries, retry_delay)
+        suite, records_a, manifest_a = _suite(run_a)
+        _, records_b, manifest_b = _suite(run_b)
+        shared = JudgeSpec.model_validate(yaml.safe_load(rubric.read_text("utf-8"))) if rubric else None
+    except (PasshatError, ValueError, KeyError, OSError) as exc:
+        _fail(str(exc))
+        return
+    mask = tuple(_names(manifest_a) | _names(manifest_b))
+    by_key = {r.key: r for r in records_b}
+    pairs = []
+    for a in records_a:
+        b = by_key.get(a.key)
+        case_rubric = shared or (suite.case(a.case_id).judge if a.case_id in {c.id for c in suite.cases} else None)
+        if b is not None and case_rubric is not None:
+            pairs.append((a, b, case_rubric))
+
+    def job(a: TrialRecord, b: TrialRecord, spec: JudgeSpec) -> Callable[[], Awaitable[PairwiseVerdict]]:
+        return lambda: judge.compare(spec, _evidence(suite, a), _evidence(suite, b), derive_seed("pairwise", a.seed), mask)
+
+    verdicts = asyncio.run(_bounded([job(a, b, s) for a, b, s in pairs], concurrency))
+    with out.open("w", encoding="utf-8") as fh:
+        for (a, _, _), v in zip(pairs, verdicts, strict=True):
+            fh.write(json.dumps({"case_id": a.case_id, "trial": a.trial, "winner": v.winner, "first_order": v.first_order,
+                                 "second_order": v.second_order, "swap_consistent": v.swap_consistent,
+                                 "cost": v.usage.cost}) + "\n")
+    click.echo(json.dumps({"run_a": str(run_a), "run_b": str(run_b), **pairwise_summary(verdicts)}, indent=2))
+
+
+def _names(manifest: dict[str, Any]) -> set[str]:
+    """Agent and model names to hide from the judge (brand bias)."""
+    names = {str(manifest.get("agent", ""))}
+    agent = (manifest.get("models") or {}).get("agent") or {}
+    names |= {str(agent.get("model", "")), str(agent.get("spec", ""))}
+    return {n for n in names if len(n) >= 3}

@@ -1,0 +1,47 @@
+"""``passhat regrade RUN --out DIR``: re-apply today's cases and graders to a stored run.
+
+Exit codes: 0 done (whatever changed), 2 bad input (not a run folder, suite not found, --out in use).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from passhat.errors import PasshatError
+
+
+@click.command("regrade")
+@click.argument("run_folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--suite", "suite_ref", default=None,
+              help="Suite to grade against (default: the folder recorded in the run's manifest).")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True, help="New run folder.")
+@click.option("--quiet", "-q", is_flag=True, help="No summary table.")
+def regrade_command(run_folder: Path, suite_ref: str | None, out: Path, quiet: bool) -> None:
+    """Re-grade RUN_FOLDER's stored trajectories and final states without re-running the agent."""
+    from passhat.regrade import regrade_run
+    from passhat.report.terminal import print_summary
+    from passhat.runner.store import RunStore
+
+    err = Console(stderr=True)
+    try:
+        report = regrade_run(run_folder, out, suite_ref=suite_ref)
+    except PasshatError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        sys.exit(2)
+    if report["changed_cases"]:
+        err.print(f"re-graded with changed case(s): {', '.join(report['changed_cases'])}", highlight=False)
+    if report["missing_cases"]:
+        err.print(f"[yellow]not in the suite any more (skipped {report['skipped_trials']} trial(s)):[/yellow] "
+                  f"{', '.join(report['missing_cases'])}", highlight=False)
+    for ch in report["outcome_changes"]:
+        err.print(f"  {ch['case_id']} trial {ch['trial']}: {ch['before']} → {ch['after']}", highlight=False)
+    err.print(f"{report['trials']} trial(s) re-graded, {len(report['outcome_changes'])} outcome(s) changed; "
+              f"run folder: {out}", highlight=False)
+    if not quiet:
+        import json
+
+        print_summary(json.loads((RunStore(out).folder / "summary.json").read_text("utf-8")), Console())

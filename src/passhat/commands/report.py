@@ -1,0 +1,62 @@
+"""``passhat report RUN``: write ``RUN/report.html``; also what ``passhat run`` does once its summary is written.
+
+Exit codes: 0 report written, 2 bad input (not a run folder).
+"""
+
+from __future__ import annotations
+
+import sys
+import webbrowser
+from pathlib import Path
+from typing import Any
+
+import click
+
+from passhat.errors import PasshatError
+from passhat.report.html import write_report
+
+EXIT_BAD_INPUT = 2
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.1f} MiB"
+
+
+@click.command("report")
+@click.argument("run_folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--open", "open_browser", is_flag=True, help="Open the report in the default browser.")
+def report(run_folder: Path, open_browser: bool) -> None:
+    """Write RUN_FOLDER/report.html: curves, strata, cases, and every trajectory (loaded on demand)."""
+    try:
+        written = write_report(run_folder)
+    except PasshatError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    click.echo(f"{written.path} ({_size(written.page_bytes)}; {written.trials} trial(s), "
+               f"{_size(written.lazy_bytes)} loaded on demand from {written.path.parent / 'report'})")
+    if open_browser:
+        webbrowser.open(written.path.resolve().as_uri())
+
+
+def after_run(folder: Path, summary: dict[str, Any], *, html: bool, otlp: str | None) -> None:
+    """The report and the OTLP export at the end of ``passhat run``.
+
+    Neither changes the run's exit code: the records and summary are already on disk, and a collector
+    that is down must not fail a build whose gate passed. A failure is printed with the command that
+    redoes the step.
+    """
+    if html:
+        try:
+            written = write_report(folder, summary=summary)
+            click.echo(f"report: {written.path}", err=True)
+        except PasshatError as exc:
+            click.echo(f"warning: no report written ({exc}); retry with: passhat report {folder}", err=True)
+    if otlp:
+        from passhat.export import ExportError, export_run
+
+        try:
+            stats = export_run(folder, otlp)
+            click.echo(f"OTLP: {stats.traces} trace(s), {stats.spans} span(s) sent to {stats.endpoint}", err=True)
+        except ExportError as exc:
+            click.echo(f"warning: traces not exported: {exc}; retry with: passhat export-otlp {folder} --endpoint {otlp}",
+                       err=True)

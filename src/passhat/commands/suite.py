@@ -1,0 +1,119 @@
+"""``passhat suite hash|freeze|verify|diff``: suites as versioned datasets.
+
+Exit codes: 0 success, 1 the suite differs from the snapshot (verify), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from passhat.cases import load_suite
+from passhat.errors import PasshatError
+from passhat.suites.changes import changed_cases, describe_changes
+from passhat.suites.snapshot import SuiteChanged, freeze, load_snapshot, suite_block, verify_snapshot, write_snapshot
+
+EXIT_DIFFERS, EXIT_BAD_INPUT = 1, 2
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    sys.exit(code)
+
+
+@click.group("suite")
+def suite_group() -> None:
+    """Suite versions: content hashes, frozen snapshots, what changed."""
+
+
+@suite_group.command("hash")
+@click.argument("suite")
+@click.option("--json", "json_out", is_flag=True, help="Print the hashes as JSON.")
+def hash_command(suite: str, json_out: bool) -> None:
+    """Show the suite hash with per-case, per-domain and per-fixture content hashes."""
+    try:
+        block = suite_block(load_suite(suite))
+    except PasshatError as exc:
+        _fail(str(exc))
+        return
+    if json_out:
+        click.echo(json.dumps(block, indent=2, ensure_ascii=False))
+        return
+    console = Console()
+    console.print(f"[bold]{block['name']}[/bold] suite hash {block['hash']}", highlight=False)
+    for name, h in block["domains"].items():
+        fixtures = ", ".join(f"{f} {fh[:12]}" for f, fh in block["fixtures"].get(name, {}).items())
+        console.print(f"  domain {name}: {h[:16]} (fixtures: {fixtures})", highlight=False)
+    table = Table(box=None, pad_edge=False)
+    for col in ("case", "split", "group", "content hash"):
+        table.add_column(col)
+    for cid, h in block["cases"].items():
+        meta = block["case_meta"][cid]
+        table.add_row(cid, meta["split"], meta["group"] or "", h[:16])
+    console.print(table)
+
+
+@suite_group.command("freeze")
+@click.argument("suite")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="Snapshot file to write (.json, or .yaml).")
+def freeze_command(suite: str, out: Path) -> None:
+    """Write a snapshot of SUITE (case, fixture and domain hashes; passhat version) for `run --frozen`."""
+    try:
+        snapshot = freeze(load_suite(suite))
+    except PasshatError as exc:
+        _fail(str(exc))
+        return
+    write_snapshot(out, snapshot)
+    s = snapshot["suite"]
+    Console(stderr=True).print(f"froze {s['name']} ({len(s['cases'])} cases, hash {s['hash'][:12]}) to {out}",
+                               highlight=False)
+
+
+@suite_group.command("verify")
+@click.argument("suite")
+@click.option("--frozen", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True)
+def verify_command(suite: str, frozen: Path) -> None:
+    """Check that SUITE is exactly the frozen snapshot; exit 1 naming what changed."""
+    try:
+        verify_snapshot(load_suite(suite), load_snapshot(frozen), str(frozen))
+    except SuiteChanged as exc:
+        _fail(str(exc), EXIT_DIFFERS)
+    except PasshatError as exc:
+        _fail(str(exc))
+    Console(stderr=True).print(f"{suite} matches {frozen}", highlight=False)
+
+
+def load_recording(ref: str) -> dict[str, Any]:
+    """A run folder's manifest, a snapshot file, or a suite (built-in name or folder of cases)."""
+    path = Path(ref)
+    if (path / "manifest.json").is_file():
+        manifest: dict[str, Any] = json.loads((path / "manifest.json").read_text("utf-8"))
+        return manifest
+    if path.is_file():
+        return load_snapshot(path)
+    return {"suite": suite_block(load_suite(ref))}
+
+
+@suite_group.command("diff")
+@click.argument("first")
+@click.argument("second")
+@click.option("--json", "json_out", is_flag=True, help="Print the result as JSON.")
+def diff_command(first: str, second: str, json_out: bool) -> None:
+    """Name the cases that differ between FIRST and SECOND (run folders, snapshot files or suites)."""
+    try:
+        result = changed_cases(load_recording(first), load_recording(second))
+    except (PasshatError, ValueError) as exc:
+        _fail(str(exc))
+        return
+    if json_out:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    text = describe_changes(result, limit=10_000)
+    Console().print(text or f"same suite content ({len(result['unchanged'])} case(s) unchanged)", highlight=False)

@@ -1,0 +1,108 @@
+"""``passhat compare``: the whole paired comparison of two runs as one JSON-ready dict.
+
+Cases that newly fail are those that passed every trial in the base run and not in the candidate
+(the seed's "上一版通过的题,这一版不能有新的失败"); they are listed by id, before any average can
+hide them. Strata are tested separately and corrected with Holm within each tag and metric, because
+a family of per-stratum tests would otherwise find a "significant" stratum by chance (statistics.md §4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from passhat.compare.paired import MDE_ALPHA, MDE_POWER, common_max_k, compare_metric, compare_metrics, metric_name
+from passhat.compare.runs import LoadedRun, Matching, load_run, match_cases
+from passhat.results.summary import stratum_value
+from passhat.stats import holm
+
+
+def fully_passes(run: LoadedRun, case_id: str) -> bool:
+    """Every graded trial passed (and there was at least one): pass^k = 1 for every k."""
+    t = run.tallies[case_id]
+    return t.n > 0 and t.passes == t.n
+
+
+def case_changes(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """New failures, new passes, and fully passing base cases with no graded trial in the candidate."""
+    out: dict[str, list[dict[str, Any]]] = {"new_failures": [], "new_passes": [], "missing": []}
+    for cid in case_ids:
+        b, c = base.tallies[cid], cand.tallies[cid]
+        row = {"id": cid, "base": f"{b.passes}/{b.n}", "candidate": f"{c.passes}/{c.n}",
+               "reason": _top_failure(cand, cid)}
+        if fully_passes(base, cid) and c.n == 0:
+            out["missing"].append(row)
+        elif fully_passes(base, cid) and not fully_passes(cand, cid):
+            out["new_failures"].append(row)
+        elif fully_passes(cand, cid) and b.n > 0 and not fully_passes(base, cid):
+            out["new_passes"].append(row)
+    return out
+
+
+def _top_failure(run: LoadedRun, case_id: str) -> str | None:
+    reasons = run.tallies[case_id].failure_reasons
+    return max(set(reasons), key=reasons.count) if reasons else None
+
+
+def compare_runs(
+    base_folder: Path, cand_folder: Path, *, allow_changed_cases: bool = False, by: Sequence[str] = (),
+    seed: int = 0, confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Compare CANDIDATE with BASE case by case; raises ``CompareError`` for runs that cannot be paired."""
+    base, cand = load_run(base_folder), load_run(cand_folder)
+    matching = match_cases(base, cand, allow_changed_cases=allow_changed_cases)
+    return comparison(base, cand, matching, by=by, seed=seed, confidence=confidence)
+
+
+def comparison(base: LoadedRun, cand: LoadedRun, matching: Matching, *, by: Sequence[str] = (),
+               seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
+    """The comparison of already loaded and matched runs (``compare_runs`` without the I/O)."""
+    ids = matching.case_ids
+    top_k = common_max_k(base, cand, ids)
+    changes = case_changes(base, cand, ids)
+    return {
+        "base": base.describe(),
+        "candidate": cand.describe(),
+        "same_suite": matching.same_suite,
+        "confidence": confidence,
+        "seed": seed,
+        "mde": {"alpha": MDE_ALPHA, "power": MDE_POWER, "two_sided": True},
+        "cases": {"compared": len(ids), "excluded": [{"id": e.case_id, "reason": e.reason} for e in matching.excluded]},
+        "metrics": compare_metrics(base, cand, ids, range(1, top_k + 1), seed=seed, confidence=confidence),
+        "new_failures": [r["id"] for r in changes["new_failures"]],
+        "new_passes": [r["id"] for r in changes["new_passes"]],
+        "missing": [r["id"] for r in changes["missing"]],
+        "changes": changes,
+        "strata": strata(base, cand, ids, by, top_k, seed=seed, confidence=confidence),
+    }
+
+
+def strata(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], by: Sequence[str], top_k: int, *,
+           seed: int, confidence: float) -> dict[str, Any]:
+    """Per tag value: pass_hat_1 and pass_hat_{top k}, with Holm-adjusted p-values within each tag and metric.
+
+    An undefined p-value (one unit, a constant non-zero difference) enters the Holm family as 1.0: it
+    cannot reject, and leaving it out would make the correction of the others less strict.
+    """
+    ks = sorted({1, top_k}) if top_k else []
+    out: dict[str, Any] = {}
+    for key in by:
+        values = sorted({v for c in case_ids if (v := stratum_value(cand.case_dict(c), key)) is not None})
+        block: dict[str, Any] = {}
+        for value in values:
+            members = [c for c in case_ids if stratum_value(cand.case_dict(c), key) == value]
+            block[value] = {"cases": len(members)}
+            for k in ks:
+                entry = compare_metric(base, cand, members, "pass_hat_k", k, seed=seed, confidence=confidence)
+                if entry is not None:
+                    block[value][metric_name("pass_hat_k", k)] = entry
+        for k in ks:
+            name = metric_name("pass_hat_k", k)
+            entries = [b[name] for b in block.values() if name in b]
+            if entries:
+                adjusted = holm([1.0 if e["p_value"] is None else e["p_value"] for e in entries])
+                for e, p in zip(entries, adjusted, strict=True):
+                    e["p_holm"] = p
+        out[key] = block
+    return out

@@ -1,0 +1,134 @@
+"""Two run folders as paired evidence: which cases may be compared, and which may not (and why).
+
+Two runs measured the same thing only when their suite content hashes are equal. When they are not,
+a case is still comparable if its own content hash is unchanged in both manifests and the domain it
+runs against has the same hash in both; every other case is excluded with a reason, never silently
+dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from passhat.errors import PasshatError, RunError
+from passhat.results.tally import CaseTally, tally
+from passhat.runner.store import RunStore
+
+
+class CompareError(PasshatError):
+    """Two runs cannot be compared (different suites, nothing in common, unreadable folder)."""
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """A run folder's manifest and per-case tallies (no trial bodies are kept in memory)."""
+
+    folder: Path
+    manifest: dict[str, Any]
+    tallies: dict[str, CaseTally]
+
+    @property
+    def suite(self) -> dict[str, Any]:
+        suite: dict[str, Any] = self.manifest["suite"]
+        return suite
+
+    @property
+    def seed(self) -> int:
+        return int(self.manifest.get("seed", 0))
+
+    def meta(self, case_id: str) -> dict[str, Any]:
+        """Tags, group and split of a case as recorded in the manifest."""
+        meta: dict[str, Any] = self.suite.get("case_meta", {}).get(case_id, {})
+        return meta
+
+    def case_dict(self, case_id: str) -> dict[str, Any]:
+        """The shape ``results.summary.stratum_value`` reads: tags, split, group."""
+        meta = self.meta(case_id)
+        return {"tags": meta.get("tags", {}), "split": meta.get("split"), "group": meta.get("group")}
+
+    def describe(self) -> dict[str, Any]:
+        return {"folder": str(self.folder), "agent": self.manifest.get("agent"), "suite": self.suite.get("name"),
+                "suite_hash": self.suite.get("hash"), "trials": self.manifest.get("trials"),
+                "seed": self.manifest.get("seed"), "status": self.manifest.get("status")}
+
+
+def load_run(folder: Path) -> LoadedRun:
+    """Read a run folder; a folder without a usable manifest is bad input."""
+    store = RunStore(Path(folder))
+    try:
+        manifest = store.read_manifest()
+    except RunError as exc:
+        raise CompareError(str(exc)) from None
+    suite = manifest.get("suite")
+    if not isinstance(suite, dict) or "hash" not in suite or not isinstance(suite.get("cases"), dict):
+        raise CompareError(f"{folder}: manifest.json has no suite hash and case hashes; not a passhat run folder")
+    return LoadedRun(Path(folder), manifest, tally(store.iter_records(), suite["cases"].keys()))
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A case left out of a comparison, and why."""
+
+    case_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Matching:
+    """The cases two runs can be compared on, in the candidate's order."""
+
+    case_ids: list[str]
+    excluded: list[Excluded]
+    same_suite: bool
+
+
+def match_cases(base: LoadedRun, cand: LoadedRun, *, allow_changed_cases: bool) -> Matching:
+    """Cases both runs measured identically; refuses different suites unless ``allow_changed_cases``."""
+    b_cases: dict[str, str] = base.suite["cases"]
+    c_cases: dict[str, str] = cand.suite["cases"]
+    if base.suite["hash"] == cand.suite["hash"]:
+        return Matching([cid for cid in c_cases if cid in b_cases], [], True)
+    if not allow_changed_cases:
+        changed = sum(1 for cid in c_cases if cid in b_cases and b_cases[cid] != c_cases[cid])
+        added, removed = len(set(c_cases) - set(b_cases)), len(set(b_cases) - set(c_cases))
+        raise CompareError(
+            f"{base.folder} and {cand.folder} ran different suites (hash {base.suite['hash'][:12]} vs "
+            f"{cand.suite['hash'][:12]}: {changed} case(s) changed, {added} added, {removed} removed, "
+            f"{len(_changed_domains(base, cand))} domain(s) changed). Their scores measure different things; "
+            "pass --allow-changed-cases to compare only the cases whose content is unchanged")
+    changed_domains = _changed_domains(base, cand)
+    kept: list[str] = []
+    excluded: list[Excluded] = []
+    for cid in [*c_cases, *(c for c in b_cases if c not in c_cases)]:
+        reason = _exclusion(cid, b_cases, c_cases, cand.meta(cid).get("domain"), changed_domains)
+        if reason:
+            excluded.append(Excluded(cid, reason))
+        else:
+            kept.append(cid)
+    if not kept:
+        raise CompareError(f"no case of {cand.folder} is unchanged in {base.folder}: nothing to compare "
+                           f"({len(excluded)} case(s) excluded)")
+    return Matching(kept, excluded, False)
+
+
+def _changed_domains(base: LoadedRun, cand: LoadedRun) -> set[str]:
+    b, c = base.suite.get("domains", {}), cand.suite.get("domains", {})
+    return {name for name in set(b) | set(c) if b.get(name) != c.get(name)}
+
+
+def _exclusion(cid: str, b_cases: dict[str, str], c_cases: dict[str, str], domain: str | None,
+               changed_domains: set[str]) -> str | None:
+    if cid not in c_cases:
+        return "only in the base run"
+    if cid not in b_cases:
+        return "only in the candidate run"
+    if b_cases[cid] != c_cases[cid]:
+        return "case content changed"
+    if domain is not None and domain in changed_domains:
+        return f"domain {domain!r} changed"
+    if domain is None and changed_domains:
+        # Older manifests do not say which domain a case uses: any domain change may affect it.
+        return f"domain(s) {', '.join(sorted(changed_domains))} changed (the manifest does not map cases to domains)"
+    return None

@@ -1,0 +1,44 @@
+"""What a rule may look at: the run, the baseline (if any) and the cases both measured identically."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from passhat.compare import LoadedRun, Matching
+from passhat.gate.select import Selection
+
+
+class RuleInputError(Exception):
+    """A rule's input is unusable (bad input, exit 2); ``field`` is relative to the rule, e.g. ``file``."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field, self.message = field, message
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class GateInput:
+    """Inputs shared by every rule of one gate evaluation."""
+
+    run: LoadedRun
+    baseline: LoadedRun | None
+    matching: Matching | None
+    """Cases comparable with the baseline (None without a baseline)."""
+    gate_dir: Path
+    """Folder of the gate file: relative paths in rules (calibration files) resolve against it."""
+    alpha: float
+    """The gate's one-sided error rate; a rule's own ``alpha`` overrides it."""
+
+    def selected(self, select: Selection) -> list[str]:
+        """Ids of the run's cases that the selection matches, in manifest order."""
+        return [cid for cid in self.run.suite["cases"] if select.matches(cid, self.run.meta(cid))]
+
+    def paired(self, select: Selection) -> list[str]:
+        """Selected cases that are also comparable with the baseline."""
+        comparable = set(self.matching.case_ids) if self.matching else set()
+        return [cid for cid in self.selected(select) if cid in comparable]
+
+    def units(self, case_ids: list[str]) -> int:
+        """Independent units among cases: each group counts once (correlated cases are not independent)."""
+        return len({(g, None) if (g := self.run.meta(c).get("group")) else (None, c) for c in case_ids})

@@ -1,0 +1,107 @@
+"""Rules on one run's cases: never fails, share of fully passing cases, suite pass^k / pass@k.
+
+Every bound is a one-sided (1 − α) bound, i.e. an end of the two-sided (1 − 2α) interval. A selected
+case with no graded trial (only infrastructure errors) is missing evidence: it can keep a rule from
+passing, never make it pass.
+"""
+
+from __future__ import annotations
+
+import math
+
+from passhat.gate.context import GateInput
+from passhat.gate.model import CaseSuccessRate, NeverFails, PassHatK
+from passhat.gate.outcome import Outcome, Verdict, three_way
+from passhat.stats import clopper_pearson, suite_interval, wilson_score
+from passhat.stats.passk import pass_at_k, pass_hat_k
+
+
+def _no_cases(rule: NeverFails | CaseSuccessRate | PassHatK) -> Verdict:
+    return Verdict("INCONCLUSIVE", f"no case of the run matches the selection ({rule.select.describe()}): no evidence")
+
+
+def never_fails(rule: NeverFails, inp: GateInput, alpha: float) -> Verdict:
+    """FAIL on any failed trial; PASS when every trial passed (and the CP bounds reach ``min_lower_bound``)."""
+    ids = inp.selected(rule.select)
+    if not ids:
+        return _no_cases(rule)
+    tallies = [inp.run.tallies[c] for c in ids]
+    per_case = {t.case_id: {"successes": t.passes, "n": t.n, "errors": t.errors,
+                            "cp_low": clopper_pearson(t.passes, t.n, 1 - alpha, "greater")[0] if t.n else None}
+                for t in tallies}
+    failing = [t for t in tallies if t.fails]
+    graded = [t for t in tallies if t.n]
+    bounds = [v["cp_low"] for v in per_case.values() if v["cp_low"] is not None]
+    low = min(bounds) if bounds else None
+    value = min((t.passes / t.n for t in graded), default=None)
+
+    def verdict(outcome: Outcome, reason: str) -> Verdict:
+        return Verdict(outcome, reason, value, 1.0, low, None, {"cases": per_case})
+
+    if failing:
+        listed = ", ".join(f"{t.case_id} ({t.passes}/{t.n})" for t in failing)
+        return verdict("FAIL", f"{sum(t.fails for t in failing)} failed trial(s) in: {listed}")
+    missing = [t.case_id for t in tallies if not t.n]
+    if missing:
+        return verdict("INCONCLUSIVE", f"no graded trial (infrastructure errors only) for: {', '.join(missing)}")
+    fewest = min(t.n for t in graded)
+    claim = (f"all {sum(t.n for t in graded)} trial(s) of {len(graded)} case(s) passed; one-sided "
+             f"{1 - alpha:.0%} Clopper–Pearson lower bound of the per-trial pass rate ≥ {low:.3f} (fewest trials: {fewest})")
+    if rule.min_lower_bound is not None and low is not None and low < rule.min_lower_bound:
+        needed = math.ceil(math.log(alpha) / math.log(rule.min_lower_bound))
+        return verdict("INCONCLUSIVE", f"{claim}, below the required {rule.min_lower_bound:g}: too few trials to "
+                       f"claim it never fails (needs ≥ {needed} passing trials per case)")
+    return verdict("PASS", claim)
+
+
+def case_success_rate(rule: CaseSuccessRate, inp: GateInput, alpha: float) -> Verdict:
+    """Wilson bound on (fully passing cases) / (cases with graded trials), with groups counted once."""
+    ids = inp.selected(rule.select)
+    if not ids:
+        return _no_cases(rule)
+    graded = [c for c in ids if inp.run.tallies[c].n]
+    missing = [c for c in ids if c not in set(graded)]
+    if not graded:
+        return Verdict("INCONCLUSIVE", "no selected case has a graded trial", bar=rule.min)
+    full = [c for c in graded if inp.run.tallies[c].passes == inp.run.tallies[c].n]
+    share = len(full) / len(graded)
+    units = inp.units(graded)
+    low, high = wilson_score(share, units, 1 - 2 * alpha)
+    outcome = three_way(low, high, rule.min)
+    details = {"fully_passing": len(full), "cases": len(graded), "units": units, "missing": missing,
+               "not_fully_passing": [c for c in graded if c not in set(full)]}
+    reason = (f"{len(full)}/{len(graded)} selected cases passed every trial ({share:.3f}); one-sided {1 - alpha:.0%} "
+              f"Wilson bounds [{low:.3f}, {high:.3f}] over {units} unit(s) vs bar {rule.min:g}")
+    if outcome == "PASS" and missing:
+        outcome, reason = "INCONCLUSIVE", f"{reason}; but no graded trial for {', '.join(missing)}"
+    elif outcome == "INCONCLUSIVE":
+        reason += ": the interval straddles the bar (more cases would decide it)"
+    return Verdict(outcome, reason, share, rule.min, low, high, details)
+
+
+def suite_pass_k(rule: PassHatK, inp: GateInput, alpha: float) -> Verdict:
+    """Suite pass^k or pass@k from the seeded BCa interval over cases (groups resampled whole)."""
+    ids = inp.selected(rule.select)
+    if not ids:
+        return _no_cases(rule)
+    k = rule.k
+    included = [c for c in ids if inp.run.tallies[c].n >= k]
+    short = [c for c in ids if c not in set(included)]
+    symbol = "pass^" if rule.kind == "pass_hat_k" else "pass@"
+    if not included:
+        trials = inp.run.manifest.get("trials")
+        return Verdict("INCONCLUSIVE", f"no selected case has {k} graded trials ({symbol}{k} needs n ≥ {k}; "
+                       f"the run has {trials} per case)", bar=rule.min, details={"too_few_trials": short})
+    estimator = pass_hat_k if rule.kind == "pass_hat_k" else pass_at_k
+    values = [estimator(inp.run.tallies[c].n, inp.run.tallies[c].passes, k) for c in included]
+    groups = [inp.run.meta(c).get("group") for c in included]
+    iv = suite_interval(values, groups, seed=inp.run.seed, confidence=1 - 2 * alpha)
+    outcome = three_way(iv.low, iv.high, rule.min)
+    reason = (f"{symbol}{k} = {iv.estimate:.3f} over {len(included)} case(s); one-sided {1 - alpha:.0%} bounds "
+              f"[{iv.low:.3f}, {iv.high:.3f}] ({iv.method}) vs bar {rule.min:g}")
+    if outcome == "PASS" and short:
+        outcome, reason = "INCONCLUSIVE", f"{reason}; but {len(short)} case(s) have fewer than {k} graded trials"
+    elif outcome == "INCONCLUSIVE":
+        reason += ": the interval straddles the bar (more cases or trials would decide it)"
+    details = {"method": iv.method, "cases": iv.n_cases, "units": iv.n_units, "too_few_trials": short}
+    return Verdict(outcome, reason, iv.estimate, rule.min, iv.low, iv.high, details)

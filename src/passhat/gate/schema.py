@@ -1,0 +1,68 @@
+"""The gate file: a name, an error rate and a list of rules, validated strictly.
+
+Each rule kind is a model in ``gate.model``; ``Rule`` is their union, picked by the single key of a
+rule mapping (``- never_fails: {...}``), the same shape as assertions in a case file.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from passhat.gate.model import (
+    CaseSuccessRate,
+    CostPerSuccess,
+    JudgeAgreement,
+    Latency,
+    NeverFails,
+    NoNewFailures,
+    NonInferior,
+    PassAtK,
+    PassHatK,
+    RuleBase,
+)
+
+RULE_MODELS: tuple[type[RuleBase], ...] = (
+    NeverFails, NoNewFailures, CaseSuccessRate, PassHatK, PassAtK, NonInferior, Latency, CostPerSuccess,
+    JudgeAgreement,
+)
+RULE_KINDS: dict[str, type[RuleBase]] = {m.model_fields["kind"].default: m for m in RULE_MODELS}
+Rule = Annotated[
+    NeverFails | NoNewFailures | CaseSuccessRate | PassHatK | PassAtK | NonInferior | Latency | CostPerSuccess
+    | JudgeAgreement,
+    Field(discriminator="kind"),
+]
+
+
+def expand_rule(item: Any) -> Any:
+    """The file form ``{pass_hat_k: {k: 8, min: 0.25}}`` → ``{kind: pass_hat_k, k: 8, min: 0.25}``."""
+    if isinstance(item, dict) and "kind" not in item and len(item) == 1:
+        ((kind, body),) = item.items()
+        if body is None:
+            body = {}
+        if isinstance(body, dict):
+            return {"kind": kind, **body}
+    return item
+
+
+class GateFile(BaseModel):
+    """A release gate: rules decided PASS, FAIL or INCONCLUSIVE; the gate fails if any rule fails."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    name: str = "gate"
+    """Label in reports (JUnit test suite name)."""
+    description: str = ""
+    """What the gate protects and who agreed to it."""
+    alpha: float = Field(0.05, gt=0, lt=0.5)
+    """One-sided error rate of each statistical decision: bounds compared with a bar are one-sided
+    (1 − α) bounds, i.e. the ends of a two-sided (1 − 2α) interval (90 % for α = 0.05)."""
+    require_baseline: bool = False
+    """If true, evaluating without ``--baseline`` is bad input (exit 2) instead of skipping baseline rules."""
+    rules: list[Rule] = Field(min_length=1)
+    """The rules; all are evaluated and reported."""
+
+    @field_validator("rules", mode="before")
+    @classmethod
+    def _expand(cls, value: Any) -> Any:
+        return [expand_rule(v) for v in value] if isinstance(value, list) else value

@@ -1,0 +1,155 @@
+"""Loading a suite for lint: every file, every problem — where ``load_suite`` stops at the first.
+
+The checks are the loader's own (``cases/load.py``: the same field paths and messages), called one
+item at a time so one bad assertion does not hide the next. Within one assertion the first problem is
+reported (an unknown table makes its column checks meaningless anyway).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from passhat.cases import Case
+from passhat.cases.load import _check_assertion, _check_regex, _field_path, _model_at
+from passhat.domain import Domain, load_domain
+from passhat.errors import CaseError, DomainError
+from passhat.lint.findings import Code, Finding
+
+
+@dataclass(frozen=True)
+class LoadedCase:
+    """A case that validated, with its file and its domain (``None`` if the domain did not load)."""
+
+    case: Case
+    file: str
+    domain: Domain | None
+
+
+def _schema_findings(exc: ValidationError, file: str, case_id: str | None) -> list[Finding]:
+    out = []
+    for e in exc.errors():
+        message = e["msg"]
+        if e["type"] == "extra_forbidden":
+            model = _model_at(e["loc"][:-1])
+            message = "unknown field" + (f"; valid fields: {', '.join(model.model_fields)}" if model is not None else "")
+        out.append(Finding("schema", file, _field_path(e["loc"]), message, case_id))
+    return out
+
+
+def parse_file(path: Path) -> tuple[Case | None, Any, list[Finding]]:
+    """(case or None, raw data, findings) for one YAML file."""
+    file = str(path)
+    try:
+        data = yaml.safe_load(path.read_text("utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        return None, None, [Finding("yaml", file, where, f"invalid YAML: {getattr(exc, 'problem', None) or exc}")]
+    if not isinstance(data, dict):
+        return None, data, [Finding("schema", file, "", "a case file holds one mapping (id, domain, instruction, ...)")]
+    raw_id = data.get("id") if isinstance(data.get("id"), str) else None
+    try:
+        return Case.model_validate(data), data, []
+    except ValidationError as exc:
+        return None, data, _schema_findings(exc, file, raw_id)
+
+
+def _code_for(field: str) -> Code:
+    last = field.rsplit(".", 1)[-1]
+    if last == "table" or ".tables." in field:
+        return "unknown-table"
+    if last in ("where", "field", "column"):
+        return "unknown-column"
+    if last in ("sql", "query"):
+        return "bad-sql"
+    return "bad-regex" if last in ("pattern", "when") else "schema"
+
+
+def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
+    """Every unknown tool, fixture, table or column, bad SQL or pattern, and impossible tool rules."""
+    out: list[Finding] = []
+    tools = set(domain.tools)
+
+    def add(code: Code, field: str, message: str) -> None:
+        out.append(Finding(code, file, field, message, case.id))
+
+    refs = [(n, f"allowed_tools.{i}") for i, n in enumerate(case.allowed_tools or [])]
+    refs += [(n, f"forbidden_tools.{i}") for i, n in enumerate(case.forbidden_tools)]
+    refs += [(r.tool, f"required_tools.{i}.tool") for i, r in enumerate(case.required_tools)]
+    refs += [(getattr(c, end), f"order.{i}.{end}") for i, c in enumerate(case.order) for end in ("first", "then")]
+    refs += [(f.tool, f"faults.{i}.tool") for i, f in enumerate(case.faults)]
+    for name, field in refs:
+        if name not in tools:
+            add("unknown-tool", field, f"unknown tool {name!r}; domain {domain.name!r} has: {', '.join(sorted(tools))}")
+    for i, f in enumerate(case.faults):
+        if f.kind == "malformed" and not f.field:
+            add("schema", f"faults.{i}.field", "a malformed fault needs the result field to corrupt")
+    out += _contradictions(case, file)
+    for i, turn in enumerate(case.user.turns):
+        try:
+            _check_regex(turn.when, file, f"user.turns.{i}.when")
+        except CaseError as exc:
+            add("bad-regex", exc.field, exc.message)
+    if case.fixture not in domain.fixtures:
+        add("unknown-fixture", "fixture", f"unknown fixture {case.fixture!r}; domain has: {', '.join(sorted(domain.fixtures))}")
+        return out
+    try:
+        image = domain.image(case.fixture)
+    except DomainError as exc:
+        add("domain", "fixture", str(exc))
+        return out
+    conn = image.connect()
+    try:
+        for i, a in enumerate(case.assertions):
+            try:
+                _check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
+            except CaseError as exc:
+                add(_code_for(exc.field), exc.field, exc.message)
+    finally:
+        conn.close()
+    return out
+
+
+def _contradictions(case: Case, file: str) -> list[Finding]:
+    """A required tool the case itself forbids or leaves out of ``allowed_tools``: the case can never pass."""
+    out = []
+    for i, r in enumerate(case.required_tools):
+        if r.tool in case.forbidden_tools or (case.allowed_tools is not None and r.tool not in case.allowed_tools):
+            out.append(Finding("contradiction", file, f"required_tools.{i}.tool",
+                               f"{r.tool!r} is required but forbidden or not in allowed_tools: the case can never pass", case.id))
+    return out
+
+
+def load_for_lint(folder: Path) -> tuple[list[LoadedCase], list[tuple[str, Any]], list[Finding]]:
+    """Valid cases, (file, raw id) of every file, and every finding of loading and references."""
+    paths = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    if not paths:
+        return [], [], [Finding("schema", str(folder), "", "no case files (*.yaml) in this folder")]
+    domains: dict[str, Domain | DomainError] = {}
+    loaded: list[LoadedCase] = []
+    ids: list[tuple[str, Any]] = []
+    findings: list[Finding] = []
+    for path in paths:
+        case, raw, found = parse_file(path)
+        findings += found
+        ids.append((str(path), raw.get("id") if isinstance(raw, dict) else None))
+        if case is None:
+            continue
+        if case.domain not in domains:
+            try:
+                domains[case.domain] = load_domain(case.domain, folder)
+            except DomainError as exc:
+                domains[case.domain] = exc
+        domain = domains[case.domain]
+        if isinstance(domain, DomainError):
+            findings.append(Finding("domain", str(path), "domain", str(domain), case.id))
+            loaded.append(LoadedCase(case, str(path), None))
+            continue
+        findings += reference_findings(case, str(path), domain)
+        loaded.append(LoadedCase(case, str(path), domain))
+    return loaded, ids, findings

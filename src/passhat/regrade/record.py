@@ -1,0 +1,48 @@
+"""Re-grading one stored trial: its trajectory and rebuilt final state, the current case and graders.
+
+Nothing here can reach an agent: a record already holds the calls, messages, reply and row diff, and the
+final state is rebuilt from the fixture plus that diff (``world/replay.py``), so SQL assertions see the
+state the agent left. Trials the harness could not run or could not evaluate (outcome ``error``,
+including stale cassettes) are kept as they are: there is nothing faithful to re-grade.
+"""
+
+from __future__ import annotations
+
+from passhat.attribution import attribute
+from passhat.cases import Case
+from passhat.domain import Domain
+from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial_passed
+from passhat.runner.records import TrialRecord
+from passhat.world.diff import Diff
+from passhat.world.replay import ReplayError, rebuild_final_state
+
+
+def regrade_record(record: TrialRecord, case: Case, domain: Domain,
+                   graders: tuple[Grader, ...] = DEFAULT_GRADERS) -> TrialRecord:
+    """The record with grades, outcome and failure recomputed for ``case`` (a copy; the input is untouched).
+
+    LLM-judge grades cannot be recomputed without a model: they are carried over unchanged when the
+    case still has a ``judge:`` section, and dropped when it no longer has one.
+    """
+    if record.outcome == "error":
+        return record.model_copy()
+    diff = Diff.from_json(record.diff)
+    try:
+        world = rebuild_final_state(domain.image(case.fixture), diff, record.seed)
+    except ReplayError as exc:
+        error = f"cannot rebuild the final state for re-grading (the fixture or schema changed since the run): {exc}"
+        return record.model_copy(update={
+            "outcome": "error", "error": error,
+            "failure": attribute(case, "error", [], record.calls, record.messages, record.end_reason, error)})
+    try:
+        view = TrialView(case=case, calls=record.calls, messages=record.messages, diff=diff,
+                         end_reason=record.end_reason, usage=record.usage, agent_seconds=record.timing.agent_s,
+                         query=world.query, error=record.error)
+        grades = grade_all(view, graders)
+    finally:
+        world.close()
+    if case.judge is not None:
+        grades += [g for g in record.grades if g.grader == "judge"]
+    outcome = "pass" if trial_passed(grades) else "fail"
+    failure = attribute(case, outcome, grades, record.calls, record.messages, record.end_reason, record.error)
+    return record.model_copy(update={"grades": grades, "outcome": outcome, "failure": failure})

@@ -1,0 +1,154 @@
+"""``RUN/report.html``: one self-contained page per run, with trajectories loaded on demand.
+
+The page inlines its CSS, JavaScript and SVG figures (no CDN, no fetched library), so it works offline
+and from ``file://``. It holds only summaries — curves, strata, distributions, the case table — and
+loads a case's trials from ``RUN/report/trials/cNNNNN.js`` when the case is expanded (see
+:mod:`passhat.report.trials` for why script files). A 10,000-trial run therefore opens as fast as a
+small one. Records are read once, streamed: chunks are written and the summary is built in the same pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from passhat.report import figures
+from passhat.report.trials import DATA_DIR, TRIALS_DIR, TrialData, chunk_json, chunk_name
+from passhat.results import build_summary
+from passhat.runner.store import SUMMARY, RunStore
+
+REPORT = "report.html"
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """What was written: the page, its size, and the bytes of trial data the page loads on demand."""
+
+    path: Path
+    page_bytes: int
+    lazy_bytes: int
+    trials: int
+
+
+@cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("passhat.report", "templates"),
+                             autoescape=jinja2.select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
+    env.globals["asset"] = asset
+    env.filters["num"] = lambda x, d=3: "—" if x is None or isinstance(x, jinja2.Undefined) else f"{x:.{d}f}"
+    env.filters["json"] = chunk_json
+    return env
+
+
+@cache
+def asset(name: str) -> str:
+    """A static file's text, inlined into the page (CSS and JS live beside the templates as package data)."""
+    return (files("passhat.report") / "static" / name).read_text("utf-8")
+
+
+def show_ks(n: int) -> list[int]:
+    """Case-table columns: pass^1, 2, 4, 8, … and pass^n."""
+    ks = [k for k in (2**i for i in range(12)) if k <= n]
+    return ks + ([n] if n and ks[-1] != n else [])
+
+
+def tag_keys(manifest: dict[str, Any]) -> list[str]:
+    """Every tag key any case carries, in first-seen order: the default strata of the report."""
+    keys: dict[str, None] = {}
+    for meta in manifest["suite"].get("case_meta", {}).values():
+        keys.update(dict.fromkeys(meta.get("tags", {})))
+    return list(keys)
+
+
+def _read_summary(folder: Path) -> dict[str, Any] | None:
+    path = folder / SUMMARY
+    try:
+        data: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    except (FileNotFoundError, ValueError):
+        return None
+    return data
+
+
+def write_report(folder: Path, *, summary: dict[str, Any] | None = None) -> ReportFiles:
+    """Write ``report.html`` and its trial chunks for the run in ``folder``; returns what was written.
+
+    The summary is taken from ``summary`` or ``summary.json`` when it already has strata (or the cases
+    have no tags); otherwise it is rebuilt from the records, stratified by every tag key, in the same
+    streaming pass that writes the chunks.
+    """
+    folder = Path(folder)
+    store = RunStore(folder)
+    manifest = store.read_manifest()
+    summary = summary if summary is not None else _read_summary(folder)
+    keys = tag_keys(manifest)
+    data = TrialData(folder)
+    data.reset(manifest["suite"]["cases"])
+    if summary is None or (keys and not summary.get("strata")):
+        summary = build_summary(data.tee(store.iter_records()), manifest, by=keys)
+    else:
+        data.copy_lines(store.trials_path)
+    html = render_report(summary, manifest, data, title=folder.name)
+    path = folder / REPORT
+    tmp = path.with_suffix(".html.tmp")
+    tmp.write_text(html, "utf-8")
+    os.replace(tmp, path)
+    return ReportFiles(path, len(html.encode("utf-8")), data.lazy_bytes, sum(data.trials.values()))
+
+
+def case_rows(summary: dict[str, Any], data: TrialData, ks: list[int]) -> list[dict[str, Any]]:
+    rows = []
+    for c in summary["cases"]:
+        cats = c.get("failure_categories") or {}
+        rows.append({
+            "id": c["id"], "c": c["successes"], "n": c["n"], "errors": c["errors"],
+            "state": "pass" if c["n"] and c["successes"] == c["n"] else ("fail" if c["successes"] == 0 else "mixed"),
+            "wilson": None if c.get("wilson_low") is None else (c["wilson_low"], c["wilson_high"]),
+            "pass_hat": [c["pass_hat_k"].get(str(k)) for k in ks],
+            "category": next(iter(cats), None), "categories": cats,
+            "tags": " ".join(f"{k}={v}" for k, v in (c.get("tags") or {}).items()),
+            "chunk": f"{DATA_DIR}/{TRIALS_DIR}/{chunk_name(data.case_index[c['id']])}" if c["id"] in data.case_index else None,
+            "trials": data.trials.get(c["id"], 0),
+        })
+    return rows
+
+
+def strata_figures(summary: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """Per tag key: pass^1 and pass^n with intervals for each value of the tag."""
+    out = []
+    for key, values in (summary.get("strata") or {}).items():
+        rows = [(f"{value} ({block['cases']})", block["pass_hat_k"].get("1"), block["pass_hat_k"].get(str(n)) if n > 1 else None)
+                for value, block in values.items()]
+        if rows:
+            out.append({"key": key, "svg": figures.interval_svg(rows, labels=("pass^1", f"pass^{n}"))})
+    return out
+
+
+def render_report(summary: dict[str, Any], manifest: dict[str, Any], data: TrialData, *, title: str) -> str:
+    """The page as a string (``write_report`` does the I/O)."""
+    suite = summary["suite"]
+    n = int(suite.get("trials_per_case") or max((c["n"] for c in summary["cases"]), default=1))
+    ks = show_ks(n)
+    exp = suite.get("experience", {})
+    return environment().get_template("report.html.j2").render(
+        title=title, suite=suite, agent=summary.get("agent"), manifest=manifest, n=n, ks=ks,
+        curve=figures.curve_svg(suite, n), strata=strata_figures(summary, n),
+        categories=figures.bars_svg(suite.get("failure_categories") or {}),
+        latency=figures.histogram_svg(data.latencies, "s"), cost=figures.histogram_svg(data.costs, "$"),
+        exp=exp, rows=case_rows(summary, data, ks), version=f"{time.time_ns():x}",
+        hat_curve=[(k, suite["pass_hat_k"].get(str(k))) for k in ks],
+    )
+
+
+def render_compare_html(result: dict[str, Any]) -> str:
+    """The comparison page for ``passhat compare --html`` (see :mod:`passhat.report.compare_html`)."""
+    from passhat.report.compare_html import render
+
+    return render(result)

@@ -1,0 +1,130 @@
+"""Per-case trial data for the HTML report, written as small JavaScript files loaded on demand.
+
+Why script files and not ``fetch()``: a report opened straight from disk (``file://``) may not fetch
+its neighbours in Chromium, but it may always load a ``<script src>``. Each case gets one file,
+``RUN/report/trials/cNNNNN.js``, holding one ``passhat.add(N, {...});`` statement per trial, the
+record exactly as stored in trials.jsonl (already redacted) except that the seed becomes a string:
+a 64-bit integer does not survive as a JavaScript number. One statement per trial makes the files
+append-only, so records are streamed once in any order and memory stays bounded by ``FLUSH_BYTES``
+whatever the size of the run. The page itself carries only summaries.
+
+Speed: when the summary is already known, stored lines are copied without building a ``TrialRecord``
+— only ``TrialHead`` (case, outcome, latency, cost) is parsed, about 15× faster than full validation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from passhat.runner.records import TrialRecord
+
+DATA_DIR = "report"
+TRIALS_DIR = "trials"
+FLUSH_BYTES = 16 * 1024 * 1024
+"""Buffered trial JSON written out once this much is pending; bounds memory on large runs."""
+SEED = re.compile(rb'"seed":(\d+)')
+"""The record's own seed is its first ``"seed":`` key (after ``case_id`` and ``trial``); a quote inside
+a JSON string is always escaped, so string content cannot match."""
+
+
+class _Timing(BaseModel):
+    agent_s: float = 0.0
+
+
+class _Usage(BaseModel):
+    cost: float = 0.0
+
+
+class TrialHead(BaseModel):
+    """The few fields of a stored record the page itself needs (the rest is only passed through)."""
+
+    case_id: str
+    outcome: str
+    timing: _Timing
+    usage: _Usage = _Usage()
+
+
+def chunk_name(index: int) -> str:
+    return f"c{index:05d}.js"
+
+
+@dataclass
+class TrialData:
+    """What a streaming pass over the records leaves behind: chunk files and per-trial distributions."""
+
+    folder: Path
+    case_index: dict[str, int] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    costs: list[float] = field(default_factory=list)
+    trials: dict[str, int] = field(default_factory=dict)
+    """Trials written per case (errors included), so the page can say how many it will load."""
+    lazy_bytes: int = 0
+    _pending: dict[int, list[bytes]] = field(default_factory=dict)
+    _pending_bytes: int = 0
+
+    @property
+    def trials_dir(self) -> Path:
+        return self.folder / DATA_DIR / TRIALS_DIR
+
+    def reset(self, case_ids: Iterable[str]) -> None:
+        """Start from an empty trials folder (a previous report's chunks would otherwise be appended to)."""
+        if self.trials_dir.exists():
+            shutil.rmtree(self.trials_dir)
+        self.trials_dir.mkdir(parents=True)
+        for cid in case_ids:
+            self.case_index.setdefault(cid, len(self.case_index))
+
+    def add(self, record: TrialRecord | TrialHead, stored: bytes) -> None:
+        """Queue one stored record line for its case's chunk and note its latency and cost."""
+        idx = self.case_index.setdefault(record.case_id, len(self.case_index))
+        line = b"passhat.add(%d,%s);\n" % (idx, SEED.sub(rb'"seed":"\1"', stored.rstrip(b"\n"), count=1))
+        self._pending.setdefault(idx, []).append(line)
+        self._pending_bytes += len(line)
+        self.trials[record.case_id] = self.trials.get(record.case_id, 0) + 1
+        if record.outcome != "error":
+            self.latencies.append(record.timing.agent_s)
+            self.costs.append(record.usage.cost)
+        if self._pending_bytes >= FLUSH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        for idx, lines in self._pending.items():
+            data = b"".join(lines)
+            with (self.trials_dir / chunk_name(idx)).open("ab") as fh:
+                fh.write(data)
+            self.lazy_bytes += len(data)
+        self._pending.clear()
+        self._pending_bytes = 0
+
+    def tee(self, records: Iterable[TrialRecord]) -> Iterator[TrialRecord]:
+        """Pass records through unchanged while writing each to its chunk: one pass feeds the summary too."""
+        for record in records:
+            self.add(record, record.model_dump_json().encode("utf-8"))
+            yield record
+        self.flush()
+
+    def copy_lines(self, path: Path) -> None:
+        """Write every whole stored line of ``trials.jsonl`` to its chunk, parsing only its head."""
+        if path.exists():
+            with path.open("rb") as fh:
+                for raw in fh:
+                    if not raw.endswith(b"\n"):
+                        break  # a killed write: RunStore skips it too
+                    try:
+                        head = TrialHead.model_validate_json(raw)
+                    except ValueError:
+                        continue
+                    self.add(head, raw)
+        self.flush()
+
+
+def chunk_json(value: object) -> str:
+    """JSON safe to place inside an HTML ``<script type="application/json">`` (no ``</script>`` break-out)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")

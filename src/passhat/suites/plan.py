@@ -1,0 +1,72 @@
+"""The dataset side of ``passhat run``: frozen-snapshot check, case selection and cassettes, in that order.
+
+The snapshot is checked against the whole suite before selecting (a frozen suite is frozen as a
+whole); the manifest records the snapshot, the filter and the chosen cases, and the cassette mode.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from passhat.cases import Suite
+from passhat.errors import PasshatError
+from passhat.suites.select import CaseFilter, check_no_leak, parse_tag_filters, select_cases
+from passhat.suites.snapshot import load_snapshot, verify_snapshot
+from passhat.tools.cassette import Cassette, CassetteMode
+
+
+@dataclass
+class RunPlan:
+    """What to run and what the manifest must say about how it was chosen."""
+
+    suite: Suite
+    cassette: Cassette | None = None
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+
+def plan_run(suite: Suite, *, splits: Sequence[str] = (), tags: Sequence[str] = (), frozen: Path | None = None,
+             record: Path | None = None, replay: Path | None = None) -> RunPlan:
+    """Apply ``--frozen``, ``--split``/``--tag`` and ``--record``/``--replay``; bad input raises ``PasshatError``."""
+    if record is not None and replay is not None:
+        raise PasshatError("--record and --replay exclude each other: record once, then replay")
+    manifest: dict[str, Any] = {}
+    if frozen is not None:
+        snapshot = load_snapshot(frozen)
+        manifest["frozen"] = {**verify_snapshot(suite, snapshot, str(frozen)),
+                              "sha256": hashlib.sha256(Path(frozen).read_bytes()).hexdigest()}
+    check_no_leak(suite)
+    selected, selection = select_cases(suite, CaseFilter(tuple(splits), parse_tag_filters(tags)))
+    if selection is not None:
+        manifest["selection"] = selection
+    cassette = None
+    folder = record if record is not None else replay
+    if folder is not None:
+        mode: CassetteMode = "record" if record is not None else "replay"
+        if not any(t.external for d in selected.domains.values() for t in d.tool_list()):
+            raise PasshatError(f"--{mode}: no domain of suite {suite.name!r} has an external tool "
+                               "(declare one with @tool(..., external=True))")
+        cassette = Cassette.open(Path(folder), mode)
+    return RunPlan(selected, cassette, manifest)
+
+
+def run_notes(summary: dict[str, Any], manifest: dict[str, Any]) -> list[str]:
+    """Lines the run and show commands print under the summary: selection, snapshot, replayed tools."""
+    notes = []
+    sel = manifest.get("selection")
+    if sel:
+        notes.append(f"cases selected by {sel['describe']}: {len(sel['cases'])} of {sel['full_suite']['cases']}")
+    if summary["suite"].get("split"):
+        notes.append(f"restricted to split {summary['suite']['split']!r}: {summary['suite']['cases']} case(s)")
+    if manifest.get("frozen"):
+        notes.append(f"suite matches the frozen snapshot {manifest['frozen']['path']}")
+    replayed = summary["suite"].get("replayed_trials", 0)
+    if replayed:
+        cases = [f"{c['id']} ({c['replayed']})" for c in summary["cases"] if c.get("replayed")]
+        notes.append(f"{replayed} trial(s) ran on replayed external tools, not the real services: {', '.join(cases)}")
+    if manifest.get("regrade"):
+        notes.append(f"re-graded from {manifest['regrade']['source']} (agent not re-run)")
+    return notes

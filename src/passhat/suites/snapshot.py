@@ -1,0 +1,110 @@
+"""Frozen suite snapshots: prove later that a run used exactly the suite that was frozen.
+
+Comparing two systems needs the same evaluation snapshot (seed 001 §3). ``passhat suite freeze``
+writes the hashes that define a suite — every case, every fixture, each domain's code — and
+``passhat run --frozen FILE`` refuses to run when the suite on disk differs, naming what changed.
+The snapshot's ``suite`` block has the shape of a run manifest's, so :func:`changed_cases` compares
+either with either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from passhat import __version__
+from passhat.cases import Suite
+from passhat.domain import Domain
+from passhat.errors import PasshatError
+from passhat.suites.changes import changed_cases, describe_changes
+
+FORMAT = "passhat-suite-snapshot/1"
+
+
+class SuiteChanged(PasshatError):
+    """The suite on disk differs from a frozen snapshot (``details`` is :func:`changed_cases`' result)."""
+
+    def __init__(self, message: str, details: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+def _fixture_hash(domain: Domain, name: str) -> str:
+    src = domain.fixtures[name]
+    if isinstance(src, Path):
+        data = src.read_bytes()
+    else:
+        try:
+            data = inspect.getsource(src).encode()
+        except (OSError, TypeError):
+            data = repr(src).encode()
+    return hashlib.sha256(data).hexdigest()
+
+
+def fixture_hashes(suite: Suite) -> dict[str, dict[str, str]]:
+    """Hash of each fixture's source (YAML bytes or loader code), per domain."""
+    return {n: {f: _fixture_hash(d, f) for f in sorted(d.fixtures)} for n, d in sorted(suite.domains.items())}
+
+
+def suite_block(suite: Suite) -> dict[str, Any]:
+    """The hashes that define a suite, in the shape of a manifest's ``suite`` block."""
+    return {
+        "name": suite.name,
+        "hash": suite.content_hash(),
+        "cases": suite.case_hashes(),
+        "case_meta": {c.id: {"split": c.split, "group": c.group, "tags": c.tags, "domain": c.domain,
+                             "fixture": c.fixture} for c in suite.cases},
+        "domains": {n: d.content_hash() for n, d in sorted(suite.domains.items())},
+        "fixtures": fixture_hashes(suite),
+    }
+
+
+def freeze(suite: Suite) -> dict[str, Any]:
+    """A snapshot of the suite: what ``--frozen`` checks against."""
+    return {"format": FORMAT, "passhat_version": __version__, "frozen_at": datetime.now(UTC).isoformat(),
+            "suite": suite_block(suite)}
+
+
+def write_snapshot(path: Path, snapshot: dict[str, Any]) -> None:
+    """Write as JSON (or YAML when the name ends in .yaml/.yml)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix in (".yaml", ".yml"):
+        text = yaml.safe_dump(snapshot, sort_keys=False, allow_unicode=True)
+    else:
+        text = json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n"
+    path.write_text(text, "utf-8")
+
+
+def load_snapshot(path: Path) -> dict[str, Any]:
+    """Read a snapshot file; anything else is bad input naming the file."""
+    try:
+        data = yaml.safe_load(Path(path).read_text("utf-8"))  # JSON is YAML
+    except (OSError, yaml.YAMLError) as exc:
+        raise PasshatError(f"{path}: cannot read suite snapshot: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("suite"), dict):
+        raise PasshatError(f"{path}: not a passhat suite snapshot (expected format: {FORMAT}; "
+                           "write one with `passhat suite freeze SUITE --out FILE`)")
+    return data
+
+
+def verify_snapshot(suite: Suite, snapshot: dict[str, Any], source: str = "snapshot") -> dict[str, Any]:
+    """Check the suite against a snapshot; raises :class:`SuiteChanged` naming every difference.
+
+    Returns the ``frozen`` block for the manifest. A different passhat version is not a difference in
+    the suite (it is recorded in the manifest anyway).
+    """
+    current = suite_block(suite)
+    result = changed_cases(snapshot, {"suite": current})
+    frozen = snapshot["suite"]
+    if frozen.get("hash") != current["hash"]:
+        detail = describe_changes(result) or "suite hash differs"
+        raise SuiteChanged(f"suite {suite.name!r} differs from the frozen snapshot {source} "
+                           f"(hash {str(frozen.get('hash'))[:12]} vs {current['hash'][:12]}): {detail}", result)
+    return {"path": source, "hash": current["hash"], "frozen_at": snapshot.get("frozen_at"),
+            "snapshot_passhat_version": snapshot.get("passhat_version")}

@@ -1,0 +1,108 @@
+"""Record and replay of external tools (tests/data/weather: a random weather service and an SMS gateway)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from passhat.cli import main
+from passhat.domain import load_domain
+from passhat.tools.cassette import argument_diff
+
+WEATHER = Path(__file__).parents[1] / "data" / "weather"
+AGENT = f"{WEATHER / 'agents.py'}:planner"
+
+
+def service_calls() -> dict[str, int]:
+    """How often the 'real' services ran (module state of the loaded weather domain)."""
+    calls: dict[str, int] = load_domain(str(WEATHER / "domain.py")).tools["get_forecast"].func.__globals__["SERVICE_CALLS"]
+    return dict(calls)
+
+
+def run(suite: Path, out: Path, *extra: str) -> list[dict[str, Any]]:
+    r = CliRunner().invoke(main, ["run", str(suite), "--agent", AGENT, "-k", "2", "--out", str(out), "-q",
+                                  "--no-report", "--no-sanity", *extra])
+    assert r.exit_code == 0, r.output
+    return [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
+
+
+def trajectory(record: dict[str, Any]) -> Any:
+    """What the agent did and saw, without timings."""
+    calls = [{k: c[k] for k in ("tool", "arguments", "status", "result", "error")} for c in record["calls"]]
+    return record["trial"], calls, [m["text"] for m in record["messages"]], record["diff"], record["outcome"]
+
+
+def test_recorded_once_replayed_twice_identically(tmp_path: Path) -> None:
+    cassettes = tmp_path / "cassettes"
+    recorded = run(WEATHER / "cases", tmp_path / "rec", "--record", str(cassettes))
+    assert sorted(p.relative_to(cassettes).as_posix() for p in cassettes.rglob("*.json")) == \
+        ["picnic/trial-0.json", "picnic/trial-1.json"]
+    stored = json.loads((cassettes / "picnic" / "trial-0.json").read_text())
+    assert [(i["tool"], i["arguments"]) for i in stored["interactions"]] == [
+        ("get_forecast", {"city": "Paris", "day": "2026-06-01"}),
+        ("send_sms", {"to": "ann", "text": stored["interactions"][1]["arguments"]["text"]})]
+    assert stored["interactions"][1]["changes"]["outbox"][0]["kind"] == "inserted"
+    assert not any(r["replayed"] for r in recorded)
+
+    before = service_calls()
+    first = run(WEATHER / "cases", tmp_path / "rep1", "--replay", str(cassettes))
+    second = run(WEATHER / "cases", tmp_path / "rep2", "--replay", str(cassettes))
+    assert service_calls() == before, "a replay called the real service"
+    by_trial = sorted(map(trajectory, recorded))
+    assert sorted(map(trajectory, first)) == sorted(map(trajectory, second)) == by_trial
+    assert all(r["replayed"] and r["outcome"] == "pass" for r in first + second)
+    # the SMS the gateway 'sent' is in the replayed final state, so state assertions still hold
+    assert all(r["diff"]["outbox"][0]["after"]["recipient"] == "ann" for r in first)
+
+    manifest = json.loads((tmp_path / "rep1" / "manifest.json").read_text())
+    assert manifest["cassette"] == {"mode": "replay", "folder": str(cassettes)}
+    summary = json.loads((tmp_path / "rep1" / "summary.json").read_text())
+    assert summary["suite"]["replayed_trials"] == 2 and summary["cases"][0]["replayed"] == 2
+    r = CliRunner().invoke(main, ["show", str(tmp_path / "rep1")])
+    assert "2 trial(s) ran on replayed external tools" in " ".join(r.output.split())
+
+
+def test_a_changed_request_is_refused_with_a_readable_diff(tmp_path: Path) -> None:
+    cassettes = tmp_path / "cassettes"
+    run(WEATHER / "cases", tmp_path / "rec", "--record", str(cassettes))
+    changed = tmp_path / "changed"
+    shutil.copytree(WEATHER / "cases", changed)
+    case = changed / "picnic.yaml"
+    case.write_text(case.read_text().replace("in Paris", "in Lyon").replace("../domain.py", str(WEATHER / "domain.py")))
+    before = service_calls()
+    records = run(changed, tmp_path / "stale", "--replay", str(cassettes))
+    assert service_calls() == before
+    for r in records:
+        assert r["outcome"] == "error" and r["failure"]["category"] == "infrastructure_error"
+        assert 'city: recorded "Paris", now "Lyon"' in r["error"] and "not counted against the agent" in r["error"]
+        first = r["calls"][0]
+        assert first["tool"] == "get_forecast" and first["status"] == "exception"
+        assert 'city: recorded "Paris", now "Lyon"' in first["error"]  # what the agent was told
+    summary = json.loads((tmp_path / "stale" / "summary.json").read_text())
+    assert summary["suite"]["errors"] == 2 and summary["suite"]["trials"] == 0
+
+
+def test_missing_cassette_and_bad_options(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    records = run(WEATHER / "cases", tmp_path / "nothing", "--replay", str(empty))
+    assert all(r["outcome"] == "error" and "no cassette recorded for case 'picnic'" in r["error"] for r in records)
+    args = ["run", str(WEATHER / "cases"), "--agent", AGENT, "-q", "--out", str(tmp_path / "x")]
+    r = CliRunner().invoke(main, [*args, "--record", str(tmp_path / "a"), "--replay", str(tmp_path / "b")])
+    assert r.exit_code == 2 and "exclude each other" in " ".join(r.output.split())
+    r = CliRunner().invoke(main, [*args, "--replay", str(tmp_path / "absent")])
+    assert r.exit_code == 2 and "no such cassette folder" in " ".join(r.output.split())
+    r = CliRunner().invoke(main, ["run", "refunds", "--agent", "careful", "-q", "--out", str(tmp_path / "y"),
+                                  "--record", str(tmp_path / "c")])
+    assert r.exit_code == 2 and "no domain of suite 'refunds' has an external tool" in " ".join(r.output.split())
+
+
+def test_argument_diff_names_each_field() -> None:
+    assert argument_diff({"city": "Paris", "day": "2026-06-01", "n": 2},
+                         {"city": "Lyon", "day": "2026-06-01", "n": 2.0, "units": "C"}) == [
+        'city: recorded "Paris", now "Lyon"', 'units: not in the recording, now "C"']
+    assert argument_diff({"q": {"a": [1, 2]}}, {"q": {}}) == ["q.a: recorded [1, 2], absent now"]

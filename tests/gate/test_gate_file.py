@@ -1,0 +1,75 @@
+"""A malformed gate file is bad input (exit 2) naming the file, the field and what would be valid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from passhat.gate import GateError, load_gate
+from passhat.gate.schema import GateFile
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+@pytest.mark.parametrize(("text", "field", "words"), [
+    ("rules:\n  - pass_hat_k: {k: 8, min: 0.25\n", "line", "invalid YAML"),
+    ("- just a list\n", "", "one mapping"),
+    ("rules: []\n", "rules", "at least 1 item"),
+    ("name: x\n", "rules", "Field required"),
+    ("colour: blue\nrules:\n  - no_new_failures:\n", "colour", "unknown field; valid fields: name, description, alpha"),
+    ("rules:\n  - pass_hat_k: {k: 0, min: 0.25}\n", "rules.0.pass_hat_k.k", "greater than or equal to 1"),
+    ("rules:\n  - pass_hat_k: {k: 8}\n", "rules.0.pass_hat_k.min", "Field required"),
+    ("rules:\n  - pass_hat_k: {k: 8, min: 0.25, bar: 3}\n", "rules.0.pass_hat_k.bar",
+     "unknown field; valid fields: name, description, alpha, select, k, min"),
+    ("rules:\n  - pass_hat_8: {min: 0.25}\n", "rules.0", "unknown rule 'pass_hat_8'; valid rules: never_fails"),
+    ("rules:\n  - {k: 8, min: 0.25}\n", "rules.0", "single-key mapping"),
+    ("rules:\n  - never_fails: {select: {tag: {scenario: permission}}}\n", "rules.0.never_fails.select.tag",
+     "valid fields: tags, split, cases"),
+    ("rules:\n  - never_fails: {select: {split: test}}\n", "rules.0.never_fails.select.split.0", "'dev', 'holdout'"),
+    ("alpha: 0.5\nrules:\n  - no_new_failures:\n", "alpha", "less than 0.5"),
+    ("rules:\n  - latency: {percentile: 95}\n", "rules.0.latency.max_seconds", "Field required"),
+])
+def test_malformed_gate_names_file_and_field(tmp_path: Path, text: str, field: str, words: str) -> None:
+    path = tmp_path / "bad-gate.yaml"
+    path.write_text(text)
+    with pytest.raises(GateError) as info:
+        load_gate(path)
+    assert info.value.file == str(path)
+    assert info.value.field.startswith(field)
+    assert words in str(info.value)
+
+
+def test_gate_command_reports_a_malformed_file_with_exit_2(cli: Any, fake_run: Any, gate_file: Any) -> None:
+    run = fake_run("run", {"a": "pp"})
+    path = gate_file("rules:\n  - case_success_rate: {min: 1.5}\n", "broken.yaml")
+    r = cli("gate", run, "--gate", path)
+    said = " ".join(r.output.split())
+    assert r.exit_code == 2 and "broken.yaml: rules.0.case_success_rate.min" in said and "less than or equal to 1" in said
+
+
+def test_short_forms_selection_and_default_labels() -> None:
+    gate = GateFile.model_validate({"rules": [
+        {"never_fails": {"select": {"tags": {"scenario": "permission"}, "split": "holdout"}}},
+        {"no_new_failures": None},
+        {"case_success_rate": {"select": {"tags": {"risk": ["high", "medium"]}}, "min": 0.7}},
+        {"pass_at_k": {"k": 4, "min": 0.9, "name": "retries work"}},
+    ]})
+    assert [r.label() for r in gate.rules] == [
+        "never fails [scenario=permission split=holdout]", "no new failures",
+        "fully passing cases ≥ 0.7 [risk=high|medium]", "retries work"]
+    select = gate.rules[2].select  # type: ignore[union-attr]
+    assert select.matches("x", {"tags": {"risk": "medium"}}) and not select.matches("x", {"tags": {"risk": "low"}})
+
+
+@pytest.mark.parametrize("name", ["gate.yaml", "gates/release.yaml"])
+def test_example_gates_are_valid(name: str) -> None:
+    assert load_gate(EXAMPLES / name).gate.name == "release"
+
+
+def test_docs_embed_the_generated_reference() -> None:
+    from passhat.gate.reference import gate_file_reference
+
+    doc = (Path(__file__).parents[2] / "docs" / "gates.md").read_text("utf-8")
+    assert gate_file_reference() in doc, "regenerate the reference section of docs/gates.md from passhat.gate.reference"

@@ -1,0 +1,145 @@
+"""Each rule kind decides PASS, FAIL or INCONCLUSIVE exactly as documented, on constructed runs."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scipy.stats import norm
+
+from passhat.errors import PasshatError
+from passhat.gate import GateError, gate_run
+
+Z90 = float(norm.ppf(0.95))  # one-sided α = 0.05 → the ends of a two-sided 90 % interval
+
+
+def wilson_all_pass_low(n: int) -> float:
+    """Wilson lower bound for n/n: n / (n + z²)."""
+    return n / (n + Z90**2)
+
+
+def rule(fake_run: Any, gate_file: Any, cases: dict[str, str], text: str, *, baseline: Path | None = None,
+         **kw: Any) -> dict[str, Any]:
+    run = fake_run("run", cases, **kw)
+    result = gate_run(run, gate_file(f"rules:\n  - {text}\n"), baseline)
+    only: dict[str, Any] = result["rules"][0]
+    return only
+
+
+PERM = {"tags": {"perm1": {"scenario": "permission"}, "perm2": {"scenario": "permission"}}}
+NEVER = "never_fails: {select: {tags: {scenario: permission}}}"
+
+
+def test_never_fails_passes_and_reports_the_clopper_pearson_bound(fake_run: Any, gate_file: Any) -> None:
+    r = rule(fake_run, gate_file, {"perm1": "p" * 8, "perm2": "p" * 8, "other": "f" * 8}, NEVER, **PERM)
+    assert r["outcome"] == "PASS" and r["selection"] == "scenario=permission"
+    assert r["low"] == pytest.approx(0.05 ** (1 / 8))  # one-sided CP for 8/8
+    assert r["details"]["cases"]["perm1"]["cp_low"] == pytest.approx(0.05 ** (1 / 8))
+
+
+def test_never_fails_fails_on_one_failed_trial(fake_run: Any, gate_file: Any) -> None:
+    r = rule(fake_run, gate_file, {"perm1": "p" * 8, "perm2": "ppppppfp"}, NEVER, **PERM)
+    assert r["outcome"] == "FAIL" and "perm2 (7/8)" in r["reason"]
+
+
+def test_never_fails_is_inconclusive_with_too_few_trials_for_the_required_bound(fake_run: Any, gate_file: Any) -> None:
+    text = "never_fails: {select: {tags: {scenario: permission}}, min_lower_bound: 0.9}"
+    r = rule(fake_run, gate_file, {"perm1": "p" * 8, "perm2": "p" * 8}, text, **PERM)
+    assert r["outcome"] == "INCONCLUSIVE"
+    assert f"needs ≥ {math.ceil(math.log(0.05) / math.log(0.9))} passing trials" in r["reason"]  # 29
+    r = rule(fake_run, gate_file, {"perm1": "p" * 8, "perm2": "eeee"}, NEVER, **PERM)
+    assert r["outcome"] == "INCONCLUSIVE" and "perm2" in r["reason"]
+
+
+@pytest.mark.parametrize(("full", "outcome"), [(20, "PASS"), (14, "INCONCLUSIVE"), (2, "FAIL")])
+def test_case_success_rate_uses_wilson_over_cases(fake_run: Any, gate_file: Any, full: int, outcome: str) -> None:
+    cases = {f"c{i:02d}": "pppp" if i < full else "ppfp" for i in range(20)}
+    r = rule(fake_run, gate_file, cases, "case_success_rate: {min: 0.7}")
+    assert r["outcome"] == outcome and r["value"] == full / 20
+    p, n = full / 20, 20
+    centre, half = p + Z90**2 / (2 * n), Z90 * math.sqrt(p * (1 - p) / n + Z90**2 / (4 * n * n))
+    scale = 1 + Z90**2 / n
+    assert (r["low"], r["high"]) == pytest.approx(((centre - half) / scale, min(1, (centre + half) / scale)))
+
+
+def test_case_success_rate_counts_a_group_once(fake_run: Any, gate_file: Any) -> None:
+    cases = {f"c{i:02d}": "pppp" for i in range(20)}
+    r = rule(fake_run, gate_file, cases, "case_success_rate: {min: 0.7}", groups={c: c[:2] for c in cases})
+    assert r["details"]["units"] == 2 and r["low"] == pytest.approx(wilson_all_pass_low(2))
+    assert r["outcome"] == "INCONCLUSIVE"
+
+
+@pytest.mark.parametrize(("cases", "text", "outcome"), [
+    ({f"c{i}": "pppp" for i in range(10)}, "pass_hat_k: {k: 4, min: 0.25}", "PASS"),
+    ({f"c{i}": "ffff" for i in range(10)}, "pass_hat_k: {k: 4, min: 0.25}", "FAIL"),
+    ({f"c{i}": "pppp" if i < 5 else "fppp" for i in range(10)}, "pass_hat_k: {k: 4, min: 0.5}", "INCONCLUSIVE"),
+    ({f"c{i}": "pfff" for i in range(10)}, "pass_at_k: {k: 4, min: 0.5}", "PASS"),
+])
+def test_suite_pass_k_against_a_bar(fake_run: Any, gate_file: Any, cases: dict[str, str], text: str, outcome: str) -> None:
+    r = rule(fake_run, gate_file, cases, text)
+    assert r["outcome"] == outcome
+    assert r["low"] <= r["value"] <= r["high"]
+    if r["details"]["method"] == "wilson_fully_passing" and r["value"] == 1:
+        assert r["low"] == pytest.approx(wilson_all_pass_low(10))
+
+
+def test_pass_hat_k_needs_k_trials(fake_run: Any, gate_file: Any) -> None:
+    r = rule(fake_run, gate_file, {"a": "pppp", "b": "pppp"}, "pass_hat_k: {k: 8, min: 0.25}")
+    assert r["outcome"] == "INCONCLUSIVE" and "needs n ≥ 8" in r["reason"] and "the run has 4 per case" in r["reason"]
+
+
+def test_non_inferiority_uses_the_paired_interval(fake_run: Any, gate_file: Any) -> None:
+    same = {f"c{i:02d}": "pppp" for i in range(40)}
+    base = fake_run("base", same)
+    r = rule(fake_run, gate_file, same, "non_inferior: {margin: 0.1}", baseline=base)
+    # nothing differs: ± the Wilson upper bound for 0 of 40 units, z²/(40 + z²) = 0.063
+    assert r["outcome"] == "PASS" and r["low"] == pytest.approx(-(1 - wilson_all_pass_low(40)))
+    r = rule(fake_run, gate_file, same, "non_inferior: {margin: 0.05}", baseline=base)
+    assert r["outcome"] == "INCONCLUSIVE" and r["bar"] == -0.05
+    worse = {c: "ffff" if i < 20 else v for i, (c, v) in enumerate(same.items())}
+    r = rule(fake_run, gate_file, worse, "non_inferior: {margin: 0.1}", baseline=base)
+    assert r["outcome"] == "FAIL" and r["value"] == -0.5 and r["high"] < -0.1
+
+
+def test_baseline_rules_are_skipped_without_a_baseline(fake_run: Any, gate_file: Any) -> None:
+    run = fake_run("run", {"a": "pp"})
+    result = gate_run(run, gate_file("rules:\n  - no_new_failures:\n  - non_inferior: {margin: 0.1}\n"))
+    assert [r["outcome"] for r in result["rules"]] == ["SKIPPED", "SKIPPED"]
+    assert result["outcome"] == "INCONCLUSIVE"  # nothing was decided
+    with pytest.raises(GateError, match="require_baseline"):
+        gate_run(run, gate_file("require_baseline: true\nrules:\n  - no_new_failures:\n", "strict.yaml"))
+
+
+def test_no_new_failures(fake_run: Any, gate_file: Any) -> None:
+    base = fake_run("base", {"a": "pppp", "b": "pppp", "c": "pfpp"})
+    r = rule(fake_run, gate_file, {"a": "pppp", "b": "pppf", "c": "ffff"}, "no_new_failures:", baseline=base)
+    assert r["outcome"] == "FAIL" and r["value"] == 1
+    assert [row["id"] for row in r["details"]["new_failures"]] == ["b"]
+    r = rule(fake_run, gate_file, {"a": "pppp", "b": "pppp", "c": "ffff"}, "no_new_failures:", baseline=base)
+    assert r["outcome"] == "PASS"
+    r = rule(fake_run, gate_file, {"a": "pppp", "b": "eeee", "c": "pppp"}, "no_new_failures:", baseline=base)
+    assert r["outcome"] == "INCONCLUSIVE" and "b" in r["reason"]
+
+
+def test_a_baseline_of_another_suite_is_bad_input_unless_changed_cases_are_allowed(fake_run: Any, gate_file: Any) -> None:
+    base = fake_run("base", {"a": "pp", "b": "pp"}, suite_hash="suite-v0")
+    run = fake_run("run", {"a": "pp", "b": "pf"})
+    gate = gate_file("rules:\n  - no_new_failures:\n")
+    with pytest.raises(PasshatError, match="different suites"):
+        gate_run(run, gate, base)
+    result = gate_run(run, gate, base, allow_changed_cases=True)
+    assert result["rules"][0]["outcome"] == "FAIL" and result["baseline"]["excluded"] == []
+
+
+def test_an_unfinished_run_cannot_pass(fake_run: Any, gate_file: Any) -> None:
+    r = rule(fake_run, gate_file, {"a": "pppp"}, "case_success_rate: {min: 0.1}", status="running")
+    assert r["outcome"] == "INCONCLUSIVE" and "not complete" in r["reason"]
+    r = rule(fake_run, gate_file, {"a": "pppf"}, "never_fails:", status="running")
+    assert r["outcome"] == "FAIL"
+
+
+def test_a_selection_that_matches_nothing_is_no_evidence(fake_run: Any, gate_file: Any) -> None:
+    r = rule(fake_run, gate_file, {"a": "pp"}, "never_fails: {select: {tags: {scenario: permision}}}")
+    assert r["outcome"] == "INCONCLUSIVE" and "scenario=permision" in r["reason"]

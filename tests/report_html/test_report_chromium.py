@@ -1,0 +1,101 @@
+"""report.html in headless Chromium: curves drawn, a trial's trajectory loaded from its chunk on click.
+
+Uses the system Chromium through Playwright (never a downloaded browser); skipped with the reason when
+either is missing. Screenshots go to tests/artifacts/ (git-ignored) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from passhat.report.html import write_report
+
+ARTIFACTS = Path(__file__).parents[1] / "artifacts"
+
+
+def open_page(browser: Any, report: Path) -> tuple[Any, list[str], list[str]]:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("request", lambda req: requests.append(req.url))
+    page.goto(report.resolve().as_uri())
+    return page, errors, requests
+
+
+def stored_trial(run: Path, case_id: str, trial: int) -> dict[str, Any]:
+    for line in (run / "trials.jsonl").read_text("utf-8").splitlines():
+        record = json.loads(line)
+        if record["case_id"] == case_id and record["trial"] == trial:
+            return record
+    raise AssertionError(f"no record {case_id}/{trial}")
+
+
+def test_curves_and_a_trajectory_on_demand(browser: Any, hasty_run: Path) -> None:
+    page, errors, requests = open_page(browser, hasty_run / "report.html")
+    assert page.locator("svg.curve circle.pt.pass-hat-k").count() == 2
+    assert page.locator("svg.curve circle.pt.pass-at-k").count() == 2
+    assert page.locator("svg.curve polygon.band").count() == 2
+    assert page.locator("#case-table tr.case").count() == 19
+    assert page.locator("table.steps").count() == 0, "no trajectory is in the page before a click"
+    chunks_before = [u for u in requests if "/report/trials/" in u]
+    assert chunks_before == []
+
+    row = page.locator("#case-table tr.case", has_text="timeout-after-write")
+    row.locator("button.expand").click()
+    page.locator("tr.detail details.trial").first.wait_for()
+    page.locator("tr.detail details.trial[data-trial='0'] > summary").click()
+    steps = page.locator("tr.detail table.steps").first
+    steps.wait_for()
+
+    record = stored_trial(hasty_run, "timeout-after-write", 0)
+    assert steps.locator("td.tool").all_text_contents() == [c["tool"] for c in record["calls"]]
+    culprit = steps.locator("tr.culprit")
+    assert culprit.count() == 1 and culprit.get_attribute("data-step") == str(record["failure"]["step"])
+    assert "drop_response" in steps.inner_text(), "the injected fault is shown on its step"
+    detail = page.locator("tr.detail").first.inner_text()
+    assert "duplicate_write" in detail and "World diff" in detail and "row_count" in detail
+    assert len([u for u in requests if "/report/trials/" in u]) == 1, "exactly one chunk loaded, on demand"
+    assert all(u.startswith("file://") for u in requests), f"the page reached out: {requests}"
+    assert errors == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
+    page.locator("tr.detail").first.screenshot(path=str(ARTIFACTS / "report-trajectory.png"))
+    page.close()
+
+
+def test_agent_text_is_shown_as_text_never_run(browser: Any, run_copy: Path) -> None:
+    payload = '<img src=x onerror="window.pwned=1"></script><b>bold</b>'
+    lines = (run_copy / "trials.jsonl").read_text("utf-8").splitlines()
+    out = []
+    for line in lines:
+        record = json.loads(line)
+        if record["case_id"] == "timeout-after-write":
+            record["calls"][0]["result"] = payload
+            record["reply"] = payload
+            record["messages"][-1]["text"] = payload
+        out.append(json.dumps(record))
+    (run_copy / "trials.jsonl").write_text("\n".join(out) + "\n", "utf-8")
+    write_report(run_copy)
+    page, errors, _ = open_page(browser, run_copy / "report.html")
+    page.locator("#case-table tr.case", has_text="timeout-after-write").locator("button.expand").click()
+    page.locator("tr.detail details.trial[data-trial='0'] > summary").click()
+    page.locator("tr.detail table.steps").wait_for()
+    assert payload in page.locator("tr.detail").inner_text()
+    assert page.evaluate("window.pwned") is None and page.locator("tr.detail b", has_text="bold").count() == 0
+    assert errors == []
+    page.close()
+
+
+def test_filter_hides_passing_cases(browser: Any, hasty_run: Path) -> None:
+    page, _, _ = open_page(browser, hasty_run / "report.html")
+    page.locator("#failing-only").check()
+    assert page.locator("#case-table tr.case:not(.hidden)").count() == 9
+    page.locator("#filter").fill("permission")
+    visible = page.locator("#case-table tr.case:not(.hidden)")
+    assert sorted(t.split()[0] for t in visible.locator("td:nth-child(2)").all_inner_texts()) == [
+        "approve-own-ticket", "colleague-invoice"]
+    page.close()

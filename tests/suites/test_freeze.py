@@ -1,0 +1,105 @@
+"""Suite hashes, frozen snapshots, and naming exactly which cases changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+from conftest import AGENTS, NOTES
+
+from passhat.cases import load_suite
+from passhat.cli import main
+from passhat.suites import changed_cases, freeze
+from passhat.suites.changes import describe_changes
+
+
+def cli(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, " ".join(r.output.split())  # the console wraps long lines
+
+
+def copy_suite(split_suite: Path, tmp_path: Path) -> Path:
+    """The split suite with its own copy of the notes domain, so fixtures can be edited."""
+    root = tmp_path / "copy"
+    shutil.copytree(NOTES, root / "notes", ignore=shutil.ignore_patterns("cases", "__pycache__"))
+    shutil.copytree(split_suite, root / "cases")
+    for f in (root / "cases").glob("*.yaml"):
+        f.write_text(f.read_text().replace(str(NOTES / "domain.py"), "../notes/domain.py"))
+    return root / "cases"
+
+
+def test_suite_hash_shows_per_case_hashes(split_suite: Path) -> None:
+    code, output = cli("suite", "hash", str(split_suite), "--json")
+    assert code == 0, output
+    block = json.loads(output)
+    suite = load_suite(str(split_suite))
+    assert block["hash"] == suite.content_hash()
+    assert block["cases"] == suite.case_hashes()
+    assert set(block["fixtures"][str(NOTES / "domain.py")]) == {"default"}
+    code, output = cli("suite", "hash", str(split_suite))
+    assert code == 0 and "add-holdout" in output and suite.case_hashes()["add-holdout"][:16] in output
+
+
+def test_frozen_run_refuses_a_changed_suite_naming_the_cases(split_suite: Path, tmp_path: Path) -> None:
+    cases = copy_suite(split_suite, tmp_path)
+    snap = tmp_path / "snap.json"
+    code, output = cli("suite", "freeze", str(cases), "--out", str(snap))
+    assert code == 0, output
+    data = json.loads(snap.read_text())
+    assert data["format"] == "passhat-suite-snapshot/1" and data["passhat_version"]
+    assert set(data["suite"]["cases"]) == {"add-dev", "fault-dev", "add-holdout", "fault-holdout"}
+    assert set(data["suite"]["domains"]) == {"../notes/domain.py"}
+
+    out = tmp_path / "ok"
+    code, output = cli("run", str(cases), "--agent", f"{AGENTS}:good", "-k", "1", "--frozen", str(snap),
+                       "--out", str(out), "-q", "--no-report", "--no-sanity")
+    assert code == 0, output
+    frozen = json.loads((out / "manifest.json").read_text())["frozen"]
+    assert frozen["hash"] == data["suite"]["hash"] and len(frozen["sha256"]) == 64
+
+    edited = cases / "fault-dev.yaml"
+    edited.write_text(edited.read_text().replace("medium priority", "high priority"))
+    (cases / "add-dev.yaml").unlink()
+    code, output = cli("run", str(cases), "--agent", f"{AGENTS}:good", "--frozen", str(snap), "--out",
+                       str(tmp_path / "refused"), "-q")
+    assert code == 2
+    assert "1 case(s) changed: fault-dev" in output and "1 case(s) removed: add-dev" in output
+    assert not (tmp_path / "refused").exists()
+
+    fixture = cases.parent / "notes" / "fixture.yaml"
+    fixture.write_text(fixture.read_text().replace("groceries", "groceries and eggs"))
+    code, output = cli("suite", "verify", str(cases), "--frozen", str(snap))
+    assert code == 1
+    assert "domain '../notes/domain.py' changed (fixtures: default)" in output
+
+
+def test_changed_cases_between_manifests_and_snapshots(split_suite: Path, tmp_path: Path) -> None:
+    cases = copy_suite(split_suite, tmp_path)
+    before = freeze(load_suite(str(cases)))
+    assert changed_cases(before, before)["unchanged"] == ["add-dev", "add-holdout", "fault-dev", "fault-holdout"]
+    edited = cases / "add-holdout.yaml"
+    edited.write_text(edited.read_text().replace("priority two", "priority 2"))
+    after = freeze(load_suite(str(cases)))
+    result = changed_cases(before, after)
+    assert result["changed"] == ["add-holdout"] and not result["added"] and not result["removed"]
+    assert result["reasons"] == {"add-holdout": "case content changed"}
+    assert not result["same_suite"] and result["domains_changed"] == []
+
+    # a run manifest works the same way, and a domain change affects every unchanged case of that domain
+    out = tmp_path / "run"
+    code, output = cli("run", str(cases), "--agent", f"{AGENTS}:good", "-k", "1", "--out", str(out), "-q",
+                       "--no-report", "--no-sanity")
+    assert code == 0, output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert changed_cases(after, manifest)["unchanged"] == list(after["suite"]["cases"])
+    policy = cases.parent / "notes" / "domain.py"
+    policy.write_text(policy.read_text().replace("Never wipe the audit log.", "Never, ever wipe the audit log."))
+    later = freeze(load_suite(str(cases)))
+    result = changed_cases(manifest, later)
+    assert result["domains_changed"] == ["../notes/domain.py"] and result["changed"] == []
+    assert set(result["affected_by_domain"]) == {"add-dev", "fault-dev", "add-holdout", "fault-holdout"}
+    assert "affecting 4 unchanged case(s)" in describe_changes(result)
+    code, output = cli("suite", "diff", str(out), str(cases))
+    assert code == 0 and "domain '../notes/domain.py' changed" in output
