@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 DATA = Path(__file__).parent / "data"
 NOTES = DATA / "notes"
@@ -81,3 +82,39 @@ def _assert_summary_matches(out: Path) -> None:
 def summary_matches() -> Any:
     """Checks summary.json against an independent recomputation from the raw trials.jsonl lines."""
     return _assert_summary_matches
+
+
+PLANNED_AGENTS = NOTES / "agents_compare.py"
+
+
+def _load_planned() -> Any:
+    """tests/data/notes/agents_compare.py: agents that follow a plan written into each case."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("notes_agents_compare", PLANNED_AGENTS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def cli() -> Any:
+    """Invoke ``passhat`` in-process; returns the click Result."""
+    from passhat.cli import main
+
+    def invoke(*args: Any, env: dict[str, str] | None = None) -> Any:
+        return CliRunner().invoke(main, [str(a) for a in args], env=env)
+
+    return invoke
+
+
+@pytest.fixture
+def write_suite(tmp_path: Path) -> Any:
+    """Write a planned suite ({case id: "base=pp cand=pf"}) under tmp_path/NAME; returns its folder."""
+    planned = _load_planned()
+
+    def go(plans: dict[str, str], name: str = "suite", **kw: Any) -> Path:
+        return Path(planned.write_suite(tmp_path / name, plans, **kw))
+
+    return go

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.util
 import inspect
 import sqlite3
-import sys
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any
 import yaml
 
 from passhat.errors import DomainError
+from passhat.imports import import_file
 from passhat.tools import Tool
 from passhat.world import FixtureImage
 from passhat.world.image import insert_rows
@@ -118,13 +117,10 @@ def load_domain(ref: str, base: Path | None = None) -> Domain:
         file = path / "domain.py" if path.is_dir() else path
         if not file.exists():
             raise DomainError(f"domain {ref!r}: file {file} does not exist")
-        module_name = "passhat_user_domain_" + hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
-        spec = importlib.util.spec_from_file_location(module_name, file)
-        if spec is None or spec.loader is None:
-            raise DomainError(f"domain {ref!r}: cannot import {file}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+        try:
+            module = import_file(file, "domain")
+        except ImportError as exc:
+            raise DomainError(f"domain {ref!r}: cannot import {file}: {exc}") from exc
         return _domain_attr(module, attr or "domain", ref)
     try:
         module = importlib.import_module(target)

@@ -8,17 +8,15 @@ Async functions are awaited. Plain functions run in a worker thread and receive 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import importlib
-import importlib.util
 import inspect
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from passhat.episode import Episode, ToolResult
 from passhat.errors import PasshatError
+from passhat.imports import import_file
 
 
 class SyncEpisode:
@@ -61,14 +59,10 @@ def _import(target: str) -> Any:
     if target.endswith(".py"):
         if not path.exists():
             raise PasshatError(f"agent file {target} does not exist")
-        name = "passhat_user_agent_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise PasshatError(f"cannot import agent file {target}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        return module
+        try:
+            return import_file(path, "agent")
+        except ImportError as exc:
+            raise PasshatError(f"cannot import agent file {target}: {exc}") from exc
     try:
         return importlib.import_module(target)
     except ImportError as exc:

@@ -7,7 +7,7 @@ from typing import Any
 
 from passhat.cases import assertions as A
 from passhat.graders.base import Grade, TrialView
-from passhat.graders.state import _where_sql, assertion_name
+from passhat.graders.state import _where_sql, grade_assertions
 
 
 def _texts(view: TrialView, scope: str) -> list[str]:
@@ -52,14 +52,4 @@ REPLY_CHECKS: dict[str, Any] = {
 
 def grade_reply(view: TrialView) -> list[Grade]:
     """One grade per reply assertion."""
-    grades = []
-    for a in view.case.assertions:
-        check = REPLY_CHECKS.get(a.kind)
-        if check is None:
-            continue
-        try:
-            passed, reason = check(view, a)
-        except Exception as exc:  # fail closed
-            passed, reason = False, f"could not evaluate: {type(exc).__name__}: {exc}"
-        grades.append(Grade(grader="reply", name=assertion_name(a), passed=passed, reason=reason))
-    return grades
+    return grade_assertions(view, REPLY_CHECKS, "reply")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from passhat.cases import assertions as A
-from passhat.graders.base import Grade, TrialView
+from passhat.graders.base import Grade, GraderName, TrialView
 from passhat.world.diff import same_value
 
 
@@ -121,16 +121,21 @@ def assertion_name(a: Any) -> str:
     return f"{a.kind}({_describe(target, where) if where else target})"
 
 
-def grade_state(view: TrialView) -> list[Grade]:
-    """One grade per state assertion; an assertion that cannot be evaluated fails closed."""
+def grade_assertions(view: TrialView, checks: dict[str, Any], grader: GraderName) -> list[Grade]:
+    """One grade per assertion that ``checks`` knows; an assertion that cannot be evaluated fails closed."""
     grades = []
     for a in view.case.assertions:
-        check = STATE_CHECKS.get(a.kind)
+        check = checks.get(a.kind)
         if check is None:
             continue
         try:
             passed, reason = check(view, a)
         except Exception as exc:  # fail closed: an unevaluable assertion never passes
             passed, reason = False, f"could not evaluate: {type(exc).__name__}: {exc}"
-        grades.append(Grade(grader="state", name=assertion_name(a), passed=passed, reason=reason))
+        grades.append(Grade(grader=grader, name=assertion_name(a), passed=passed, reason=reason))
     return grades
+
+
+def grade_state(view: TrialView) -> list[Grade]:
+    """One grade per final-state assertion."""
+    return grade_assertions(view, STATE_CHECKS, "state")

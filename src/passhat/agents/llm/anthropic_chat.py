@@ -6,15 +6,13 @@ trial seed is still recorded, and the manifest says the provider ignores it.
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-import os
 import time
 from typing import Any
 
 from passhat.agents.llm.chat import CallOptions, ChatMessage, ModelReply, ToolRequest, fit_to_signature
-from passhat.agents.llm.openai_chat import PLACEHOLDER_KEY, parse_arguments
-from passhat.agents.llm.retry import IncompleteAnswer, RetryPolicy, inspect_error, with_retries
+from passhat.agents.llm.openai_chat import parse_arguments
+from passhat.agents.llm.retry import IncompleteAnswer
+from passhat.agents.llm.sdk_base import SdkChat
 from passhat.errors import PasshatError
 from passhat.tools import Tool
 
@@ -59,38 +57,22 @@ def to_anthropic_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
     return out
 
 
-class AnthropicChat:
+class AnthropicChat(SdkChat):
     """A Claude model (or an Anthropic-compatible server) behind the official SDK."""
 
     provider = "anthropic"
 
-    def __init__(
-        self, model: str, *, base_url: str | None = None, api_key_env: str = "ANTHROPIC_API_KEY",
-        retry: RetryPolicy | None = None, timeout_s: float = 120.0,
-    ) -> None:
-        self.model = model
+    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "ANTHROPIC_API_KEY",
+                 **options: Any) -> None:
+        super().__init__(model, base_url=base_url, api_key_env=api_key_env, **options)
         # the SDK appends /v1/messages itself; accept an OpenAI-style URL ending in /v1 too
         self.base_url = base_url.rstrip("/").removesuffix("/v1") if base_url else None
-        self.api_key_env = api_key_env
-        self.retry = retry or RetryPolicy()
-        self.timeout_s = timeout_s
-        self._client: tuple[asyncio.AbstractEventLoop, Any] | None = None
-        if not os.environ.get(api_key_env) and base_url is None:
-            raise PasshatError(f"anthropic:{model}: set {api_key_env}, or pass --base-url for a compatible server")
 
     def describe(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self.model, "base_url": self.base_url,
-                "api_key_env": self.api_key_env, "retry": dataclasses.asdict(self.retry),
-                "seed_supported": False}
+        return {**super().describe(), "seed_supported": False}
 
-    def _sdk_client(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client[0] is not loop:
-            sdk = _import_sdk()
-            key = os.environ.get(self.api_key_env) or PLACEHOLDER_KEY
-            client = sdk.AsyncAnthropic(api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s)
-            self._client = (loop, client)
-        return self._client[1]
+    def _make_client(self, api_key: str) -> Any:
+        return _import_sdk().AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s)
 
     def _request(self, system: str, messages: list[ChatMessage], tools: list[Tool], o: CallOptions) -> dict[str, Any]:
         req: dict[str, Any] = {
@@ -106,20 +88,6 @@ class AnthropicChat:
         if o.stop:
             req["stop_sequences"] = list(o.stop)
         return {**req, **o.extra}
-
-    async def complete(
-        self, system: str, messages: list[ChatMessage], tools: list[Tool], options: CallOptions
-    ) -> ModelReply:
-        """One streamed call, retried on provider trouble. Raises InfrastructureError when it persists."""
-        request = self._request(system, messages, tools, options)
-        t0 = time.monotonic()
-        reply, attempts = await with_retries(
-            lambda: self._stream(request), self.retry, inspect=inspect_error,
-            what=f"anthropic:{self.model}", seed=options.seed,
-        )
-        reply.latency_s = time.monotonic() - t0
-        reply.attempts = attempts
-        return reply
 
     async def _stream(self, request: dict[str, Any]) -> ModelReply:
         client = self._sdk_client()

@@ -7,19 +7,16 @@ off and :mod:`passhat.agents.llm.retry` decides what a failure means for the tri
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import json
-import os
 import time
 from typing import Any
 
 from passhat.agents.llm.chat import CallOptions, ChatMessage, ModelReply, ToolRequest, fit_to_signature
-from passhat.agents.llm.retry import IncompleteAnswer, RetryPolicy, inspect_error, with_retries
+from passhat.agents.llm.retry import IncompleteAnswer
+from passhat.agents.llm.sdk_base import SdkChat
 from passhat.errors import PasshatError
 from passhat.tools import Tool
 
-PLACEHOLDER_KEY = "not-needed"
 """Sent to a ``--base-url`` server when no key is set: local servers ignore it, the SDK requires one."""
 
 
@@ -65,37 +62,17 @@ def parse_arguments(raw: str) -> Any:
     return value if isinstance(value, dict) else raw
 
 
-class OpenAIChat:
+class OpenAIChat(SdkChat):
     """A chat-completions model behind the official SDK."""
 
     provider = "openai"
+    key_hint = "an OpenAI-compatible server"
 
-    def __init__(
-        self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-        retry: RetryPolicy | None = None, timeout_s: float = 120.0,
-    ) -> None:
-        self.model = model
-        self.base_url = base_url
-        self.api_key_env = api_key_env
-        self.retry = retry or RetryPolicy()
-        self.timeout_s = timeout_s
-        self._client: tuple[asyncio.AbstractEventLoop, Any] | None = None
-        if not os.environ.get(api_key_env) and base_url is None:
-            raise PasshatError(f"openai:{model}: set {api_key_env}, or pass --base-url for an OpenAI-compatible server")
+    def __init__(self, model: str, *, api_key_env: str = "OPENAI_API_KEY", **options: Any) -> None:
+        super().__init__(model, api_key_env=api_key_env, **options)
 
-    def describe(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self.model, "base_url": self.base_url,
-                "api_key_env": self.api_key_env, "retry": dataclasses.asdict(self.retry)}
-
-    def _sdk_client(self) -> Any:
-        """One client per event loop (an HTTP client must not outlive the loop it was made on)."""
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client[0] is not loop:
-            sdk = _import_sdk()
-            key = os.environ.get(self.api_key_env) or PLACEHOLDER_KEY
-            client = sdk.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s)
-            self._client = (loop, client)
-        return self._client[1]
+    def _make_client(self, api_key: str) -> Any:
+        return _import_sdk().AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s)
 
     def _request(self, system: str, messages: list[ChatMessage], tools: list[Tool], o: CallOptions) -> dict[str, Any]:
         req: dict[str, Any] = {
@@ -115,20 +92,6 @@ class OpenAIChat:
         if o.json_answer:
             req["response_format"] = {"type": "json_object"}
         return {**req, **o.extra}
-
-    async def complete(
-        self, system: str, messages: list[ChatMessage], tools: list[Tool], options: CallOptions
-    ) -> ModelReply:
-        """One streamed call, retried on provider trouble. Raises InfrastructureError when it persists."""
-        request = self._request(system, messages, tools, options)
-        t0 = time.monotonic()
-        reply, attempts = await with_retries(
-            lambda: self._stream(request), self.retry, inspect=inspect_error,
-            what=f"openai:{self.model}", seed=options.seed,
-        )
-        reply.latency_s = time.monotonic() - t0
-        reply.attempts = attempts
-        return reply
 
     async def _stream(self, request: dict[str, Any]) -> ModelReply:
         client = self._sdk_client()
