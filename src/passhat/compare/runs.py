@@ -15,6 +15,7 @@ from typing import Any
 from passhat.errors import PasshatError, RunError
 from passhat.results.tally import CaseTally, tally
 from passhat.runner.store import RunStore
+from passhat.suites.changes import changed_cases, describe_changes
 
 
 class CompareError(PasshatError):
@@ -91,12 +92,10 @@ def match_cases(base: LoadedRun, cand: LoadedRun, *, allow_changed_cases: bool) 
     if base.suite["hash"] == cand.suite["hash"]:
         return Matching([cid for cid in c_cases if cid in b_cases], [], True)
     if not allow_changed_cases:
-        changed = sum(1 for cid in c_cases if cid in b_cases and b_cases[cid] != c_cases[cid])
-        added, removed = len(set(c_cases) - set(b_cases)), len(set(b_cases) - set(c_cases))
+        what = describe_changes(changed_cases(base.manifest, cand.manifest)) or "the suite hashes differ"
         raise CompareError(
             f"{base.folder} and {cand.folder} ran different suites (hash {base.suite['hash'][:12]} vs "
-            f"{cand.suite['hash'][:12]}: {changed} case(s) changed, {added} added, {removed} removed, "
-            f"{len(_changed_domains(base, cand))} domain(s) changed). Their scores measure different things; "
+            f"{cand.suite['hash'][:12]}): {what}. Their scores measure different things; "
             "pass --allow-changed-cases to compare only the cases whose content is unchanged")
     changed_domains = _changed_domains(base, cand)
     kept: list[str] = []
