@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import json
 import sqlite3
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -46,6 +47,7 @@ class Domain:
         self.tools = {t.name: t for t in tools}
         self.start = start or datetime(2026, 1, 1, 9, 0, 0)
         self._images: dict[str, FixtureImage] = {}
+        self._schema_hash: str | None = None
 
     def tool_list(self) -> list[Tool]:
         return list(self.tools.values())
@@ -59,6 +61,13 @@ class Domain:
             loader, start = _loader(source, self.start)
             self._images[fixture] = FixtureImage.build(fixture, self.schema_sql, loader, start)
         return self._images[fixture]
+
+    def tool_schema_hash(self) -> str:
+        """Hash of the tool specs an agent sees (names, kinds, descriptions, parameter schemas), for traces."""
+        if self._schema_hash is None:
+            specs = [self.tools[name].spec() for name in sorted(self.tools)]
+            self._schema_hash = hashlib.sha256(json.dumps(specs, sort_keys=True).encode()).hexdigest()[:16]
+        return self._schema_hash
 
     def content_hash(self) -> str:
         """Hash of everything that defines the domain: schema, policy, fixture files, tool source."""

@@ -117,7 +117,10 @@ async def run_trial(
     calls = boundary.calls
     spans = build_spans(seed=seed, case_id=case.id, calls=calls, messages=episode.messages,
                         model_calls=episode.model_calls, agent_s=timing.agent_s, grade_s=timing.grade_ms / 1000,
-                        end_reason=end_reason, error=error, attributes={"passhat.trial": trial})
+                        end_reason=end_reason, error=error,
+                        attributes={"passhat.trial": trial, "passhat.domain": domain.name,
+                                    "passhat.tool_schema_hash": domain.tool_schema_hash(),
+                                    "passhat.models": ", ".join(episode.usage.models) or None})
     return TrialRecord(
         case_id=case.id, trial=trial, seed=seed, outcome=outcome, end_reason=end_reason, grades=grades,
         calls=calls, messages=episode.messages, reply=episode.reply, diff=diff.to_json(), usage=episode.usage,
