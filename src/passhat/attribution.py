@@ -80,6 +80,8 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
         if g.grader == "trajectory":
             if g.name.startswith("required ") and g.name.split()[1].split("(")[0] in faulted_tools:
                 continue  # the required call failed on a fault: unrecovered_tool_error says it better
+            if g.name.startswith("required ") and not calls:
+                continue  # nothing was done at all: that is the wrong final state, not a skipped check
             m = re.search(r"at step (\d+)", g.reason)
             out.append(Failure(category="skipped_verification", step=int(m.group(1)) if m else None, evidence=g.reason))
     outcome_failed = [g for g in failed if g.grader in ("state", "reply", "trajectory")]

@@ -71,6 +71,7 @@ def test_careful_has_no_failures_and_noop_fails_on_state(suite: str, tmp_path: P
     assert all(r.outcome == "pass" and r.failure is None for r in careful)
     noop = run(suite, "noop", tmp_path / "noop", trials=1)
     assert all(r.outcome == "fail" and r.failure is not None and r.failure.step is None for r in noop)
+    assert {r.failure.category for r in noop} <= {"wrong_final_state", "missing_information_in_reply"}
 
 
 def test_traces_have_parent_child_structure(tmp_path: Path) -> None:
