@@ -24,6 +24,7 @@ from passhat.commands.compare import compare
 from passhat.commands.export import export_otlp
 from passhat.commands.from_failure import from_failure
 from passhat.commands.gate import finish_run, gate, register_gate
+from passhat.commands.init import init_command
 from passhat.commands.judge import judge_command, pairwise_command
 from passhat.commands.regrade import regrade_command
 from passhat.commands.report import after_run, report
@@ -229,3 +230,4 @@ cases.add_command(lint_command)
 cases.add_command(import_command)
 main.add_command(suite_group)
 main.add_command(regrade_command)
+main.add_command(init_command)
