@@ -1,12 +1,15 @@
 """The ``passhat`` command line.
 
-Exit codes: 0 success (a run that completed, whatever the agent scored); 2 bad input (a malformed
-case, an unknown agent, an unusable run folder).
+Exit codes: 0 success (a run that completed, whatever the agent scored); 1 a gate FAIL, lint findings,
+a suite that differs from its snapshot or a calibration threshold missed; 2 bad input (a malformed
+case, an unknown agent, an unusable run folder, a file that cannot be written); 3 a gate INCONCLUSIVE.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,14 +17,15 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from passhat.agents.llm.setup import build_model_setup, model_options
 from passhat.cases import load_suite
 from passhat.commands.calibrate import calibrate
-from passhat.commands.cases import import_command, lint_command
+from passhat.commands.cases import import_command, lint_command, suite_hint
 from passhat.commands.compare import compare
-from passhat.commands.export import export_otlp
+from passhat.commands.export import check_otlp_url, export_otlp
 from passhat.commands.from_failure import from_failure
 from passhat.commands.gate import finish_run, gate, register_gate
 from passhat.commands.init import init_command
@@ -43,14 +47,36 @@ err = Console(stderr=True)
 
 
 def _fail(message: str) -> None:
-    err.print(f"[red]error:[/red] {message}", highlight=False, markup=True)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
     sys.exit(EXIT_BAD_INPUT)
 
 
-@click.group()
+class PasshatGroup(click.Group):
+    """The command tree, with one last line of defence: a file that cannot be read or written (an
+    ``--out`` in a missing or read-only place) or a user error a command forgot to catch is reported
+    in one line naming the file, exit 2 — never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PasshatError as exc:
+            _fail(str(exc))
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:  # output piped into `head`: click handles it
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            _fail(f"{where}{exc.strerror or exc}")
+
+
+@click.group(cls=PasshatGroup, epilog="Exit codes: 0 success; 1 gate FAIL, lint findings, suite differs from its snapshot, "
+             "calibration below a minimum; 2 bad input; 3 gate INCONCLUSIVE.")
 @click.version_option(package_name="passhat")
 def main() -> None:
     """passhat — evaluate tool-using agents: sandboxed worlds, final-state grading, pass^k."""
+    # `--agent my_module:fn` and `domain: my_pkg.domain:domain` find modules in the current folder, as
+    # under `python -m passhat` (appended, so nothing installed is shadowed)
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())
 
 
 @main.command()
@@ -59,7 +85,8 @@ def main() -> None:
               help="careful, hasty, flaky, noop, openai:MODEL, anthropic:MODEL, or module:function / path.py:function")
 @click.option("--trials", "-k", "--repeat", type=click.IntRange(1), default=4, show_default=True,
               help="Trials per case.")
-@click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True)
+@click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True,
+              help="Trials in flight at once (agents waiting on a model cost nothing).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Run seed; trial seeds derive from it.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run folder (default: runs/SUITE-AGENT-TIMESTAMP).")
@@ -96,17 +123,22 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         otlp: str | None = None, splits: tuple[str, ...] = (), tags: tuple[str, ...] = (),
         frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
+    if resume and out is None:
+        _fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
     try:
+        check_agent_spec(agent_spec)
+        if otlp:
+            check_otlp_url(otlp, "--otlp")
         redactor = build_redactor(no_redact, redact_field, redact_pattern)
         plan = plan_run(load_suite(suite), splits=splits, tags=tags, frozen=frozen, record=record, replay=replay)
         loaded = plan.suite
+        if resume and out is not None:
+            check_same_selection(out, plan.manifest.get("selection"))
         setup = build_model_setup(agent_spec, **model_kw)
     except (PasshatError, ValueError) as exc:
-        _fail(str(exc))
+        _fail(suite_hint(str(exc), suite))
         return
     if out is None:
-        if resume:
-            _fail("--resume needs --out RUN_FOLDER")
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         safe_agent = agent_spec.replace(":", "_").replace("/", "_")
         out = Path("runs") / f"{loaded.name}-{safe_agent}-{stamp}"
@@ -146,7 +178,9 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
             return
     summary = build_summary(store.iter_records(), store.read_manifest(), by=by)
     store.write_summary(summary)
-    if not quiet:
+    if quiet:
+        err.print(one_line_result(summary), highlight=False)
+    else:
         print_summary(summary, Console())
     for note in run_notes(summary, store.read_manifest()):
         err.print(note, highlight=False)
@@ -155,6 +189,44 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     code = finish_run(out, summary, gated=registered_gate is not None, junit=junit, summary_md=summary_md, quiet=quiet)
     if code:
         sys.exit(code)
+
+
+def check_agent_spec(spec: str) -> None:
+    """A bare name must be a built-in agent; anything else is loaded later and reports its own errors."""
+    from passhat.agents import REFERENCE_AGENTS
+
+    if ":" not in spec and spec not in REFERENCE_AGENTS:
+        raise PasshatError(f"--agent {spec!r}: not a built-in agent ({', '.join(sorted(REFERENCE_AGENTS))}); "
+                           "for your own agent give module:function or path/to/file.py:function, "
+                           "for a model openai:MODEL or anthropic:MODEL")
+
+
+def check_same_selection(out: Path, selection: dict[str, Any] | None) -> None:
+    """``--resume`` must choose the same cases as the run it continues (same --split and --tag)."""
+    old = RunStore(out).read_manifest().get("selection")
+    before = old.get("describe") if old else None
+    now = selection.get("describe") if selection else None
+    if before != now:
+        raise PasshatError(f"cannot resume {out}: it ran {'the cases selected by ' + before if before else 'every case'}, "
+                           f"this command selects {'the cases selected by ' + now if now else 'every case'}; "
+                           "pass the same --split and --tag as when it started")
+
+
+def one_line_result(summary: dict[str, Any]) -> str:
+    """What ``run -q`` prints instead of the tables: pass^1 and pass^n with their intervals."""
+    s = summary["suite"]
+    n = s["trials_per_case"]
+
+    def metric(k: int) -> str:
+        m = s["pass_hat_k"].get(str(k))
+        if not m or m.get("estimate") is None:
+            return f"pass^{k} —"
+        return f"pass^{k} {m['estimate']:.3f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}]"
+
+    errors = f", {s['errors']} infrastructure error(s)" if s.get("errors") else ""
+    ks = [1] if n == 1 else [1, n]
+    return (f"{s['name']} · {summary['agent']}: " + ", ".join(metric(k) for k in ks)
+            + f" over {s['cases']} case(s) × {n} trial(s){errors}")
 
 
 def build_redactor(off: bool, fields: tuple[str, ...], patterns: tuple[str, ...]) -> Redactor:
@@ -176,21 +248,46 @@ def build_redactor(off: bool, fields: tuple[str, ...], patterns: tuple[str, ...]
 
 @main.command()
 @click.argument("run_folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option("--by", "by", multiple=True, help="Break every figure down by this tag (repeatable).")
-@click.option("--split", type=click.Choice(["dev", "holdout", "regression"]), default=None,
-              help="Only the cases of this split.")
-def show(run_folder: Path, by: tuple[str, ...], split: str | None) -> None:
+@click.option("--by", "by", multiple=True, help="Break every figure down by this tag (repeatable; also split, group).")
+@click.option("--split", "splits", multiple=True, type=click.Choice(["dev", "holdout", "regression"]),
+              help="Only the cases of this split (repeatable: any of them).")
+def show(run_folder: Path, by: tuple[str, ...], splits: tuple[str, ...]) -> None:
     """Recompute and print the summary of RUN_FOLDER from its trials.jsonl."""
     store = RunStore(run_folder)
     try:
         manifest = store.read_manifest()
-        summary = build_summary(store.iter_records(), manifest, by=by, split=split)
+        summary = summary_of_splits(store, manifest, by, splits)
     except PasshatError as exc:
         _fail(str(exc))
         return
     print_summary(summary, Console())
     for note in run_notes(summary, manifest):
         err.print(note, highlight=False)
+    if manifest.get("status") != "complete":
+        recorded = sum(c["n"] + c["errors"] for c in summary["cases"])
+        expected = summary["suite"]["cases"] * manifest.get("trials", 0)
+        err.print(f"[yellow]warning:[/yellow] this run is not complete (status {manifest.get('status')!r}): "
+                  f"{recorded} of {expected} trial(s) recorded; continue it with "
+                  f"`passhat run … --resume --out {run_folder}`", highlight=False)
+
+
+def summary_of_splits(store: RunStore, manifest: dict[str, Any], by: tuple[str, ...],
+                      splits: tuple[str, ...]) -> dict[str, Any]:
+    """The summary of the run's cases in any of ``splits`` (all cases when empty); no such case is bad input."""
+    if not splits:
+        return build_summary(store.iter_records(), manifest, by=by)
+    meta = manifest["suite"].get("case_meta", {})
+    chosen = {cid: h for cid, h in manifest["suite"]["cases"].items() if meta.get(cid, {}).get("split") in splits}
+    if not chosen:
+        present = sorted({m.get("split") for m in meta.values() if m.get("split")})
+        raise PasshatError(f"{store.folder}: no case of this run is in split {'|'.join(splits)} "
+                           f"(splits present: {', '.join(present) or 'none recorded'})")
+    if len(splits) == 1:
+        return build_summary(store.iter_records(), manifest, by=by, split=splits[0])
+    chosen_only = {**manifest, "suite": {**manifest["suite"], "cases": chosen}}
+    summary = build_summary((r for r in store.iter_records() if r.case_id in chosen), chosen_only, by=by)
+    summary["suite"]["split"] = "|".join(splits)
+    return summary
 
 
 @main.group()

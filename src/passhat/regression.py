@@ -23,10 +23,14 @@ from passhat.runner.store import RunStore
 
 def find_trial(run: Path, case_id: str, trial: int) -> TrialRecord:
     """The recorded trial, or a clear error naming what was recorded instead."""
+    recorded = []
     for record in RunStore(run).iter_records():
         if record.case_id == case_id and record.trial == trial:
             return record
-    raise PasshatError(f"{run}: no trial {trial} of case {case_id!r} in trials.jsonl")
+        if record.case_id == case_id:
+            recorded.append(f"{record.trial} ({record.outcome})")
+    seen = f"; recorded trials of {case_id!r}: {', '.join(recorded)}" if recorded else f"; no trial of {case_id!r} was recorded"
+    raise PasshatError(f"{run}: no trial {trial} of case {case_id!r} in trials.jsonl{seen}")
 
 
 def _domain_ref(case: Case, suite_folder: Path, out_folder: Path) -> str:

@@ -158,3 +158,14 @@ def test_killed_run_resumes_without_losing_or_duplicating_trials(tmp_path: Path)
     assert manifest["status"] == "complete" and len(manifest["resumed_at"]) == 1
     summary = json.loads((out / "summary.json").read_text())
     assert summary["cases"][0]["n"] == 12
+
+
+def test_a_corrupt_line_in_the_middle_is_an_error_not_a_silent_skip(run_notes: Any) -> None:
+    from passhat.errors import RunError
+
+    out = run_notes("good", trials=3)
+    path = out / "trials.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(lines[0] + b'{"case_id": "add-note", "trial": 9, "oops"}\n' + b"".join(lines[1:]))
+    with pytest.raises(RunError, match=r"trials.jsonl:2: not a trial record"):
+        RunStore(out).load()

@@ -115,8 +115,12 @@ def import_requests(source: Path, domain: str, out: Path, *, redactor: Redactor 
         for key in sorted(set(obj) - ACCEPTED):
             result.ignored_fields[key] = result.ignored_fields.get(key, 0) + 1
         path = Path(out) / f"{case['id']}.yaml"
-        if path.exists() or any(p == path for p, _ in pending):
-            raise CaseError(str(source), f"line {n}", f"case {case['id']!r} already exists ({path}); give lines distinct ids")
+        if any(p == path for p, _ in pending):
+            raise CaseError(str(source), f"line {n}",
+                            f"case id {case['id']!r} is used by an earlier line; give lines distinct ids")
+        if path.exists():
+            raise CaseError(str(source), f"line {n}", f"{path} already exists (from an earlier import?); "
+                                                      "import into an empty folder or remove it")
         body = yaml.safe_dump(case, sort_keys=False, allow_unicode=True, width=110)
         pending.append((path, HEADER.format(source=Path(source).name, line=n) + body))
     Path(out).mkdir(parents=True, exist_ok=True)

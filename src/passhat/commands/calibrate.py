@@ -69,14 +69,16 @@ def print_report(report: dict[str, Any], console: Console) -> None:
               help="Pairwise JSONL from `passhat pairwise` (for the swap consistency).")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write the report here as JSON (format passhat.calibration/1).")
-@click.option("--min-items", type=click.IntRange(0), default=None)
+@click.option("--min-items", type=click.IntRange(0), default=None, help="Minimum labelled items with a judge verdict.")
 @click.option("--min-agreement", type=float, default=None, help="Minimum percent agreement (0-1).")
-@click.option("--min-kappa", type=float, default=None)
-@click.option("--min-ac1", type=float, default=None)
-@click.option("--min-sensitivity", type=float, default=None)
-@click.option("--min-specificity", type=float, default=None)
-@click.option("--min-swap-consistency", type=float, default=None)
-@click.option("--min-test-retest", type=float, default=None)
+@click.option("--min-kappa", type=float, default=None, help="Minimum Cohen's kappa.")
+@click.option("--min-ac1", type=float, default=None, help="Minimum Gwet's AC1.")
+@click.option("--min-sensitivity", type=float, default=None, help="Minimum share of human passes the judge passes (0-1).")
+@click.option("--min-specificity", type=float, default=None, help="Minimum share of human fails the judge fails (0-1).")
+@click.option("--min-swap-consistency", type=float, default=None,
+              help="Minimum position-swap consistency (0-1; needs --pairwise).")
+@click.option("--min-test-retest", type=float, default=None,
+              help="Minimum test-retest consistency (0-1; needs a judgments file with repeats).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead of a table.")
 def calibrate(labels: Path, judgments: Path, pairwise: Path | None, out: Path | None, as_json: bool,
               **minimums: Any) -> None:
@@ -84,6 +86,10 @@ def calibrate(labels: Path, judgments: Path, pairwise: Path | None, out: Path | 
     specificity (Wilson CIs), swap and test-retest consistency, and the Rogan–Gladen corrected pass rate.
     Exits 1 when a --min-* threshold is not met, 2 on bad input."""
     err = Console(stderr=True)
+    if judgments.is_dir() and not (judgments / "manifest.json").is_file():
+        err.print(f"[red]error:[/red] --judgments {judgments}: not a run folder (no manifest.json) — give a run "
+                  "folder or a judgments JSONL from `passhat judge`", highlight=False)
+        sys.exit(EXIT_BAD_INPUT)
     try:
         report = calibration_report(
             read_labels(labels), read_judgments(judgments), read_pairwise(pairwise) if pairwise else None,

@@ -20,6 +20,14 @@ from passhat.lint.similarity import THRESHOLD
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
 
+def suite_hint(message: str, ref: str) -> str:
+    """Point at ``FOLDER/cases`` when FOLDER is a suite's root (domain.py, cases/) rather than its cases."""
+    nested = Path(ref) / "cases"
+    if "no case files" in message and nested.is_dir() and any(nested.glob("*.y*ml")):
+        return f"{message}; the case files are in {nested}: pass that folder"
+    return message
+
+
 def _bad_input(message: str) -> None:
     Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
     sys.exit(EXIT_BAD_INPUT)
@@ -68,6 +76,9 @@ def lint_command(suite: str, strict: bool, threshold: float, json_out: bool) -> 
         report = lint_suite(suite, threshold=threshold)
     except PasshatError as exc:
         _bad_input(str(exc))
+        return
+    if report.cases == 0:  # an empty folder is not a suite (exit 2, as documented), not a suite with findings
+        _bad_input(suite_hint(f"{suite}: no case files (*.yaml) in this folder", suite))
         return
     if json_out:
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))

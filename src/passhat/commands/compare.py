@@ -117,7 +117,8 @@ def print_comparison(result: dict[str, Any], console: Console) -> None:
               help="Compare runs of different suites on the cases whose content (and domain) is unchanged.")
 @click.option("--by", multiple=True, help="Per-stratum results for this tag (repeatable; also split, group).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
+@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
+              help="Level of the two-sided intervals.")
 @click.option("--quiet", "-q", is_flag=True, help="No tables (use with --json).")
 def compare(base: Path, candidate: Path, json_out: Path | None, allow_changed_cases: bool, by: tuple[str, ...],
             seed: int, confidence: float, quiet: bool, html_out: Path | None = None) -> None:

@@ -6,8 +6,12 @@ endpoint unreachable or refusing) — the message says which.
 
 from __future__ import annotations
 
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import click
 
@@ -26,9 +30,39 @@ def _headers(items: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+@contextmanager
+def quiet_exporter_logs() -> Iterator[None]:
+    """The OTLP exporter logs every retry ("Transient error … retrying") to stderr; passhat reports the
+    outcome itself in one line naming the endpoint, so its log lines are held back while we export."""
+    logger = logging.getLogger("opentelemetry")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def check_otlp_url(url: str, option: str) -> None:
+    """A malformed collector URL is bad input at once (for ``run --otlp``: before the first trial, not a
+    warning after the whole run)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise PasshatError(f"{option} {url!r}: expected an http(s) URL such as http://127.0.0.1:4318")
+
+
+def _endpoint(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        check_otlp_url(value, "--endpoint")
+    except PasshatError as exc:
+        raise click.BadParameter(str(exc).split(": ", 1)[1], ctx, param) from None
+    return value
+
+
 @click.command("export-otlp")
 @click.argument("run_folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option("--endpoint", required=True, help="OTLP/HTTP URL, e.g. http://127.0.0.1:4318 (/v1/traces is added).")
+@click.option("--endpoint", required=True, callback=_endpoint,
+              help="OTLP/HTTP URL, e.g. http://127.0.0.1:4318 (/v1/traces is added).")
 @click.option("--header", "header", multiple=True, metavar="KEY=VALUE",
               help="HTTP header for the collector, e.g. Authorization=... (repeatable; OTEL_EXPORTER_OTLP_HEADERS also works).")
 @click.option("--no-content", is_flag=True, help="Leave tool arguments and results out of the spans.")
@@ -38,8 +72,9 @@ def export_otlp(run_folder: Path, endpoint: str, header: tuple[str, ...], no_con
     from passhat.export import export_run
 
     try:
-        stats = export_run(run_folder, endpoint, headers=_headers(header) or None, timeout=timeout,
-                           include_content=not no_content)
+        with quiet_exporter_logs():
+            stats = export_run(run_folder, endpoint, headers=_headers(header) or None, timeout=timeout,
+                               include_content=not no_content)
     except PasshatError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_BAD_INPUT)

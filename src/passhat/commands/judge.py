@@ -37,10 +37,14 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--judge", "judge_spec", required=True, help="openai:MODEL or anthropic:MODEL"),
         click.option("--base-url", default=None, help="Endpoint of the judge model."),
-        click.option("--prices", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None),
-        click.option("--retries", type=click.IntRange(1), default=6, show_default=True),
-        click.option("--retry-delay", type=click.FloatRange(0), default=1.0, show_default=True),
-        click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True),
+        click.option("--prices", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
+                     help="YAML/JSON price table extending the built-in one (USD per million tokens)."),
+        click.option("--retries", type=click.IntRange(1), default=6, show_default=True,
+                     help="Attempts per model call on 429/5xx before the trial's judgment is an error."),
+        click.option("--retry-delay", type=click.FloatRange(0), default=1.0, show_default=True,
+                     help="First backoff delay in seconds (doubles per retry)."),
+        click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True,
+                     help="Judge calls in flight at once."),
         click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True, help="JSONL to write."),
     ]
     for option in reversed(options):
@@ -99,6 +103,10 @@ def judge_command(run_folder: Path, repeats: int, judge_spec: str, base_url: str
         return
     todo = [(r, rep) for r in records if r.case_id in {c.id for c in suite.cases} and suite.case(r.case_id).judge
             for rep in range(repeats)]
+    if not todo:
+        _fail(f"{run_folder}: nothing to judge — no graded trial of this run is of a case with a judge: section "
+              "(see docs/llm.md)")
+        return
 
     def job(r: TrialRecord, rep: int) -> Callable[[], Awaitable[Any]]:
         rubric = suite.case(r.case_id).judge
@@ -143,6 +151,10 @@ def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: 
         case_rubric = shared or (suite.case(a.case_id).judge if a.case_id in {c.id for c in suite.cases} else None)
         if b is not None and case_rubric is not None:
             pairs.append((a, b, case_rubric))
+    if not pairs:
+        _fail(f"nothing to compare: no graded trial of {run_a} has a graded trial of the same case and number in "
+              f"{run_b} with a judge rubric (runs of one suite, whose cases have a judge: section, or pass --rubric)")
+        return
 
     def job(a: TrialRecord, b: TrialRecord, spec: JudgeSpec) -> Callable[[], Awaitable[PairwiseVerdict]]:
         return lambda: judge.compare(spec, _evidence(suite, a), _evidence(suite, b), derive_seed("pairwise", a.seed), mask)

@@ -52,10 +52,12 @@ def after_run(folder: Path, summary: dict[str, Any], *, html: bool, otlp: str | 
         except PasshatError as exc:
             click.echo(f"warning: no report written ({exc}); retry with: passhat report {folder}", err=True)
     if otlp:
+        from passhat.commands.export import quiet_exporter_logs
         from passhat.export import ExportError, export_run
 
         try:
-            stats = export_run(folder, otlp)
+            with quiet_exporter_logs():
+                stats = export_run(folder, otlp)
             click.echo(f"OTLP: {stats.traces} trace(s), {stats.spans} span(s) sent to {stats.endpoint}", err=True)
         except ExportError as exc:
             click.echo(f"warning: traces not exported: {exc}; retry with: passhat export-otlp {folder} --endpoint {otlp}",

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from passhat.cases import load_suite
+from passhat.commands.cases import suite_hint
 from passhat.errors import PasshatError
 from passhat.suites.changes import changed_cases, describe_changes
 from passhat.suites.snapshot import SuiteChanged, freeze, load_snapshot, suite_block, verify_snapshot, write_snapshot
@@ -40,7 +41,7 @@ def hash_command(suite: str, json_out: bool) -> None:
     try:
         block = suite_block(load_suite(suite))
     except PasshatError as exc:
-        _fail(str(exc))
+        _fail(suite_hint(str(exc), suite))
         return
     if json_out:
         click.echo(json.dumps(block, indent=2, ensure_ascii=False))
@@ -68,7 +69,7 @@ def freeze_command(suite: str, out: Path) -> None:
     try:
         snapshot = freeze(load_suite(suite))
     except PasshatError as exc:
-        _fail(str(exc))
+        _fail(suite_hint(str(exc), suite))
         return
     write_snapshot(out, snapshot)
     s = snapshot["suite"]
@@ -86,7 +87,7 @@ def verify_command(suite: str, frozen: Path) -> None:
     except SuiteChanged as exc:
         _fail(str(exc), EXIT_DIFFERS)
     except PasshatError as exc:
-        _fail(str(exc))
+        _fail(suite_hint(str(exc), suite))
     Console(stderr=True).print(f"{suite} matches {frozen}", highlight=False)
 
 

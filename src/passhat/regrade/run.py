@@ -57,6 +57,9 @@ def regrade_run(source: Path, out: Path, suite: Suite | None = None, *, suite_re
     known = {c.id for c in current.cases}
     present = [cid for cid in source_cases if cid in known]
     missing = [cid for cid in source_cases if cid not in known]
+    if not present:
+        raise RunError(f"no case of {source} is in suite {current.folder} (run cases: {', '.join(list(source_cases)[:5])}"
+                       f"{' …' if len(source_cases) > 5 else ''}); nothing to re-grade")
     regraded = subset(current, present)
     block = {**suite_block(regraded), "folder": str(current.folder)}
     changes = changed_cases(manifest, {"suite": block})

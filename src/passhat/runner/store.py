@@ -62,17 +62,20 @@ class RunStore:
         write_json_atomic(self.folder / SUMMARY, summary)
 
     def iter_records(self) -> Iterator[TrialRecord]:
-        """Stream whole records; a partial or corrupt last line (a killed write) is skipped."""
+        """Stream whole records. An unterminated last line (a write killed mid-way) is skipped; any other
+        line that does not parse is an error naming it, never silently dropped from the statistics."""
         if not self.trials_path.exists():
             return
         with self.trials_path.open("rb") as fh:
-            for raw in fh:
+            for number, raw in enumerate(fh, start=1):
                 if not raw.endswith(b"\n"):
                     break
                 try:
                     yield TrialRecord.model_validate_json(raw)
-                except ValueError:
-                    continue
+                except ValueError as exc:
+                    first = str(exc).splitlines()[0]
+                    raise RunError(f"{self.trials_path}:{number}: not a trial record ({first}); "
+                                   "fix or remove that line — passhat never skips a recorded trial") from None
 
     def load(self) -> list[TrialRecord]:
         return list(self.iter_records())

@@ -30,14 +30,15 @@ def changed_cases(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """What differs from ``a`` (before) to ``b`` (after), case by case.
 
     Returns ``same_suite``, ``changed`` (content hash differs), ``added`` (only in b), ``removed`` (only in
-    a), ``domains_changed``, ``fixtures_changed`` (per domain, when both sides recorded fixture hashes),
+    a), ``domains_changed`` (in both, different hash), ``domains_added``/``domains_removed``,
+    ``fixtures_changed`` (per domain, when both sides recorded fixture hashes),
     ``affected_by_domain`` (unchanged content, changed domain: id → domain), ``unchanged`` (comparable)
     and ``reasons`` (id → why it is not comparable). Case lists follow b's order, then a's.
     """
     sa, sb = _suite_block(a), _suite_block(b)
     ca, cb = sa["cases"], sb["cases"]
     da, db = sa.get("domains", {}), sb.get("domains", {})
-    domains_changed = sorted(n for n in set(da) | set(db) if da.get(n) != db.get(n))
+    domains_changed = sorted(n for n in set(da) & set(db) if da[n] != db[n])
     fa, fb = sa.get("fixtures", {}), sb.get("fixtures", {})
     fixtures_changed = {
         d: sorted(f for f in set(fa.get(d, {})) | set(fb.get(d, {})) if fa.get(d, {}).get(f) != fb.get(d, {}).get(f))
@@ -47,6 +48,7 @@ def changed_cases(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         "same_suite": sa.get("hash") == sb.get("hash") and bool(sa.get("hash")),
         "changed": [], "added": [], "removed": [], "unchanged": [], "affected_by_domain": {},
         "domains_changed": domains_changed, "fixtures_changed": {d: f for d, f in fixtures_changed.items() if f},
+        "domains_added": sorted(set(db) - set(da)), "domains_removed": sorted(set(da) - set(db)),
         "reasons": {},
     }
     for cid in [*cb, *(c for c in ca if c not in cb)]:
@@ -79,6 +81,10 @@ def describe_changes(result: dict[str, Any], limit: int = 20) -> str:
         if ids:
             more = f" (+{len(ids) - limit} more)" if len(ids) > limit else ""
             parts.append(f"{len(ids)} case(s) {label}: {', '.join(ids[:limit])}{more}")
+    for domain in result.get("domains_added", []):
+        parts.append(f"domain {domain!r} added")
+    for domain in result.get("domains_removed", []):
+        parts.append(f"domain {domain!r} removed")
     for domain in result["domains_changed"]:
         fixtures = result["fixtures_changed"].get(domain)
         detail = f" (fixtures: {', '.join(fixtures)})" if fixtures else ""
