@@ -6,11 +6,14 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from passhat.errors import PasshatError
 from passhat.gate import GateError, gate_run
+from passhat.stats import tango_interval
 
 Z90 = float(norm.ppf(0.95))  # one-sided α = 0.05 → the ends of a two-sided 90 % interval
 
@@ -71,6 +74,20 @@ def test_case_success_rate_counts_a_group_once(fake_run: Any, gate_file: Any) ->
     assert r["outcome"] == "INCONCLUSIVE"
 
 
+def test_case_success_rate_weighs_a_large_family_by_its_size(fake_run: Any, gate_file: Any) -> None:
+    # 10 cases of one family fail together, 10 single cases pass: the share 0.5 rests on 11 units, but
+    # the family carries half the weight, so it is worth (Σm)²/Σm² = 20²/(10² + 10) ≈ 3.6 units (Kish).
+    cases = {f"f{i}": "ffff" for i in range(10)} | {f"s{i}": "pppp" for i in range(10)}
+    r = rule(fake_run, gate_file, cases, "case_success_rate: {min: 0.2}", groups={f"f{i}": "family" for i in range(10)})
+    n = 400 / 110
+    assert r["details"]["units"] == 11 and r["details"]["effective_units"] == pytest.approx(n)
+    p = 0.5
+    centre, half = p + Z90**2 / (2 * n), Z90 * math.sqrt(p * (1 - p) / n + Z90**2 / (4 * n * n))
+    assert (r["low"], r["high"]) == pytest.approx(((centre - half) / (1 + Z90**2 / n), (centre + half) / (1 + Z90**2 / n)))
+    assert r["outcome"] == "INCONCLUSIVE"  # over 11 equal units the lower bound would have been 0.28 ≥ 0.2
+    assert "11 unit(s), 3.6 effective" in r["reason"]
+
+
 @pytest.mark.parametrize(("cases", "text", "outcome"), [
     ({f"c{i}": "pppp" for i in range(10)}, "pass_hat_k: {k: 4, min: 0.25}", "PASS"),
     ({f"c{i}": "ffff" for i in range(10)}, "pass_hat_k: {k: 4, min: 0.25}", "FAIL"),
@@ -101,6 +118,24 @@ def test_non_inferiority_uses_the_paired_interval(fake_run: Any, gate_file: Any)
     worse = {c: "ffff" if i < 20 else v for i, (c, v) in enumerate(same.items())}
     r = rule(fake_run, gate_file, worse, "non_inferior: {margin: 0.1}", baseline=base)
     assert r["outcome"] == "FAIL" and r["value"] == -0.5 and r["high"] < -0.1
+
+
+def test_non_inferiority_bounds_are_the_one_sided_t_test(fake_run: Any, gate_file: Any) -> None:
+    # 40 cases, 4 trials: 6 cases drop from 4/4 to 2/4 and 2 gain from 2/4 to 4/4.
+    base = fake_run("base", {f"c{i:02d}": "pppp" if i >= 2 else "ppff" for i in range(40)})
+    cand = {f"c{i:02d}": "ppff" if 2 <= i < 8 else "pppp" for i in range(40)}
+    r = rule(fake_run, gate_file, cand, "non_inferior: {margin: 0.15}", baseline=base)
+    d = np.array([0.5] * 2 + [-0.5] * 6 + [0.0] * 32)
+    se = d.std(ddof=1) / math.sqrt(40)
+    t95 = student_t.ppf(0.95, 39)
+    assert (r["low"], r["high"]) == pytest.approx((d.mean() - t95 * se, d.mean() + t95 * se))
+    assert r["outcome"] == "PASS" and r["details"]["method"] == "t" and r["details"]["test"] == "paired_t"
+    assert r["details"]["mde"] == pytest.approx((Z90 + norm.ppf(0.8)) * se)  # one-sided, α = 0.05
+    # pass^4 with 4 trials in both runs is 0/1 per case: Tango's score interval, one-sided 95 %.
+    r = rule(fake_run, gate_file, cand, "non_inferior: {k: 4, margin: 0.3}", baseline=base)
+    low, high = tango_interval(6, 2, 40, 0.90)
+    assert (r["low"], r["high"]) == pytest.approx((low, high)) and r["details"]["method"] == "tango_score"
+    assert r["outcome"] == "PASS" and r["details"]["test"] == "mcnemar"
 
 
 def test_baseline_rules_are_skipped_without_a_baseline(fake_run: Any, gate_file: Any) -> None:

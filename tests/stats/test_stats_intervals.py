@@ -1,3 +1,5 @@
+import math
+
 import pytest
 from scipy.stats import binomtest
 
@@ -58,3 +60,15 @@ def test_invalid_inputs_raise(x, n, confidence):
 def test_invalid_alternative_raises():
     with pytest.raises(ValueError):
         clopper_pearson(3, 5, alternative="upper")  # type: ignore[arg-type]
+
+
+def test_wilson_score_takes_an_effective_sample_size():
+    # Kish's n_eff for a share over clusters is fractional; the formula is the same with z = 1.96.
+    z = 1.959963984540054
+    n, p = 400 / 110, 0.5
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert wilson_score(p, n) == pytest.approx(((centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)))
+    assert wilson_score(0.4, 10.0) == wilson_score(0.4, 10)
+    for bad in (-1.0, True, float("nan")):
+        with pytest.raises(ValueError):
+            wilson_score(0.5, bad)

@@ -40,7 +40,9 @@ def changes_table(rows: list[dict[str, Any]], title: str, style: str) -> Table:
     return table
 
 
-TESTS = {"paired_t": "t", "paired_t_clustered": "t (clustered)", "mcnemar_midp": "McNemar mid-p"}
+TESTS = {"paired_t": "paired t", "paired_t_clustered": "paired t (clustered by group)", "mcnemar": "McNemar",
+         "mcnemar_midp": "McNemar mid-p", "bootstrap_bca": "paired BCa bootstrap"}
+INTERVALS = {"t": "t over cases; Tango's score interval for 0/1 metrics", "bca": "paired BCa bootstrap over cases"}
 
 
 def _label(metric: str) -> str:
@@ -98,7 +100,8 @@ def print_comparison(result: dict[str, Any], console: Console) -> None:
         missing = escape(", ".join(r["id"] for r in changes["missing"]))
         console.print(f"[yellow]no graded trial in candidate for: {missing}[/yellow]")
     level = f"{result['confidence']:.0%}"
-    console.print(metrics_table(_shown(result["metrics"]), f"paired differences, {level} interval (BCa over cases)"))
+    method = INTERVALS.get(result.get("interval", "t"), result.get("interval", "t"))
+    console.print(metrics_table(_shown(result["metrics"]), f"paired differences, {level} interval ({method})"))
     for key, values in result["strata"].items():
         rows = {f"{escape(v)} {_label(name)}": m for v, block in values.items() for name, m in block.items() if name != "cases"}
         if rows:
@@ -116,15 +119,19 @@ def print_comparison(result: dict[str, Any], console: Console) -> None:
 @click.option("--allow-changed-cases", is_flag=True,
               help="Compare runs of different suites on the cases whose content (and domain) is unchanged.")
 @click.option("--by", multiple=True, help="Per-stratum results for this tag (repeatable; also split, group).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--interval", "interval", type=click.Choice(["t", "bca"]), default="t", show_default=True,
+              help="t: t-interval over cases (Tango's score interval for 0/1 metrics), consistent with the reported "
+                   "test — the default, see docs/design/004-paired-intervals.md; bca: the paired BCa bootstrap.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed (used with --interval bca).")
 @click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
               help="Level of the two-sided intervals.")
 @click.option("--quiet", "-q", is_flag=True, help="No tables (use with --json).")
 def compare(base: Path, candidate: Path, json_out: Path | None, allow_changed_cases: bool, by: tuple[str, ...],
-            seed: int, confidence: float, quiet: bool, html_out: Path | None = None) -> None:
+            interval: str, seed: int, confidence: float, quiet: bool, html_out: Path | None = None) -> None:
     """Compare CANDIDATE with BASE (two run folders of the same suite), case by case."""
     try:
         result = compare_runs(base, candidate, allow_changed_cases=allow_changed_cases, by=by, seed=seed,
+                              interval=interval,  # type: ignore[arg-type]
                               confidence=confidence)
     except PasshatError as exc:
         Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from passhat.compare.paired import MDE_ALPHA, MDE_POWER, common_max_k, compare_metric, compare_metrics, metric_name
+from passhat.compare.paired import MDE_ALPHA, MDE_POWER, common_max_k, compare_columns, compare_metrics, metric_name
 from passhat.compare.runs import LoadedRun, Matching, load_run, match_cases
 from passhat.results.summary import stratum_value
-from passhat.stats import holm
+from passhat.stats import PairedInterval, holm
 
 
 def fully_passes(run: LoadedRun, case_id: str) -> bool:
@@ -47,16 +47,20 @@ def _top_failure(run: LoadedRun, case_id: str) -> str | None:
 
 def compare_runs(
     base_folder: Path, cand_folder: Path, *, allow_changed_cases: bool = False, by: Sequence[str] = (),
-    seed: int = 0, confidence: float = 0.95,
+    seed: int = 0, confidence: float = 0.95, interval: PairedInterval = "t",
 ) -> dict[str, Any]:
-    """Compare CANDIDATE with BASE case by case; raises ``CompareError`` for runs that cannot be paired."""
+    """Compare CANDIDATE with BASE case by case; raises ``CompareError`` for runs that cannot be paired.
+
+    ``interval="bca"`` asks for the paired BCa bootstrap instead of the t-interval (binary metrics keep
+    Tango's score interval); ``seed`` only matters then. See ``compare.paired``.
+    """
     base, cand = load_run(base_folder), load_run(cand_folder)
     matching = match_cases(base, cand, allow_changed_cases=allow_changed_cases)
-    return comparison(base, cand, matching, by=by, seed=seed, confidence=confidence)
+    return comparison(base, cand, matching, by=by, seed=seed, confidence=confidence, interval=interval)
 
 
 def comparison(base: LoadedRun, cand: LoadedRun, matching: Matching, *, by: Sequence[str] = (),
-               seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
+               seed: int = 0, confidence: float = 0.95, interval: PairedInterval = "t") -> dict[str, Any]:
     """The comparison of already loaded and matched runs (``compare_runs`` without the I/O)."""
     ids = matching.case_ids
     top_k = common_max_k(base, cand, ids)
@@ -67,19 +71,21 @@ def comparison(base: LoadedRun, cand: LoadedRun, matching: Matching, *, by: Sequ
         "same_suite": matching.same_suite,
         "confidence": confidence,
         "seed": seed,
+        "interval": interval,
         "mde": {"alpha": MDE_ALPHA, "power": MDE_POWER, "two_sided": True},
         "cases": {"compared": len(ids), "excluded": [{"id": e.case_id, "reason": e.reason} for e in matching.excluded]},
-        "metrics": compare_metrics(base, cand, ids, range(1, top_k + 1), seed=seed, confidence=confidence),
+        "metrics": compare_metrics(base, cand, ids, range(1, top_k + 1), seed=seed, confidence=confidence,
+                                   interval=interval),
         "new_failures": [r["id"] for r in changes["new_failures"]],
         "new_passes": [r["id"] for r in changes["new_passes"]],
         "missing": [r["id"] for r in changes["missing"]],
         "changes": changes,
-        "strata": strata(base, cand, ids, by, top_k, seed=seed, confidence=confidence),
+        "strata": strata(base, cand, ids, by, top_k, seed=seed, confidence=confidence, interval=interval),
     }
 
 
 def strata(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], by: Sequence[str], top_k: int, *,
-           seed: int, confidence: float) -> dict[str, Any]:
+           seed: int, confidence: float, interval: PairedInterval = "t") -> dict[str, Any]:
     """Per tag value: pass_hat_1 and pass_hat_{top k}, with Holm-adjusted p-values within each tag and metric.
 
     An undefined p-value (one unit, a constant non-zero difference) enters the Holm family as 1.0: it
@@ -93,8 +99,9 @@ def strata(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], by: Sequen
         for value in values:
             members = [c for c in case_ids if stratum_value(cand.case_dict(c), key) == value]
             block[value] = {"cases": len(members)}
-            for k in ks:
-                entry = compare_metric(base, cand, members, "pass_hat_k", k, seed=seed, confidence=confidence)
+            found = compare_columns(base, cand, members, [("pass_hat_k", k) for k in ks], seed=seed,
+                                    confidence=confidence, interval=interval)
+            for k, entry in zip(ks, found, strict=True):
                 if entry is not None:
                     block[value][metric_name("pass_hat_k", k)] = entry
         for k in ks:

@@ -1,28 +1,36 @@
-"""One metric compared case by case: mean difference, paired interval, test, correlation and MDE.
+"""Metrics compared case by case: mean difference, paired interval and its test, correlation and MDE.
 
-The unit is the case (statistics.md §4): per case d_t = θ̂_cand,t − θ̂_base,t for pass^k or pass@k,
-then ``stats.paired_difference`` (BCa over cases, groups resampled whole; paired t-test, clustered
-when cases share a group). With one trial per case in both runs the per-case values are 0/1 and the
-test is McNemar's mid-p on the discordant cases (Fagerland et al. 2013), which is exact where the
-t-test is not. The minimum detectable effect uses the paired SD of the per-unit mean differences, so
-a family of cases counts once, as in the interval.
+The unit is the case (statistics.md §4): per case d_t = θ̂_cand,t − θ̂_base,t for pass^k or pass@k, then
+``stats.paired_differences`` on every metric at once — the t-interval on the differences with the
+paired t-test (cluster-robust, U − 1 degrees of freedom, when cases share a group), or, where every
+per-case value is 0 or 1 by construction (k equals the trials in both runs: pass^1 with one trial,
+pass^n with n), Tango's score interval with McNemar's test; the mid-p McNemar is reported beside it.
+The interval and the p-value always come from one method (``method``, ``test``), so they agree.
+``docs/design/004-paired-intervals.md`` has the simulation behind this choice; the paired BCa
+bootstrap it replaced stays available as ``interval="bca"``, batched on shared resamples.
+
+The minimum detectable effect is (z₀.₉₇₅ + z₀.₈)·SE, with SE the same clustered standard error as the
+test, so a family of cases counts once, as in the interval.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from passhat.compare.runs import LoadedRun
-from passhat.stats import mcnemar_midp, minimum_detectable_effect, paired_difference
+from passhat.stats import PairedInterval, PairedResult, minimum_detectable_effect, paired_differences
 from passhat.stats.passk import pass_at_k, pass_hat_k
 
 Family = Literal["pass_hat_k", "pass_at_k"]
 ESTIMATORS: dict[str, Callable[[int, int, int], float]] = {"pass_hat_k": pass_hat_k, "pass_at_k": pass_at_k}
 MDE_ALPHA, MDE_POWER = 0.05, 0.8
 """The minimum detectable effect is reported for a two-sided test at α = 0.05 with 80 % power."""
+_SE_TOL = 1e-12
+"""Below this a standard error is rounding residue of identical differences, not spread."""
 
 
 def metric_name(family: str, k: int) -> str:
@@ -37,62 +45,84 @@ def common_max_k(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str]) -> i
 
 def compare_metric(
     base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], family: str, k: int, *,
-    seed: int, confidence: float,
+    seed: int, confidence: float, interval: PairedInterval = "t",
 ) -> dict[str, Any] | None:
     """The comparison of one metric on the cases with at least k graded trials in both runs (None if none)."""
-    estimator = ESTIMATORS[family]
-    included = [c for c in case_ids if base.tallies[c].n >= k and cand.tallies[c].n >= k]
-    if not included:
-        return None
-    kept = set(included)
-    base_v = [estimator(base.tallies[c].n, base.tallies[c].passes, k) for c in included]
-    cand_v = [estimator(cand.tallies[c].n, cand.tallies[c].passes, k) for c in included]
-    raw_groups = [cand.meta(c).get("group") for c in included]
-    groups = raw_groups if any(g is not None for g in raw_groups) else None
-    r = paired_difference(base_v, cand_v, groups, seed=seed, confidence=confidence)
-    entry: dict[str, Any] = {
-        "delta": r.delta, "ci_low": r.low, "ci_high": r.high, "p_value": r.p_value,
-        "test": "paired_t_clustered" if groups else "paired_t", "method": r.method, "confidence": confidence,
-        "base": float(np.mean(base_v)), "candidate": float(np.mean(cand_v)), "correlation": r.correlation,
-        "sd_diff": r.sd_diff, "cases": r.n_cases, "units": r.n_units,
-        "excluded": [c for c in case_ids if c not in kept],
-    }
-    one_trial = all(base.tallies[c].n == 1 and cand.tallies[c].n == 1 for c in included)
-    if k == 1 and one_trial:
-        base_only = sum(1 for x, y in zip(base_v, cand_v, strict=True) if x == 1 and y == 0)
-        cand_only = sum(1 for x, y in zip(base_v, cand_v, strict=True) if x == 0 and y == 1)
-        entry.update(p_value=mcnemar_midp(base_only, cand_only), test="mcnemar_midp",
-                     discordant={"base_only": base_only, "candidate_only": cand_only})
-    entry["mde"] = paired_mde(np.asarray(cand_v) - np.asarray(base_v), raw_groups, included)
+    (entry,) = compare_columns(base, cand, case_ids, [(family, k)], seed=seed, confidence=confidence,
+                               interval=interval)
     return entry
-
-
-def paired_mde(d: np.ndarray, groups: Sequence[str | None], case_ids: Sequence[str]) -> float | None:
-    """MDE from the SD of per-unit mean differences; None when it cannot be estimated.
-
-    With no difference anywhere the SD is 0 and the formula would claim any effect is detectable; that
-    is not evidence of power, so the MDE is None and the interval (a rule-of-three bound) is the
-    honest resolution of the comparison.
-    """
-    keys = [f"g:{g}" if g is not None else f"c:{c}" for g, c in zip(groups, case_ids, strict=True)]
-    _, unit = np.unique(keys, return_inverse=True)
-    means = np.bincount(unit, weights=d) / np.bincount(unit)
-    if means.size < 2:
-        return None
-    sd = float(np.std(means, ddof=1))
-    if sd < 1e-12:  # rounding residue of identical unit means, not spread
-        return None
-    return minimum_detectable_effect(sd, int(means.size), alpha=MDE_ALPHA, power=MDE_POWER)
 
 
 def compare_metrics(
     base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], ks: Sequence[int], *, seed: int, confidence: float,
+    interval: PairedInterval = "t",
 ) -> dict[str, dict[str, Any]]:
     """pass_hat_k and pass_at_k for each k (pass_at_1 equals pass_hat_1 and is kept for completeness)."""
-    out: dict[str, dict[str, Any]] = {}
-    for family in ("pass_hat_k", "pass_at_k"):
-        for k in ks:
-            entry = compare_metric(base, cand, case_ids, family, k, seed=seed, confidence=confidence)
-            if entry is not None:
-                out[metric_name(family, k)] = entry
-    return out
+    columns = [(family, k) for family in ("pass_hat_k", "pass_at_k") for k in ks]
+    entries = compare_columns(base, cand, case_ids, columns, seed=seed, confidence=confidence, interval=interval)
+    return {metric_name(f, k): e for (f, k), e in zip(columns, entries, strict=True) if e is not None}
+
+
+def compare_columns(
+    base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], columns: Sequence[tuple[str, int]], *,
+    seed: int, confidence: float, interval: PairedInterval = "t",
+) -> list[dict[str, Any] | None]:
+    """One entry per (family, k), all from one ``paired_differences`` call (None for a metric no case supports)."""
+    n_base = np.array([base.tallies[c].n for c in case_ids], dtype=int)
+    n_cand = np.array([cand.tallies[c].n for c in case_ids], dtype=int)
+    c_base = np.array([base.tallies[c].passes for c in case_ids], dtype=int)
+    c_cand = np.array([cand.tallies[c].passes for c in case_ids], dtype=int)
+    raw_groups = [cand.meta(c).get("group") for c in case_ids]
+    groups = raw_groups if any(g is not None for g in raw_groups) else None
+    usable = [j for j, (_, k) in enumerate(columns) if np.any((n_base >= k) & (n_cand >= k))]
+    entries: list[dict[str, Any] | None] = [None] * len(columns)
+    if not usable:
+        return entries
+    base_m, cand_m = (np.full((len(case_ids), len(usable)), np.nan) for _ in range(2))
+    binary = []
+    for col, j in enumerate(usable):
+        family, k = columns[j]
+        included = (n_base >= k) & (n_cand >= k)
+        for matrix, n, c in ((base_m, n_base, c_base), (cand_m, n_cand, c_cand)):
+            # One exact value per (n, c): a run of 16 trials has 17 possible per-case estimates.
+            for trials in np.unique(n[included]):
+                rows = included & (n == trials)
+                table = np.array([ESTIMATORS[family](int(trials), x, k) for x in range(int(trials) + 1)])
+                matrix[rows, col] = table[c[rows]]
+        # Per-case values are 0 or 1 by construction only when k equals the trials in both runs.
+        binary.append(bool(np.all(n_base[included] == k) and np.all(n_cand[included] == k)))
+    results = paired_differences(base_m, cand_m, groups, confidence=confidence, binary=binary, interval=interval,
+                                 seed=seed)
+    for col, j in enumerate(usable):
+        included = ~np.isnan(base_m[:, col])
+        entries[j] = _entry(results[col], base_m[included, col], cand_m[included, col], confidence,
+                            [c for c, keep in zip(case_ids, included, strict=True) if not keep])
+    return entries
+
+
+def _entry(r: PairedResult, base_v: np.ndarray, cand_v: np.ndarray, confidence: float,
+           excluded: list[str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "delta": r.delta, "ci_low": r.low, "ci_high": r.high, "p_value": r.p_value, "test": r.test,
+        "method": r.method, "confidence": confidence, "base": float(np.mean(base_v)),
+        "candidate": float(np.mean(cand_v)), "correlation": r.correlation, "sd_diff": r.sd_diff, "se": r.se,
+        "cases": r.n_cases, "units": r.n_units, "excluded": excluded, "mde": paired_mde(r.se, r.n_units)}
+    if r.discordant is not None:
+        entry["discordant"] = {"base_only": r.discordant[0], "candidate_only": r.discordant[1]}
+        entry["p_midp"] = r.p_midp
+    return entry
+
+
+def paired_mde(se: float | None, units: int, *, alpha: float = MDE_ALPHA, power: float = MDE_POWER,
+               two_sided: bool = True) -> float | None:
+    """MDE = (z_α + z_{1−β})·SE from a comparison's clustered SE over ``units``; None when it cannot be estimated.
+
+    Two-sided α = 0.05 for ``passhat compare``; a gate's non-inferiority decision asks for its one-sided α.
+    With no difference anywhere the SE is 0 and the formula would claim any effect is detectable; that
+    is not evidence of power, so the MDE is None and the interval (a rule-of-three bound) is the
+    honest resolution of the comparison.
+    """
+    if se is None or not se > _SE_TOL:
+        return None
+    # minimum_detectable_effect takes σ_d and n; SE = σ_d/√n, so σ_d = SE·√U with n = U.
+    return minimum_detectable_effect(se * math.sqrt(units), units, alpha=alpha, power=power, two_sided=two_sided)

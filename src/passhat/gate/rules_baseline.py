@@ -7,7 +7,7 @@ they are SKIPPED and say so (or the gate is refused when it sets ``require_basel
 from __future__ import annotations
 
 from passhat.compare import case_changes
-from passhat.compare.paired import compare_metric, metric_name
+from passhat.compare.paired import compare_metric, metric_name, paired_mde
 from passhat.gate.context import GateInput
 from passhat.gate.model import NoNewFailures, NonInferior
 from passhat.gate.outcome import Outcome, Verdict
@@ -43,7 +43,12 @@ def no_new_failures(rule: NoNewFailures, inp: GateInput, alpha: float) -> Verdic
 
 
 def non_inferior(rule: NonInferior, inp: GateInput, alpha: float) -> Verdict:
-    """PASS if the one-sided (1 − α) lower bound of the mean difference > −margin; FAIL if the upper < −margin."""
+    """PASS if the one-sided (1 − α) lower bound of the mean difference > −margin; FAIL if the upper < −margin.
+
+    The bounds are the ends of the two-sided (1 − 2α) paired interval of ``passhat compare`` (t over
+    cases, cluster-robust with groups; Tango's score interval for 0/1 metrics), i.e. the one-sided
+    t-test (or score test) of Δ ≤ −margin at level α. The MDE in the reason is for that one-sided test.
+    """
     if inp.baseline is None:
         return NO_BASELINE
     ids = inp.paired(rule.select)
@@ -62,11 +67,12 @@ def non_inferior(rule: NonInferior, inp: GateInput, alpha: float) -> Verdict:
         outcome = "FAIL"
     else:
         outcome = "INCONCLUSIVE"
-    mde = entry["mde"]
+    mde = paired_mde(entry["se"], entry["units"], alpha=alpha, two_sided=False)
     reason = (f"{name}: candidate − baseline = {delta:+.3f} over {entry['cases']} case(s); one-sided {1 - alpha:.0%} "
               f"bounds [{low:+.3f}, {high:+.3f}] ({entry['method']}) vs margin −{rule.margin:g}{_excluded_note(inp)}")
     if outcome == "INCONCLUSIVE":
-        reason += ": the interval straddles the margin" + (f" (MDE at this size ≈ {mde:.3f})" if mde else
+        reason += ": the interval straddles the margin" + (f" (one-sided MDE at this size ≈ {mde:.3f})" if mde else
                                                             "; more cases would narrow it")
-    return Verdict(outcome, reason, delta, bar, low, high, {k: entry[k] for k in (
-        "base", "candidate", "p_value", "test", "method", "cases", "units", "mde", "correlation", "excluded")})
+    details = {k: entry[k] for k in ("base", "candidate", "p_value", "test", "method", "cases", "units", "se",
+                                     "correlation", "excluded")}
+    return Verdict(outcome, reason, delta, bar, low, high, {**details, "mde": mde})

@@ -55,7 +55,11 @@ def never_fails(rule: NeverFails, inp: GateInput, alpha: float) -> Verdict:
 
 
 def case_success_rate(rule: CaseSuccessRate, inp: GateInput, alpha: float) -> Verdict:
-    """Wilson bound on (fully passing cases) / (cases with graded trials), with groups counted once."""
+    """Wilson bound on (fully passing cases) / (cases with graded trials), with groups counted once.
+
+    The sample size is the effective number of units (``GateInput.effective_units``), which is the number
+    of units when groups are of equal size.
+    """
     ids = inp.selected(rule.select)
     if not ids:
         return _no_cases(rule)
@@ -65,13 +69,17 @@ def case_success_rate(rule: CaseSuccessRate, inp: GateInput, alpha: float) -> Ve
         return Verdict("INCONCLUSIVE", "no selected case has a graded trial", bar=rule.min)
     full = [c for c in graded if inp.run.tallies[c].passes == inp.run.tallies[c].n]
     share = len(full) / len(graded)
-    units = inp.units(graded)
-    low, high = wilson_score(share, units, 1 - 2 * alpha)
+    units, effective = inp.units(graded), inp.effective_units(graded)
+    # Wilson with the effective number of units: equal to the units when groups are the same size, fewer
+    # when one large family dominates the share (a share over 11 units, one of them 10 of 20 cases, is
+    # worth ≈ 3.6 independent units, not 11).
+    low, high = wilson_score(share, effective, 1 - 2 * alpha)
     outcome = three_way(low, high, rule.min)
-    details = {"fully_passing": len(full), "cases": len(graded), "units": units, "missing": missing,
-               "not_fully_passing": [c for c in graded if c not in set(full)]}
+    details = {"fully_passing": len(full), "cases": len(graded), "units": units, "effective_units": effective,
+               "missing": missing, "not_fully_passing": [c for c in graded if c not in set(full)]}
+    over = f"{units} unit(s)" if abs(effective - units) < 1e-9 else f"{units} unit(s), {effective:.1f} effective"
     reason = (f"{len(full)}/{len(graded)} selected cases passed every trial ({share:.3f}); one-sided {1 - alpha:.0%} "
-              f"Wilson bounds [{low:.3f}, {high:.3f}] over {units} unit(s) vs bar {rule.min:g}")
+              f"Wilson bounds [{low:.3f}, {high:.3f}] over {over} vs bar {rule.min:g}")
     if outcome == "PASS" and missing:
         outcome, reason = "INCONCLUSIVE", f"{reason}; but no graded trial for {', '.join(missing)}"
     elif outcome == "INCONCLUSIVE":

@@ -8,11 +8,16 @@ from passhat.stats.bootstrap import Interval, IntervalMethod, suite_interval, su
 from passhat.stats.describe import Distribution, percentile
 from passhat.stats.intervals import Alternative, clopper_pearson, wilson, wilson_score
 from passhat.stats.paired import (
+    PairedInterval,
     PairedResult,
+    PairedTest,
     holm,
     mcnemar_midp,
+    mcnemar_score,
     minimum_detectable_effect,
     paired_difference,
+    paired_differences,
+    tango_interval,
 )
 from passhat.stats.passk import (
     PassMetric,
@@ -31,7 +36,9 @@ __all__ = [
     "Distribution",
     "Interval",
     "IntervalMethod",
+    "PairedInterval",
     "PairedResult",
+    "PairedTest",
     "PassMetric",
     "clopper_pearson",
     "curve",
@@ -40,13 +47,16 @@ __all__ = [
     "fixed_suite_se",
     "holm",
     "mcnemar_midp",
+    "mcnemar_score",
     "minimum_detectable_effect",
     "paired_difference",
+    "paired_differences",
     "pass_at_k",
     "pass_hat_k",
     "percentile",
     "suite_interval",
     "suite_intervals",
+    "tango_interval",
     "unbiased_variance_pass_at_k",
     "unbiased_variance_pass_hat_k",
     "wilson",

@@ -1,7 +1,7 @@
 """The resampling engine behind ``bootstrap`` and ``paired``: units, cluster totals and a batched BCa.
 
 Why not call ``scipy.stats.bootstrap`` directly? It computes exactly this interval (same index draws,
-same BCa formulas — ``tests/stats/test_resample.py`` checks equality on a seeded example), but its
+same BCa formulas — ``tests/stats/test_stats_resample.py`` checks equality on a seeded example), but its
 jackknife materialises U × (U − 1) leave-one-out resamples: 10,000 tasks × 32 curve points took ≈ 20 s
 here. For a ratio of sums the leave-one-unit-out values are closed-form, (S − s_u)/(N − c_u), and the
 resamples reduce to a count matrix times the unit totals, so the whole curve costs one matrix product
@@ -12,6 +12,8 @@ per batch. Every column is evaluated on the same resamples, so pass^k and pass@k
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -71,22 +73,82 @@ def cluster_se(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
         return np.sqrt(factor * (resid**2).sum(axis=0)) / total
 
 
-def bca_ratio(
-    sums: np.ndarray,
-    counts: np.ndarray,
-    *,
-    rng: np.random.Generator,
-    confidence: float,
-    n_resamples: int,
-    batch: int | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """BCa interval of S/N per column, resampling units (rows) with replacement, the same resamples for all.
+@dataclass(frozen=True)
+class BcaFit:
+    """A bootstrap distribution of S/N per column with the BCa constants z0 and a (Efron & Tibshirani 1993 §14.3).
 
-    Returns (estimate, low, high, distribution) with distribution of shape (n_resamples, columns).
+    Kept apart from the bounds so that one set of resamples can be read at several confidence levels (the
+    paired p-value inverts the interval this way).
+    """
+
+    theta: np.ndarray
+    """The estimate per column."""
+    dist: np.ndarray
+    """Resampled estimates, shape (n_resamples, columns)."""
+    z0: np.ndarray
+    """Bias correction: ndtri of the share of resamples below the estimate (ties count half)."""
+    accel: np.ndarray
+    """Acceleration from the leave-one-unit-out jackknife."""
+    n_valid: np.ndarray
+    """Units with a value, per column."""
+
+    def bounds(self, confidence: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Two-sided BCa bounds at ``confidence`` (one level, or one per column); NaN where BCa is undefined."""
+        z = ndtri((1 - np.asarray(confidence, dtype=float)) / 2) * np.ones_like(self.theta)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            low_level, high_level = (ndtr(self.z0 + (self.z0 + s * z) / (1 - self.accel * (self.z0 + s * z)))
+                                     for s in (1, -1))
+        return self._quantile(low_level), self._quantile(high_level)
+
+    def inverted_p_values(self, null: float = 0.0, iterations: int = 50) -> np.ndarray:
+        """Per column, the smallest α whose (1 − α) BCa interval excludes ``null``: the interval inverted.
+
+        Found by bisection on α with the same ``bounds``, so "p < α" and "the (1 − α) interval excludes
+        the null" agree by construction (BCa intervals nest as α shrinks). 1.0 when no interval excludes
+        it; NaN where BCa is undefined.
+        """
+        def excludes(alpha: np.ndarray) -> np.ndarray:
+            low, high = self.bounds(1 - alpha)
+            return np.asarray((low > null) | (high < null))
+
+        lo, hi = np.full(self.theta.shape, 1e-9), np.full(self.theta.shape, 1 - 1e-9)
+        at_lo, at_hi = excludes(lo), excludes(hi)
+        for _ in range(iterations):
+            mid = (lo + hi) / 2
+            hit = excludes(mid)
+            lo, hi = np.where(hit, lo, mid), np.where(hit, mid, hi)
+        defined = np.isfinite(self.bounds(0.5)[0])
+        return np.where(~defined, np.nan, np.where(at_lo, lo, np.where(at_hi, hi, 1.0)))
+
+    @cached_property
+    def _sorted(self) -> np.ndarray:
+        return np.sort(self.dist, axis=0)
+
+    def _quantile(self, levels: np.ndarray) -> np.ndarray:
+        """Column j's quantile at levels[j], linear interpolation as ``np.quantile``'s default (Hyndman–Fan 7)."""
+        xs = self._sorted
+        last = xs.shape[0] - 1
+        ok = np.isfinite(levels) & (self.n_valid >= 2) & ~np.isnan(xs[-1])  # NaN sorts last
+        h = np.where(ok, np.clip(levels, 0, 1), 0) * last
+        lo = np.floor(h).astype(int)
+        hi = np.minimum(lo + 1, last)
+        cols = np.arange(xs.shape[1])
+        a, b = xs[lo, cols], xs[hi, cols]
+        frac = h - lo
+        # numpy's _lerp: interpolate from the nearer end, so a quantile at a data point is that point exactly.
+        with np.errstate(invalid="ignore"):
+            value = np.where(frac >= 0.5, b - (b - a) * (1 - frac), a + (b - a) * frac)
+        return np.where(ok, value, np.nan)
+
+
+def bca_fit(
+    sums: np.ndarray, counts: np.ndarray, *, rng: np.random.Generator, n_resamples: int, batch: int | None = None
+) -> BcaFit:
+    """Resample units (rows) with replacement, the same resamples for every column, and fit the BCa constants.
+
     Follows Efron & Tibshirani (1993) §14.3 exactly as ``scipy.stats.bootstrap(method="BCa")`` does:
     z0 from the share of resamples below the estimate (ties count half), acceleration from the
-    leave-one-unit-out jackknife. Columns where BCa is undefined (degenerate data, fewer than two
-    units) come back as NaN for the caller's fallback; no warning is raised.
+    leave-one-unit-out jackknife, which for a ratio of sums is closed-form: (S − s_u)/(N − c_u).
     """
     n_units, n_cols = sums.shape
     valid = counts > 0
@@ -110,13 +172,24 @@ def bca_ratio(
         loo_mean = np.where(valid, loo, 0.0).sum(axis=0) / n_valid
         u = np.where(valid, (n_valid - 1) * (loo_mean - loo), 0.0)
         accel = (u**3).sum(axis=0) / n_valid**3 / (6 * ((u**2).sum(axis=0) / n_valid**2) ** 1.5)
-        z_lo = float(ndtri((1 - confidence) / 2))
-        levels = []
-        for z in (z_lo, -z_lo):
-            levels.append(ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z))))
+    return BcaFit(theta, dist, z0, accel, n_valid)
 
-    low, high = np.full(n_cols, np.nan), np.full(n_cols, np.nan)
-    for j in range(n_cols):
-        if n_valid[j] >= 2 and np.isfinite(levels[0][j]) and np.isfinite(levels[1][j]):
-            low[j], high[j] = np.quantile(dist[:, j], [levels[0][j], levels[1][j]])
-    return theta, low, high, dist
+
+def bca_ratio(
+    sums: np.ndarray,
+    counts: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    confidence: float,
+    n_resamples: int,
+    batch: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """BCa interval of S/N per column, resampling units (rows) with replacement, the same resamples for all.
+
+    Returns (estimate, low, high, distribution) with distribution of shape (n_resamples, columns).
+    Columns where BCa is undefined (degenerate data, fewer than two units) come back as NaN for the
+    caller's fallback; no warning is raised. See ``bca_fit`` for the formulas.
+    """
+    fit = bca_fit(sums, counts, rng=rng, n_resamples=n_resamples, batch=batch)
+    low, high = fit.bounds(confidence)
+    return fit.theta, low, high, fit.dist

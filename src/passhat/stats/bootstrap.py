@@ -36,7 +36,7 @@ from passhat.stats._resample import bca_ratio, cluster_se, resampling_units, uni
 from passhat.stats.intervals import wilson_score
 
 IntervalMethod = Literal[
-    "bca", "t", "wilson_fully_passing", "wilson_bounded", "wilson_no_difference", "degenerate"
+    "bca", "t", "tango_score", "wilson_fully_passing", "wilson_bounded", "wilson_no_difference", "degenerate"
 ]
 """How an ``Interval`` was obtained; see the module docstrings of ``bootstrap`` and ``paired``."""
 
@@ -138,6 +138,7 @@ def resampled_intervals(
         # fsum: the reported mean must not depend on how many columns were batched together.
         est = math.fsum(column) / len(column)
         spread = column.min() != column.max()
+        method: IntervalMethod
         if n_units >= 2 and spread and math.isfinite(low[j]) and math.isfinite(high[j]):
             bounds, method = (float(low[j]), float(high[j])), "bca"
         elif n_units >= 2 and spread and se[j] > _SE_TOL:

@@ -9,6 +9,7 @@ trials of different tasks into one binomial (§3.2); suite means go through ``bo
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from typing import Literal
 
@@ -59,22 +60,24 @@ def clopper_pearson(
     return (float(ci.low), float(ci.high))
 
 
-def wilson_score(proportion: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+def wilson_score(proportion: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson's formula for a (possibly fractional) observed proportion and a sample size n.
 
     (p̂ + z²/2n ± z·sqrt(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n), statistics.md §3.1. With an integer count it
     equals ``wilson``. The bootstrap fallbacks use it for a mean of n independent units bounded in
-    [0, 1]: such a mean has variance ≤ μ(1 − μ)/n (Bhatia–Davis), the binomial worst case.
+    [0, 1]: such a mean has variance ≤ μ(1 − μ)/n (Bhatia–Davis), the binomial worst case. ``n`` may be
+    an effective sample size (Kish's (Σm)²/Σm² for a share over clusters of unequal size m), as in
+    Korn & Graubard (1998, Surv Methodol 24:193).
     """
-    n = operator.index(n)
-    if n < 0 or not 0.0 <= proportion <= 1.0:
+    if isinstance(n, bool) or not isinstance(n, numbers.Real) or not n >= 0 or not 0.0 <= proportion <= 1.0:
         raise ValueError(f"need n >= 0 and proportion in [0, 1], got n={n}, proportion={proportion}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if n == 0:
         return (0.0, 1.0)
+    n = float(n)
     z = float(ndtri(0.5 + confidence / 2))
     centre = proportion + z * z / (2 * n)
     half = z * math.sqrt(proportion * (1 - proportion) / n + z * z / (4 * n * n))
     scale = 1 + z * z / n
-    return (max(0.0, (centre - half) / scale), min(1.0, (centre + half) / scale))
+    return (float(max(0.0, (centre - half) / scale)), float(min(1.0, (centre + half) / scale)))
