@@ -51,6 +51,8 @@ def evaluate_rules(gate: GateFile, inp: GateInput, gate_file: str) -> list[RuleR
             # Peeking at a run that has not finished inflates the error rate: a PASS is not final yet.
             verdict = replace(verdict, outcome="INCONCLUSIVE",
                               reason=f"{verdict.reason}; but the run is not complete, so PASS is not final")
+        elif not complete and verdict.outcome == "INCONCLUSIVE":
+            verdict = replace(verdict, reason=f"{verdict.reason} (the run is not complete: resume it for a verdict)")
         label = rule.label()
         seen[label] = seen.get(label, 0) + 1
         name = label if seen[label] == 1 else f"{label} #{seen[label]}"
