@@ -16,10 +16,9 @@ from pydantic import ValidationError
 
 from passhat.cases.model import Case
 from passhat.errors import CaseError
+from passhat.validation import field_path, first_problem, yaml_problem
 
-
-def _field_path(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(p) for p in loc) or "(root)"
+_field_path = field_path  # kept for the linter, which reuses this module's helpers
 
 
 def parse_case(data: Any, file: str) -> Case:
@@ -29,8 +28,7 @@ def parse_case(data: Any, file: str) -> Case:
     try:
         return Case.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors()
-        first = errors[0]
+        first, where, more = first_problem(exc)
         message = first["msg"]
         if first["type"] == "extra_forbidden":
             message = "unknown field"
@@ -38,8 +36,7 @@ def parse_case(data: Any, file: str) -> Case:
             model = _model_at(parent)
             if model is not None:
                 message += f"; valid fields: {', '.join(model.model_fields)}"
-        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise CaseError(file, _field_path(first["loc"]), message + more) from None
+        raise CaseError(file, where, message + more) from None
 
 
 def _model_at(loc: tuple[Any, ...]) -> Any:
@@ -73,9 +70,7 @@ def load_case(path: Path) -> Case:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise CaseError(str(path), where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
+        raise CaseError(str(path), *yaml_problem(exc)) from None
     return parse_case(data, str(path))
 
 

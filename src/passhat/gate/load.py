@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from passhat.errors import PasshatError
 from passhat.gate.schema import RULE_KINDS, GateFile
 from passhat.gate.select import Selection
+from passhat.validation import first_problem, yaml_problem
 
 
 class GateError(PasshatError):
@@ -45,9 +46,7 @@ def load_gate(path: Path) -> LoadedGate:
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise GateError(str(path), where, f"invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+        raise GateError(str(path), *yaml_problem(exc)) from None
     return LoadedGate(Path(path), hashlib.sha256(raw).hexdigest(), parse_gate(data, str(path)))
 
 
@@ -58,10 +57,8 @@ def parse_gate(data: Any, file: str) -> GateFile:
     try:
         return GateFile.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors()
-        first = errors[0]
-        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise GateError(file, ".".join(str(p) for p in first["loc"]) or "(root)", _message(first) + more) from None
+        first, where, more = first_problem(exc)
+        raise GateError(file, where, _message(first) + more) from None
 
 
 def _message(error: Any) -> str:
