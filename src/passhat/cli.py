@@ -37,7 +37,7 @@ from passhat.commands.view import view
 from passhat.errors import PasshatError
 from passhat.redaction import Redactor
 from passhat.report.terminal import print_summary
-from passhat.results import build_summary
+from passhat.results import build_summary, tag_keys
 from passhat.runner import RunConfig, RunStore, TrialRecord, execute
 from passhat.runner.sanity import noop_passes
 from passhat.suites.plan import plan_run, run_notes
@@ -176,13 +176,16 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         except PasshatError as exc:
             _fail(str(exc))
             return
-    summary = build_summary(store.iter_records(), store.read_manifest(), by=by)
+    manifest = store.read_manifest()
+    # one pass over the records: the report's strata (every tag key) are computed here, not rebuilt by it
+    strata = list(dict.fromkeys([*by, *([] if no_report else tag_keys(manifest))]))
+    summary = build_summary(store.iter_records(), manifest, by=strata)
     store.write_summary(summary)
     if quiet:
         err.print(one_line_result(summary), highlight=False)
     else:
-        print_summary(summary, Console())
-    for note in run_notes(summary, store.read_manifest()):
+        print_summary(summary, Console(), strata=by)
+    for note in run_notes(summary, manifest):
         err.print(note, highlight=False)
     err.print(f"run folder: {out}", highlight=False)
     after_run(out, summary, html=not no_report, otlp=otlp)

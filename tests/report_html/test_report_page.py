@@ -9,9 +9,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from passhat.cli import main
-from passhat.report.html import tag_keys, write_report
+from passhat.report.html import write_report
 from passhat.report.trials import chunk_json
-from passhat.results import summarize_run
+from passhat.results import summarize_run, tag_keys
 
 ADD = re.compile(r"^passhat\.add\((\d+),(.*)\);$")
 

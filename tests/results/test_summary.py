@@ -59,3 +59,19 @@ def test_do_nothing_check_flags_cases_that_pass_without_work(tmp_path: Path) -> 
     assert "1 case(s) pass with an agent that does nothing: free-pass" in r.output.replace("\n", " ")
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["sanity"] == {"checked": True, "noop_passes": ["free-pass"]}
+
+
+def test_run_reads_its_records_once_for_summary_and_report(tmp_path: Path, monkeypatch: Any) -> None:
+    """The summary written by `run` already holds the report's strata, so the report does not rebuild it."""
+    import passhat.report.html as html
+
+    def rebuilt(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the report rebuilt the summary from the records")
+
+    monkeypatch.setattr(html, "build_summary", rebuilt)
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["run", str(NOTES / "cases"), "--agent", f"{NOTES / 'agents.py'}:good",
+                                  "--trials", "2", "--out", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    assert (out / "report.html").exists()
+    assert "scenario" in json.loads((out / "summary.json").read_text())["strata"]

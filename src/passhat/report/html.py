@@ -22,7 +22,7 @@ import jinja2
 
 from passhat.report import figures
 from passhat.report.trials import DATA_DIR, TRIALS_DIR, TrialData, chunk_json, chunk_name
-from passhat.results import build_summary
+from passhat.results import build_summary, tag_keys
 from passhat.runner.store import SUMMARY, RunStore
 
 REPORT = "report.html"
@@ -58,14 +58,6 @@ def show_ks(n: int) -> list[int]:
     """Case-table columns: pass^1, 2, 4, 8, … and pass^n."""
     ks = [k for k in (2**i for i in range(12)) if k <= n]
     return ks + ([n] if n and ks[-1] != n else [])
-
-
-def tag_keys(manifest: dict[str, Any]) -> list[str]:
-    """Every tag key any case carries, in first-seen order: the default strata of the report."""
-    keys: dict[str, None] = {}
-    for meta in manifest["suite"].get("case_meta", {}).values():
-        keys.update(dict.fromkeys(meta.get("tags", {})))
-    return list(keys)
 
 
 def _read_summary(folder: Path) -> dict[str, Any] | None:

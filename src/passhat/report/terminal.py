@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -77,8 +78,10 @@ def experience_line(block: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
-    """Print the case table, the suite curve with 95 % intervals, strata and experience figures."""
+def print_summary(summary: dict[str, Any], console: Console | None = None, *, strata: Sequence[str] | None = None) -> None:
+    """Print the case table, the suite curve with 95 % intervals, strata and experience figures.
+
+    ``strata`` limits the strata printed to those keys (default: every stratum in the summary)."""
     console = console or Console()
     suite = summary["suite"]
     n = suite["trials_per_case"]
@@ -86,6 +89,8 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
     console.print(curve_table(suite, n, f"suite: mean over {suite['cases']} cases, 95% interval (BCa over cases)"))
     console.print(experience_line(suite), highlight=False)
     for key, values in summary.get("strata", {}).items():
+        if strata is not None and key not in strata:
+            continue
         for value, block in values.items():
             console.print(curve_table(block, n, f"{key} = {value} ({block['cases']} cases)"))
     if suite.get("errors"):

@@ -192,6 +192,14 @@ def strata(tallies: list[CaseTally], cases: list[dict[str, Any]], by: Sequence[s
     return out
 
 
+def tag_keys(manifest: dict[str, Any]) -> list[str]:
+    """Every tag key any case carries, in first-seen order: the default strata of reports."""
+    keys: dict[str, None] = {}
+    for meta in manifest["suite"].get("case_meta", {}).values():
+        keys.update(dict.fromkeys(meta.get("tags", {})))
+    return list(keys)
+
+
 def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> dict[str, Any]:
     """Build ``summary.json`` for a run folder from its records and write it; returns the summary."""
     store = RunStore(folder)
