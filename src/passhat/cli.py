@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from passhat.agents import check_agent_spec
 from passhat.agents.llm.setup import build_model_setup, model_options
 from passhat.cases import load_suite
 from passhat.commands.calibrate import calibrate
@@ -192,16 +193,6 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     code = finish_run(out, summary, gated=registered_gate is not None, junit=junit, summary_md=summary_md, quiet=quiet)
     if code:
         sys.exit(code)
-
-
-def check_agent_spec(spec: str) -> None:
-    """A bare name must be a built-in agent; anything else is loaded later and reports its own errors."""
-    from passhat.agents import REFERENCE_AGENTS
-
-    if ":" not in spec and spec not in REFERENCE_AGENTS:
-        raise PasshatError(f"--agent {spec!r}: not a built-in agent ({', '.join(sorted(REFERENCE_AGENTS))}); "
-                           "for your own agent give module:function or path/to/file.py:function, "
-                           "for a model openai:MODEL or anthropic:MODEL")
 
 
 def check_same_selection(out: Path, selection: dict[str, Any] | None) -> None:

@@ -21,16 +21,27 @@ from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 
 
-def find_trial(run: Path, case_id: str, trial: int) -> TrialRecord:
-    """The recorded trial, or a clear error naming what was recorded instead."""
-    recorded = []
-    for record in RunStore(run).iter_records():
+def _pickable(store: RunStore, case_id: str) -> str:
+    """For a trial that is not there or did not fail: the failed trials there are, to pick from."""
+    failed: dict[str, list[int]] = {}
+    for r in store.iter_records():
+        if r.outcome == "fail":
+            failed.setdefault(r.case_id, []).append(r.trial)
+    if case_id in failed:
+        return f"; failed trials of {case_id!r}: {', '.join(map(str, sorted(failed[case_id])))}"
+    if failed:
+        shown = sorted(failed)[:20]
+        more = f" and {len(failed) - len(shown)} more" if len(failed) > len(shown) else ""
+        return f"; cases with failed trials: {', '.join(shown)}{more}"
+    return "; no trial of this run failed"
+
+
+def find_trial(store: RunStore, case_id: str, trial: int) -> TrialRecord:
+    """The recorded trial, or a clear error naming the failed trials that can be picked instead."""
+    for record in store.iter_records():
         if record.case_id == case_id and record.trial == trial:
             return record
-        if record.case_id == case_id:
-            recorded.append(f"{record.trial} ({record.outcome})")
-    seen = f"; recorded trials of {case_id!r}: {', '.join(recorded)}" if recorded else f"; no trial of {case_id!r} was recorded"
-    raise PasshatError(f"{run}: no trial {trial} of case {case_id!r} in trials.jsonl{seen}")
+    raise PasshatError(f"{store.folder}: no trial {trial} of case {case_id!r} in trials.jsonl{_pickable(store, case_id)}")
 
 
 def _domain_ref(case: Case, suite_folder: Path, out_folder: Path) -> str:
@@ -44,10 +55,12 @@ def _domain_ref(case: Case, suite_folder: Path, out_folder: Path) -> str:
 
 def regression_case(run: Path, case_id: str, trial: int, out_file: Path, suite_ref: str | None = None) -> dict[str, Any]:
     """Build (and check) the regression case for one failed trial; returns it as data."""
-    record = find_trial(run, case_id, trial)
+    store = RunStore(run)
+    manifest = store.read_manifest()  # "not a run folder" before "no such trial"
+    record = find_trial(store, case_id, trial)
     if record.outcome != "fail":
-        raise PasshatError(f"trial {trial} of {case_id!r} ended {record.outcome!r}; only failed trials make regression cases")
-    manifest = RunStore(run).read_manifest()
+        raise PasshatError(f"trial {trial} of {case_id!r} ended {record.outcome!r}; only failed trials make "
+                           f"regression cases{_pickable(store, case_id)}")
     suite = load_suite(suite_ref or manifest["suite"]["folder"])
     try:
         case = suite.case(case_id)

@@ -106,10 +106,3 @@ def select_cases(suite: Suite, flt: CaseFilter) -> tuple[Suite, dict[str, Any] |
     block = {"filter": flt.to_json(), "describe": flt.describe(), "cases": chosen,
              "full_suite": {"hash": suite.content_hash(), "cases": len(suite.cases)}}
     return subset(suite, chosen), block
-
-
-def manifest_case_ids(manifest: dict[str, Any], split: str | None = None) -> list[str]:
-    """Case ids recorded in a run manifest, optionally only those of one split."""
-    suite = manifest.get("suite", {})
-    meta = suite.get("case_meta", {})
-    return [cid for cid in suite.get("cases", {}) if split is None or meta.get(cid, {}).get("split") == split]
