@@ -35,6 +35,7 @@ from passhat.commands.regrade import regrade_command
 from passhat.commands.report import after_run, report
 from passhat.commands.suite import suite_group
 from passhat.commands.view import view
+from passhat.console import stderr_console
 from passhat.errors import PasshatError
 from passhat.redaction import Redactor
 from passhat.report.terminal import print_summary
@@ -44,7 +45,7 @@ from passhat.runner.sanity import noop_passes
 from passhat.suites.plan import plan_run, run_notes
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
-err = Console(stderr=True)
+err = stderr_console()
 
 
 def _fail(message: str) -> None:

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from passhat.calibrate import Thresholds, calibration_report, read_judgments, read_labels, read_pairwise
+from passhat.console import stderr_console
 from passhat.errors import PasshatError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -85,7 +86,7 @@ def calibrate(labels: Path, judgments: Path, pairwise: Path | None, out: Path | 
     """Agreement of the judge with human labels: p_o, Cohen's κ, Gwet's AC1, prevalence, sensitivity and
     specificity (Wilson CIs), swap and test-retest consistency, and the Rogan–Gladen corrected pass rate.
     Exits 1 when a --min-* threshold is not met, 2 on bad input."""
-    err = Console(stderr=True)
+    err = stderr_console()
     if judgments.is_dir() and not (judgments / "manifest.json").is_file():
         err.print(f"[red]error:[/red] --judgments {judgments}: not a run folder (no manifest.json) — give a run "
                   "folder or a judgments JSONL from `passhat judge`", highlight=False)

@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from passhat.console import stderr_console
 from passhat.errors import PasshatError
 from passhat.lint import LintReport, lint_suite
 from passhat.lint.similarity import THRESHOLD
@@ -29,7 +30,7 @@ def suite_hint(message: str, ref: str) -> str:
 
 
 def _bad_input(message: str) -> None:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    stderr_console().print(f"[red]error:[/red] {message}", highlight=False)
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -102,7 +103,7 @@ def import_command(source: Path, domain: str, out: Path, no_redact: bool) -> Non
     except PasshatError as exc:
         _bad_input(str(exc))
         return
-    err = Console(stderr=True)
+    err = stderr_console()
     err.print(f"wrote {len(result.written)} skeleton(s) to {out} (tags: source=production, split: dev); "
               f"finish the TODOs, then `passhat cases lint {out}`", highlight=False)
     if result.ignored_fields:

@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from passhat.compare import compare_runs
+from passhat.console import stderr_console
 from passhat.errors import PasshatError
 
 EXIT_BAD_INPUT = 2
@@ -134,7 +135,7 @@ def compare(base: Path, candidate: Path, json_out: Path | None, allow_changed_ca
                               interval=interval,  # type: ignore[arg-type]
                               confidence=confidence)
     except PasshatError as exc:
-        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        stderr_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         sys.exit(EXIT_BAD_INPUT)
     if json_out is not None:
         json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", "utf-8")

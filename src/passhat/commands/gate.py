@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from passhat.commands.outputs import write_ci_outputs
+from passhat.console import stderr_console
 from passhat.errors import PasshatError
 from passhat.gate import EXIT_BAD_INPUT, gate_run, registration_for_run, write_gate_result
 from passhat.report.markdown import ICONS
@@ -48,7 +49,7 @@ def print_gate(result: dict[str, Any], console: Console) -> None:
 
 
 def _error(message: str) -> None:
-    Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    stderr_console().print(f"[red]error:[/red] {escape(message)}", highlight=False)
 
 
 def register_gate(gate_file: Path | None, out: Path, resume: bool) -> dict[str, Any] | None:
@@ -60,7 +61,7 @@ def register_gate(gate_file: Path | None, out: Path, resume: bool) -> dict[str, 
 def finish_run(out: Path, summary: dict[str, Any], *, gated: bool, junit: Path | None, summary_md: Path | None,
                quiet: bool = False) -> int:
     """After ``passhat run``: evaluate the registered gate, write gate.json and CI outputs; the exit code."""
-    err = Console(stderr=True)
+    err = stderr_console()
     result = None
     if gated:
         try:
@@ -120,5 +121,5 @@ def gate(run_folder: Path, gate_file: Path | None, baseline: Path | None, allow_
         _error(f"cannot write CI output: {exc}")
         sys.exit(EXIT_BAD_INPUT)
     for p in written:
-        Console(stderr=True).print(f"wrote {p}", highlight=False)
+        stderr_console().print(f"wrote {p}", highlight=False)
     sys.exit(result["exit_code"])

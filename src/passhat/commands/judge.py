@@ -15,13 +15,13 @@ from typing import Any, TypeVar
 
 import click
 import yaml
-from rich.console import Console
 
 from passhat.agents.llm import RetryPolicy, chat_model, load_price_table
 from passhat.calibrate.inputs import judgments_from_grades
 from passhat.cases import load_suite
 from passhat.cases.rubric import JudgeSpec
 from passhat.cases.suite import Suite
+from passhat.console import stderr_console
 from passhat.errors import PasshatError
 from passhat.graders.judge import Judge, PairwiseVerdict, pairwise_summary
 from passhat.graders.judge_prompt import Evidence
@@ -62,7 +62,7 @@ def _suite(run: Path) -> tuple[Suite, list[TrialRecord], dict[str, Any]]:
     manifest = store.read_manifest()
     suite = load_suite(manifest["suite"]["folder"])
     if suite.content_hash() != manifest["suite"].get("hash"):
-        Console(stderr=True).print(f"[yellow]warning:[/yellow] the suite of {run} changed since the run; judging with "
+        stderr_console().print(f"[yellow]warning:[/yellow] the suite of {run} changed since the run; judging with "
                                    "the current rubrics", highlight=False)
     return suite, [r for r in store.iter_records() if r.outcome != "error"], manifest
 
@@ -83,7 +83,7 @@ async def _bounded(jobs: list[Callable[[], Awaitable[T]]], concurrency: int) -> 
 
 
 def _fail(message: str) -> None:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    stderr_console().print(f"[red]error:[/red] {message}", highlight=False)
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -121,7 +121,7 @@ def judge_command(run_folder: Path, repeats: int, judge_spec: str, base_url: str
             cost += judged.usage.cost
             for j in judgments_from_grades(r.case_id, r.trial, judged.grades, repeat=rep):
                 fh.write(json.dumps({**j.to_json(), "judge": info}, ensure_ascii=False) + "\n")
-    Console(stderr=True).print(f"judged {len(todo)} trial(s) ({repeats} repeat(s)) · judge cost {cost:.4f} → {out}",
+    stderr_console().print(f"judged {len(todo)} trial(s) ({repeats} repeat(s)) · judge cost {cost:.4f} → {out}",
                                highlight=False)
 
 

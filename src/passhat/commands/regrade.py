@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from passhat.console import stderr_console
 from passhat.errors import PasshatError
 
 
@@ -26,7 +27,7 @@ def regrade_command(run_folder: Path, suite_ref: str | None, out: Path, quiet: b
     from passhat.report.terminal import print_summary
     from passhat.runner.store import RunStore
 
-    err = Console(stderr=True)
+    err = stderr_console()
     try:
         report = regrade_run(run_folder, out, suite_ref=suite_ref)
     except PasshatError as exc:

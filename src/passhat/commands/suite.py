@@ -16,6 +16,7 @@ from rich.table import Table
 
 from passhat.cases import load_suite
 from passhat.commands.cases import suite_hint
+from passhat.console import stderr_console
 from passhat.errors import PasshatError
 from passhat.suites.changes import changed_cases, describe_changes
 from passhat.suites.snapshot import SuiteChanged, freeze, load_snapshot, suite_block, verify_snapshot, write_snapshot
@@ -24,7 +25,7 @@ EXIT_DIFFERS, EXIT_BAD_INPUT = 1, 2
 
 
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    stderr_console().print(f"[red]error:[/red] {message}", highlight=False)
     sys.exit(code)
 
 
@@ -73,7 +74,7 @@ def freeze_command(suite: str, out: Path) -> None:
         return
     write_snapshot(out, snapshot)
     s = snapshot["suite"]
-    Console(stderr=True).print(f"froze {s['name']} ({len(s['cases'])} cases, hash {s['hash'][:12]}) to {out}",
+    stderr_console().print(f"froze {s['name']} ({len(s['cases'])} cases, hash {s['hash'][:12]}) to {out}",
                                highlight=False)
 
 
@@ -88,7 +89,7 @@ def verify_command(suite: str, frozen: Path) -> None:
         _fail(str(exc), EXIT_DIFFERS)
     except PasshatError as exc:
         _fail(suite_hint(str(exc), suite))
-    Console(stderr=True).print(f"{suite} matches {frozen}", highlight=False)
+    stderr_console().print(f"{suite} matches {frozen}", highlight=False)
 
 
 def load_recording(ref: str) -> dict[str, Any]:
