@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from passhat.stats import detectable_change
+
 
 def compare_json(cli: Any, base: Path, cand: Path, *extra: Any) -> dict[str, Any]:
     out = base.parent / "compare.json"
@@ -29,7 +31,8 @@ def test_identical_runs_differ_by_nothing(cli: Any, write_suite: Any, plan_run: 
     assert set(result["metrics"]) == {f"pass_{f}_{k}" for f in ("hat", "at") for k in range(1, 5)}
     for m in result["metrics"].values():
         assert m["delta"] == 0 and m["ci_low"] < 0 < m["ci_high"] and m["p_value"] == 1.0
-        assert m["mde"] is None  # no case differs: the interval, not a zero MDE, is the resolution
+        # no case differs: the MDE is the resolution of "0 of 6 cases changed", not zero
+        assert m["mde"] == pytest.approx(detectable_change(0.0, 6)) and m["mde"] > 0.5
 
 
 def test_regression_lists_new_failures_with_a_negative_interval(cli: Any, write_suite: Any, plan_run: Any) -> None:
@@ -44,20 +47,22 @@ def test_regression_lists_new_failures_with_a_negative_interval(cli: Any, write_
     # per-case differences: -1 for five cases, -0.25, +0.5, -0.5, 0 for six
     d = np.array([-1.0] * 5 + [-0.25, 0.5, -0.5] + [0.0] * 6)
     assert m["delta"] == pytest.approx(d.mean())
-    assert m["ci_high"] < 0 and m["method"] == "t" and m["test"] == "paired_t" and m["p_value"] < 0.05
-    t = stats.ttest_rel(np.zeros(14), -d)  # the interval is the paired t-test's own interval
-    assert (m["ci_low"], m["ci_high"]) == pytest.approx(tuple(t.confidence_interval(0.95)))
-    assert m["p_value"] == pytest.approx(t.pvalue) and m["se"] == pytest.approx(d.std(ddof=1) / math.sqrt(14))
+    assert m["ci_high"] < 0 and m["method"] == "t_jeffreys" and m["test"] == "paired_t" and m["p_value"] < 0.05
+    t = stats.ttest_rel(np.zeros(14), -d)  # the t part of the interval is the paired t-test's own interval
+    t_low, t_high = t.confidence_interval(0.95)
+    assert m["ci_low"] <= t_low and t_high <= m["ci_high"]
+    assert m["p_test"] == pytest.approx(t.pvalue) and m["p_value"] == max(m["p_test"], m["p_jeffreys"])
+    assert m["se"] == pytest.approx(d.std(ddof=1) / math.sqrt(14))
     assert m["cases"] == 14 and m["base"] == pytest.approx(13 / 14)
-    z = 1.959963984540054 + 0.8416212335729143
-    assert m["mde"] == pytest.approx(z * d.std(ddof=1) / math.sqrt(14))
+    assert m["mde"] == pytest.approx(detectable_change(d.std(ddof=1), 14))
     # pass^4 per case: broken and wobbly 1 → 0, fixed 0 → 1, still-flaky 0 → 0; with 4 trials in both runs
     # each case fully passes or not, so this is a paired 2×2 table: Tango's interval, McNemar's test.
     m4 = result["metrics"]["pass_hat_4"]
     assert m4["delta"] == pytest.approx(-5 / 14)
-    assert (m4["method"], m4["test"], m4["discordant"]) == ("tango_score", "mcnemar", {"base_only": 6, "candidate_only": 1})
-    assert m4["p_value"] == pytest.approx(2 * stats.norm.sf(5 / math.sqrt(7)))
-    assert result["metrics"]["pass_hat_3"]["method"] == "t"  # pass^3 of 4 trials takes values 0, 1/4, 1
+    assert (m4["method"], m4["test"], m4["discordant"]) == ("tango_jeffreys", "mcnemar",
+                                                             {"base_only": 6, "candidate_only": 1})
+    assert m4["p_test"] == pytest.approx(2 * stats.norm.sf(5 / math.sqrt(7)))
+    assert result["metrics"]["pass_hat_3"]["method"] == "t_jeffreys"  # pass^3 of 4 trials: 0, 1/4, 1
     r = cli("compare", base := suite.parent / "base", suite.parent / "cand")
     assert r.exit_code == 0 and base.exists()
     assert r.output.index("NEW FAILURE") < r.output.index("paired differences")
@@ -71,9 +76,9 @@ def test_one_trial_per_case_uses_mcnemar_mid_p(cli: Any, write_suite: Any, plan_
     result = compare_json(cli, plan_run(suite, "base", 1, "base"), plan_run(suite, "cand", 1, "cand"))
     m = result["metrics"]["pass_hat_1"]
     assert m["test"] == "mcnemar" and m["discordant"] == {"base_only": 3, "candidate_only": 12}
-    # McNemar's score test (c − b)/√(b + c) = 9/√15, the test Tango's interval inverts: they agree.
-    assert m["p_value"] == pytest.approx(2 * stats.norm.sf(9 / math.sqrt(15)), abs=1e-12)
-    assert m["method"] == "tango_score" and m["ci_low"] > 0
+    # McNemar's score test (c − b)/√(b + c) = 9/√15, the test Tango's interval inverts.
+    assert m["p_test"] == pytest.approx(2 * stats.norm.sf(9 / math.sqrt(15)), abs=1e-12)
+    assert m["method"] == "tango_jeffreys" and m["ci_low"] > 0 and m["p_value"] < 0.05
     # Mid-p beside it, X ~ Bin(15, 1/2): 2·[P(X ≤ 3) − ½·P(X = 3)] = 2·(1 + 15 + 105 + 455 − 455/2)/2^15
     assert m["p_midp"] == pytest.approx(697 / 32768, abs=1e-12)
     assert m["delta"] == pytest.approx(9 / 17)

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy.stats import norm
+from scipy.stats import beta, norm
 from scipy.stats import t as student_t
 
 from passhat.errors import PasshatError
 from passhat.gate import GateError, gate_run
-from passhat.stats import tango_interval
+from passhat.stats import detectable_change, tango_interval
 
 Z90 = float(norm.ppf(0.95))  # one-sided α = 0.05 → the ends of a two-sided 90 % interval
 
@@ -111,10 +111,13 @@ def test_non_inferiority_uses_the_paired_interval(fake_run: Any, gate_file: Any)
     same = {f"c{i:02d}": "pppp" for i in range(40)}
     base = fake_run("base", same)
     r = rule(fake_run, gate_file, same, "non_inferior: {margin: 0.1}", baseline=base)
-    # nothing differs: ± the Wilson upper bound for 0 of 40 units, z²/(40 + z²) = 0.063
-    assert r["outcome"] == "PASS" and r["low"] == pytest.approx(-(1 - wilson_all_pass_low(40)))
-    r = rule(fake_run, gate_file, same, "non_inferior: {margin: 0.05}", baseline=base)
-    assert r["outcome"] == "INCONCLUSIVE" and r["bar"] == -0.05
+    # nothing differs: the Jeffreys interval on cases alone, x = (d + 1)/2 ~ Beta(ν/2, ν/2) with
+    # ν = ¼/V − 1, V = ⅛/(41·42) (the paired pseudo-case: a quarter on each cell of the 2×2 table)
+    nu = 0.25 / (0.125 / (41 * 42)) - 1
+    assert r["outcome"] == "PASS" and r["details"]["method"] == "jeffreys"
+    assert r["low"] == pytest.approx(2 * beta.ppf(0.05, nu / 2, nu / 2) - 1, rel=1e-9)  # −0.028
+    r = rule(fake_run, gate_file, same, "non_inferior: {margin: 0.02}", baseline=base)
+    assert r["outcome"] == "INCONCLUSIVE" and r["bar"] == -0.02
     worse = {c: "ffff" if i < 20 else v for i, (c, v) in enumerate(same.items())}
     r = rule(fake_run, gate_file, worse, "non_inferior: {margin: 0.1}", baseline=base)
     assert r["outcome"] == "FAIL" and r["value"] == -0.5 and r["high"] < -0.1
@@ -128,13 +131,13 @@ def test_non_inferiority_bounds_are_the_one_sided_t_test(fake_run: Any, gate_fil
     d = np.array([0.5] * 2 + [-0.5] * 6 + [0.0] * 32)
     se = d.std(ddof=1) / math.sqrt(40)
     t95 = student_t.ppf(0.95, 39)
-    assert (r["low"], r["high"]) == pytest.approx((d.mean() - t95 * se, d.mean() + t95 * se))
-    assert r["outcome"] == "PASS" and r["details"]["method"] == "t" and r["details"]["test"] == "paired_t"
-    assert r["details"]["mde"] == pytest.approx((Z90 + norm.ppf(0.8)) * se)  # one-sided, α = 0.05
+    assert r["low"] <= d.mean() - t95 * se and r["high"] >= d.mean() + t95 * se  # t ∪ Jeffreys
+    assert r["outcome"] == "PASS" and r["details"]["method"] == "t_jeffreys" and r["details"]["test"] == "paired_t"
+    assert r["details"]["mde"] == pytest.approx(detectable_change(d.std(ddof=1), 40, two_sided=False))
     # pass^4 with 4 trials in both runs is 0/1 per case: Tango's score interval, one-sided 95 %.
     r = rule(fake_run, gate_file, cand, "non_inferior: {k: 4, margin: 0.3}", baseline=base)
     low, high = tango_interval(6, 2, 40, 0.90)
-    assert (r["low"], r["high"]) == pytest.approx((low, high)) and r["details"]["method"] == "tango_score"
+    assert r["low"] <= low and r["high"] >= high and r["details"]["method"] == "tango_jeffreys"
     assert r["outcome"] == "PASS" and r["details"]["test"] == "mcnemar"
 
 
@@ -149,9 +152,14 @@ def test_baseline_rules_are_skipped_without_a_baseline(fake_run: Any, gate_file:
 
 def test_no_new_failures(fake_run: Any, gate_file: Any) -> None:
     base = fake_run("base", {"a": "pppp", "b": "pppp", "c": "pfpp"})
-    r = rule(fake_run, gate_file, {"a": "pppp", "b": "pppf", "c": "ffff"}, "no_new_failures:", baseline=base)
-    assert r["outcome"] == "FAIL" and r["value"] == 1
+    r = rule(fake_run, gate_file, {"a": "pppp", "b": "ffff", "c": "ffff"}, "no_new_failures:", baseline=base)
+    assert r["outcome"] == "FAIL" and r["value"] == 1  # 4/4 → 0/4: Fisher p = 1/70; c was not reliable before
     assert [row["id"] for row in r["details"]["new_failures"]] == ["b"]
+    assert r["details"]["new_failures"][0]["p_value"] == pytest.approx(1 / 70)
+    # one failed trial after 4/4 is what an unchanged agent does: named, but not a new failure (p = 0.5)
+    r = rule(fake_run, gate_file, {"a": "pppp", "b": "pppf", "c": "ffff"}, "no_new_failures:", baseline=base)
+    assert r["outcome"] == "PASS" and [row["id"] for row in r["details"]["failed_a_trial"]] == ["b"]
+    assert "b (4/4 → 3/4, p = 0.5)" in r["reason"]
     r = rule(fake_run, gate_file, {"a": "pppp", "b": "pppp", "c": "ffff"}, "no_new_failures:", baseline=base)
     assert r["outcome"] == "PASS"
     r = rule(fake_run, gate_file, {"a": "pppp", "b": "eeee", "c": "pppp"}, "no_new_failures:", baseline=base)
@@ -159,8 +167,8 @@ def test_no_new_failures(fake_run: Any, gate_file: Any) -> None:
 
 
 def test_a_baseline_of_another_suite_is_bad_input_unless_changed_cases_are_allowed(fake_run: Any, gate_file: Any) -> None:
-    base = fake_run("base", {"a": "pp", "b": "pp"}, suite_hash="suite-v0")
-    run = fake_run("run", {"a": "pp", "b": "pf"})
+    base = fake_run("base", {"a": "pppp", "b": "pppp"}, suite_hash="suite-v0")
+    run = fake_run("run", {"a": "pppp", "b": "ffff"})
     gate = gate_file("rules:\n  - no_new_failures:\n")
     with pytest.raises(PasshatError, match="different suites"):
         gate_run(run, gate, base)

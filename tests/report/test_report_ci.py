@@ -80,9 +80,10 @@ def test_markdown_summary_goes_to_github_step_summary_and_a_file(cli: Any, write
 
 
 def test_gate_summary_lists_new_failures_against_the_baseline(cli: Any, write_suite: Any, tmp_path: Path) -> None:
-    suite = write_suite({"a": "base=pp cand=pf", "b": "base=pp cand=pp"})
+    # A new failure is a significant drop (issue 12): 4/4 → 0/4 is (p = 1/70); 2/2 → 1/2 never could be.
+    suite = write_suite({"a": "base=pppp cand=ffff", "b": "base=pppp cand=pppp"})
     for name, agent in (("base", "base"), ("cand", "cand")):
-        assert cli("run", suite, "--agent", f"{AGENTS}:{agent}", "--trials", 2, "--out", tmp_path / name, "-q",
+        assert cli("run", suite, "--agent", f"{AGENTS}:{agent}", "--trials", 4, "--out", tmp_path / name, "-q",
                    "--no-sanity").exit_code == 0
     gate = tmp_path / "gate.yaml"
     gate.write_text("rules:\n  - no_new_failures:\n")
@@ -91,7 +92,7 @@ def test_gate_summary_lists_new_failures_against_the_baseline(cli: Any, write_su
     assert r.exit_code == 1
     text = md.read_text()
     assert "not pre-registered" in text
-    assert "1 new failure(s)" in text and "| `a` | 2/2 | 1/2 |" in text
+    assert "1 new failure(s)" in text and "| `a` | 4/4 | 0/4 |" in text
 
 
 def test_github_actions_example_gates_the_pull_request() -> None:

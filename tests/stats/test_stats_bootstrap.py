@@ -2,9 +2,11 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import t as student_t
+from scipy.stats import beta
 
-from passhat.stats import estimate_matrix, suite_interval, suite_intervals, wilson, wilson_score
+from passhat.stats import estimate_matrix, suite_interval, suite_intervals
+from passhat.stats._resample import bca_ratio, resampling_units, unit_totals
+from passhat.stats.jeffreys import jeffreys_cases
 
 VALUES = [1.0, 0.5, 0.875, 0.0, 1.0, 0.25, 1.0, 0.75, 0.625, 1.0, 0.0, 0.875]
 
@@ -15,12 +17,36 @@ def test_reproducible_with_the_same_seed():
     assert suite_interval(values, seed=42) != suite_interval(values, seed=43)
 
 
-def test_bca_interval_contains_the_estimate():
+def test_interval_is_the_union_of_bca_and_jeffreys():
     interval = suite_interval(VALUES, seed=1)
-    assert interval.method == "bca"
+    assert interval.method == "bca_jeffreys"
     assert interval.estimate == pytest.approx(np.mean(VALUES))
     assert 0.0 <= interval.low < interval.estimate < interval.high <= 1.0
     assert (interval.n_cases, interval.n_units, interval.confidence) == (12, 12, 0.95)
+    sums, counts = unit_totals(np.reshape(VALUES, (-1, 1)), resampling_units(None, 12))
+    _, b_low, b_high, _ = bca_ratio(sums, counts, rng=np.random.default_rng(1), confidence=0.95, n_resamples=2000)
+    j_low, j_high = jeffreys_cases(sums, counts, 0.95)
+    assert (interval.low, interval.high) == (min(b_low[0], j_low[0]), max(b_high[0], j_high[0]))
+
+
+def test_jeffreys_on_cases_is_the_jeffreys_interval_for_0_1_values():
+    # s of U cases pass every trial, the rest none: Beta(s + ½, U − s + ½) (Brown, Cai & DasGupta 2001).
+    for s, u in ((7, 20), (1, 12), (29, 30)):
+        values = np.array([1.0] * s + [0.0] * (u - s)).reshape(-1, 1)
+        low, high = jeffreys_cases(*unit_totals(values, resampling_units(None, u)), 0.9)
+        assert (low[0], high[0]) == pytest.approx((beta.ppf(0.05, s + 0.5, u - s + 0.5),
+                                                   beta.ppf(0.95, s + 0.5, u - s + 0.5)), rel=1e-10)
+
+
+def test_jeffreys_on_cases_matches_its_formula_for_fractional_values():
+    # Every case at 7/8: m = (5·0.875 + ½)/6, V = [5(0.875 − m)² + ½(m² + (1 − m)²)]/(6·7).
+    m = (5 * 0.875 + 0.5) / 6
+    v = (5 * (0.875 - m) ** 2 + 0.5 * (m**2 + (1 - m) ** 2)) / 42
+    nu = m * (1 - m) / v - 1
+    interval = suite_interval([0.875] * 5, seed=0)
+    assert interval.method == "jeffreys"  # no spread: BCa has nothing to resample
+    assert (interval.low, interval.high) == pytest.approx((beta.ppf(0.025, m * nu, (1 - m) * nu),
+                                                           beta.ppf(0.975, m * nu, (1 - m) * nu)), rel=1e-10)
 
 
 def test_groups_that_pass_or_fail_together_widen_the_interval():
@@ -35,55 +61,50 @@ def test_groups_that_pass_or_fail_together_widen_the_interval():
     assert clustered.high - clustered.low > 1.5 * (naive.high - naive.low)
 
 
-def test_all_pass_falls_back_to_wilson_on_fully_passing_cases():
+def test_all_pass_is_jeffreys_on_cases_and_reaches_one():
     interval = suite_interval([1.0] * 30, seed=0)
-    assert interval.method == "wilson_fully_passing"
-    assert (interval.low, interval.high) == pytest.approx(wilson(30, 30))
-    assert interval.estimate == 1.0
+    assert interval.method == "jeffreys"
+    assert interval.high == 1.0 and interval.estimate == 1.0
+    assert interval.low == pytest.approx(beta.ppf(0.025, 30.5, 0.5), rel=1e-10)  # 0.920: never "100 %"
 
 
 def test_all_fail_with_groups_counts_each_group_once():
-    interval = suite_interval([0.0] * 12, ["a"] * 6 + ["b"] * 3 + [None] * 3, seed=0)
-    assert interval.method == "wilson_fully_passing"
-    assert interval.n_units == 5
-    assert (interval.low, interval.high) == pytest.approx(wilson(0, 5))
-
-
-def test_identical_fractional_values_are_not_claimed_exact():
-    # Every task at 7/8: sample spread is zero, but a zero-width interval would be a false certainty.
-    interval = suite_interval([0.875] * 5, seed=0)
-    assert interval.method == "wilson_bounded"
-    assert (interval.low, interval.high) == pytest.approx(wilson_score(0.875, 5))
+    # 4 families of 3 cases, all failing: Jeffreys over 4 units, not 12 cases.
+    interval = suite_interval([0.0] * 12, [f"g{i // 3}" for i in range(12)], seed=0)
+    assert interval.method == "jeffreys" and interval.n_units == 4
+    assert (interval.low, interval.high) == pytest.approx((0.0, beta.ppf(0.975, 0.5, 4.5)), rel=1e-10)
 
 
 def test_single_case_and_single_group():
     single = suite_interval([0.5], seed=0)
-    assert (single.method, single.n_units) == ("wilson_bounded", 1)
+    assert (single.method, single.n_units) == ("jeffreys", 1)
+    assert 0.0 < single.low < 0.5 < single.high < 1.0
     one_group = suite_interval([1.0, 0.0, 1.0], ["g", "g", "g"], seed=0)
-    assert one_group.method == "wilson_bounded"
-    assert (one_group.low, one_group.high) == pytest.approx(wilson_score(2 / 3, 1))
-    assert suite_interval([3.5], seed=0).method == "degenerate"  # not a [0, 1] score: nothing honest to add
+    assert one_group.method == "jeffreys" and one_group.n_units == 1
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        suite_interval([3.5], seed=0)  # not a per-case score
 
 
-def test_t_interval_when_bca_is_undefined():
+def test_jeffreys_alone_when_bca_is_undefined():
     # One resample puts the estimate outside the bootstrap distribution: z0 is infinite, BCa is NaN.
     interval = suite_interval(VALUES, seed=0, n_resamples=1)
-    assert interval.method == "t"
-    half = student_t.ppf(0.975, 11) * np.std(VALUES, ddof=1) / math.sqrt(12)
-    assert (interval.low, interval.high) == pytest.approx((np.mean(VALUES) - half, np.mean(VALUES) + half))
+    assert interval.method == "jeffreys"
+    low, high = jeffreys_cases(*unit_totals(np.reshape(VALUES, (-1, 1)), resampling_units(None, 12)), 0.95)
+    assert (interval.low, interval.high) == (low[0], high[0])
 
 
-def test_batched_columns_equal_single_column_calls():
+def test_batched_columns_agree_with_single_column_calls():
+    # Columns computed together share resamples (drawn per distinct unit row); one computed alone draws
+    # its own from the same distribution: equal estimates, bounds equal up to Monte Carlo error.
     rng = np.random.default_rng(7)
     matrix = rng.random((50, 4))
     groups = [f"g{i % 17}" for i in range(50)]
-    batched = suite_intervals(matrix, groups, seed=3, n_resamples=800)
+    batched = suite_intervals(matrix, groups, seed=3, n_resamples=4000)
     for j in range(4):
-        single = suite_interval(matrix[:, j], groups, seed=3, n_resamples=800)
+        single = suite_interval(matrix[:, j], groups, seed=3, n_resamples=4000)
         assert batched[j].estimate == single.estimate
-        assert batched[j].method == single.method == "bca"
-        # Same resamples; only BLAS summation order may differ in the last bits.
-        assert (batched[j].low, batched[j].high) == pytest.approx((single.low, single.high), rel=1e-12)
+        assert batched[j].method == single.method == "bca_jeffreys"
+        assert (batched[j].low, batched[j].high) == pytest.approx((single.low, single.high), abs=0.02)
 
 
 def test_nan_excludes_a_case_from_one_column():
@@ -99,6 +120,7 @@ def test_nan_excludes_a_case_from_one_column():
         (np.empty((0, 1)), "at least one case"),
         (np.array([[np.nan], [np.nan]]), "no values"),
         (np.array([[np.inf], [1.0]]), "finite"),
+        (np.array([[1.5], [1.0]]), r"\[0, 1\]"),
         (np.ones(3), "2-D"),
     ],
 )

@@ -1,9 +1,10 @@
 import math
 
+import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from passhat.stats import clopper_pearson, wilson, wilson_score
+from passhat.stats import clopper_pearson, clopper_pearson_lower, wilson, wilson_score
 
 
 def test_wilson_seed_example():
@@ -17,13 +18,13 @@ def test_wilson_all_pass_is_not_degenerate():
     assert high == 1.0
 
 
-def test_wilson_formula_matches_scipy():
+def test_wilson_closed_form_matches_scipy_binomtest():
     for n in (1, 2, 7, 30, 200):
         for x in range(n + 1):
-            for confidence in (0.8, 0.95):
-                assert wilson_score(x / n, n, confidence) == pytest.approx(
-                    wilson(x, n, confidence), abs=1e-12
-                )
+            for confidence in (0.8, 0.9, 0.95):
+                ci = binomtest(x, n).proportion_ci(confidence_level=confidence, method="wilson")
+                assert wilson(x, n, confidence) == pytest.approx((ci.low, ci.high), abs=1e-12)
+                assert wilson_score(x / n, n, confidence) == wilson(x, n, confidence)
 
 
 def test_never_fails_claim_one_sided_clopper_pearson():
@@ -72,3 +73,12 @@ def test_wilson_score_takes_an_effective_sample_size():
     for bad in (-1.0, True, float("nan")):
         with pytest.raises(ValueError):
             wilson_score(0.5, bad)
+
+
+def test_vectorised_clopper_pearson_lower_bound_equals_binomtest():
+    n = np.array([n for n in (1, 2, 8, 16, 30, 200) for _ in range(n + 1)])
+    c = np.array([x for n in (1, 2, 8, 16, 30, 200) for x in range(n + 1)])
+    for confidence in (0.9, 0.95):
+        expected = [clopper_pearson(int(x), int(m), confidence, "greater")[0] for x, m in zip(c, n, strict=True)]
+        assert clopper_pearson_lower(c, n, confidence) == pytest.approx(expected, abs=1e-12)
+    assert clopper_pearson_lower(np.array([8]), np.array([8]), 0.95)[0] == pytest.approx(0.05 ** (1 / 8))

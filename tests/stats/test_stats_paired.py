@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 from scipy.special import gammaln
-from scipy.stats import binomtest, chi2, ttest_1samp, ttest_rel
+from scipy.stats import beta, binomtest, chi2, ttest_1samp, ttest_rel
 
 from passhat.stats import (
     holm,
@@ -23,15 +23,31 @@ def _versions(seed=0, cases=40):
     return base, cand
 
 
+def jeffreys_d(d, confidence=0.95):
+    """The Jeffreys interval on cases for differences, from its formula: x = (d + 1)/2, pseudo-case ¼, ½, ¼."""
+    x, u = (np.asarray(d) + 1) / 2, len(d)
+    m = (x.sum() + 0.5) / (u + 1)
+    v = (((x - m) ** 2).sum() + 0.25 * m**2 + 0.5 * (0.5 - m) ** 2 + 0.25 * (1 - m) ** 2) / ((u + 1) * (u + 2))
+    nu = m * (1 - m) / v - 1
+    tail = (1 - confidence) / 2
+    low, high = beta.ppf(tail, m * nu, (1 - m) * nu), beta.ppf(1 - tail, m * nu, (1 - m) * nu)
+    below = beta.cdf(0.5, m * nu, (1 - m) * nu)
+    return 2 * low - 1, 2 * high - 1, min(1.0, 2 * min(below, 1 - below))
+
+
 def test_paired_difference_reports_delta_interval_test_and_correlation():
     base, cand = _versions()
     result = paired_difference(base, cand, seed=1)
     d = cand - base
     assert result.delta == pytest.approx(d.mean())
-    assert (result.method, result.test) == ("t", "paired_t")
+    assert (result.method, result.test) == ("t_jeffreys", "paired_t")
     reference = ttest_rel(cand, base)
-    assert result.p_value == pytest.approx(reference.pvalue)
-    assert (result.low, result.high) == pytest.approx(tuple(reference.confidence_interval(0.95)))
+    assert result.p_test == pytest.approx(reference.pvalue)
+    t_low, t_high = reference.confidence_interval(0.95)
+    j_low, j_high, j_p = jeffreys_d(d)
+    assert (result.low, result.high) == pytest.approx((min(t_low, j_low), max(t_high, j_high)), rel=1e-9)
+    assert result.p_jeffreys == pytest.approx(j_p, rel=1e-9)
+    assert result.p_value == max(result.p_test, result.p_jeffreys)
     assert result.se == pytest.approx(d.std(ddof=1) / np.sqrt(40))
     assert result.correlation == pytest.approx(np.corrcoef(base, cand)[0, 1])
     assert result.sd_diff == pytest.approx(d.std(ddof=1))
@@ -43,8 +59,10 @@ def test_singleton_groups_reproduce_ttest_rel():
     base, cand = _versions(seed=3)
     grouped = paired_difference(base, cand, [str(i) for i in range(40)], seed=1)
     assert grouped.test == "paired_t_clustered"
-    assert grouped.p_value == pytest.approx(ttest_rel(cand, base).pvalue, rel=1e-10)
-    assert (grouped.low, grouped.high) == pytest.approx(tuple(ttest_rel(cand, base).confidence_interval(0.95)))
+    assert grouped.p_test == pytest.approx(ttest_rel(cand, base).pvalue, rel=1e-10)
+    ungrouped = paired_difference(base, cand, seed=1)
+    assert (grouped.low, grouped.high, grouped.p_value) == pytest.approx((ungrouped.low, ungrouped.high,
+                                                                          ungrouped.p_value), rel=1e-10)
 
 
 def test_equal_sized_groups_are_a_t_test_on_family_means():
@@ -56,8 +74,9 @@ def test_equal_sized_groups_are_a_t_test_on_family_means():
     family_means = (cand - base).reshape(12, 3).mean(axis=1)
     reference = ttest_1samp(family_means, 0.0)
     assert result.n_units == 12 and result.test == "paired_t_clustered"
-    assert result.p_value == pytest.approx(reference.pvalue, rel=1e-10)
-    assert (result.low, result.high) == pytest.approx(tuple(reference.confidence_interval(0.9)), rel=1e-10)
+    assert result.p_test == pytest.approx(reference.pvalue, rel=1e-10)
+    t_low, t_high = reference.confidence_interval(0.9)
+    assert result.low <= t_low and result.high >= t_high  # the union with the Jeffreys interval
 
 
 def test_small_suite_with_three_drops_is_not_called_significant():
@@ -66,10 +85,11 @@ def test_small_suite_with_three_drops_is_not_called_significant():
     # that motivated docs/design/004-paired-intervals.md.
     base, cand = [1.0] * 16, [0.5] * 3 + [1.0] * 13
     result = paired_difference(base, cand)
-    assert result.p_value == pytest.approx(0.0825, abs=5e-4)
-    assert result.low < 0 < result.high
+    assert result.p_test == pytest.approx(0.0825, abs=5e-4)
+    assert result.low < 0 < result.high and result.p_value >= result.p_test
     bca = paired_difference(base, cand, seed=0, interval="bca")
-    assert bca.high < 0 and bca.p_value < 0.05 and bca.test == "bootstrap_bca"
+    assert bca.p_test < 0.05 and bca.test == "bootstrap_bca"  # BCa alone still excludes 0 ...
+    assert bca.low < 0 < bca.high and bca.p_value >= 0.05  # ... the union with the Jeffreys interval does not
 
 
 @pytest.mark.parametrize("interval", ["t", "bca"])
@@ -82,8 +102,6 @@ def test_interval_excludes_zero_exactly_when_the_test_rejects(interval):
         cand = np.where(rng.random(cases) < 0.3, rng.binomial(4, 0.4, cases) / 4, base)
         for confidence in (0.9, 0.95):
             r = paired_difference(base, cand, seed=rep, confidence=confidence, interval=interval, n_resamples=500)
-            if r.p_value is None:
-                continue
             checked += 1
             assert (r.low > 0 or r.high < 0) == (r.p_value < 1 - confidence), (rep, r)
     assert checked > 60
@@ -100,7 +118,7 @@ def test_batched_columns_equal_single_column_calls():
             keep = ~np.isnan(base[:, j])
             single = paired_difference(base[keep, j], cand[keep, j], [g for g, k in zip(groups, keep, strict=True) if k],
                                        interval=interval, seed=3, n_resamples=800)
-            assert batched[j].method == single.method == interval
+            assert batched[j].method == single.method == f"{interval}_jeffreys"
             assert batched[j].delta == single.delta and batched[j].n_cases == keep.sum()
             if interval == "t":
                 assert batched[j] == single
@@ -113,14 +131,16 @@ def test_binary_columns_use_tango_and_mcnemar():
     base = np.array([1.0] * 3 + [0.0] * 12 + [1.0] * 2)
     cand = np.array([0.0] * 3 + [1.0] * 12 + [1.0] * 2)
     result = paired_difference(base, cand, binary=True)
-    assert (result.method, result.test, result.discordant) == ("tango_score", "mcnemar", (3, 12))
-    assert result.p_value == pytest.approx(mcnemar_score(3, 12))
+    assert (result.method, result.test, result.discordant) == ("tango_jeffreys", "mcnemar", (3, 12))
+    assert result.p_test == pytest.approx(mcnemar_score(3, 12))
     assert result.p_midp == pytest.approx(697 / 32768, abs=1e-12)
-    assert (result.low, result.high) == pytest.approx(tango_interval(3, 12, 17))
+    t_low, t_high = tango_interval(3, 12, 17)
+    j_low, j_high, _ = jeffreys_d(cand - base)
+    assert (result.low, result.high) == pytest.approx((min(t_low, j_low), max(t_high, j_high)), rel=1e-9)
     assert result.low > 0 and result.p_value < 0.05
     # The same values are not a paired 2×2 table when a group holds several cases: clustered t instead.
     grouped = paired_difference(base, cand, ["fam"] * 2 + [None] * 15, binary=True)
-    assert (grouped.method, grouped.test, grouped.discordant) == ("t", "paired_t_clustered", None)
+    assert (grouped.method, grouped.test, grouped.discordant) == ("t_jeffreys", "paired_t_clustered", None)
     with pytest.raises(ValueError, match="other than 0 and 1"):
         paired_difference([0.5, 1.0], [1.0, 1.0], binary=True)
 
@@ -192,23 +212,36 @@ def test_grouped_differences_widen_interval_and_raise_p_value():
     assert clustered.correlation is None  # base is constant
 
 
-def test_identical_versions_give_p_one_and_a_rule_of_three_interval():
+def test_identical_versions_give_p_one_and_the_jeffreys_interval():
+    # No difference anywhere: no variance to estimate, so the pseudo-case decides: Beta(991.5, 991.5) on x.
     result = paired_difference([1.0] * 30, [1.0] * 30, seed=0)
-    assert result.p_value == 1.0
-    assert result.method == "wilson_no_difference"
-    bound = wilson(0, 30)[1]
-    assert (result.low, result.high) == pytest.approx((-bound, bound))
+    assert result.p_value == 1.0 and result.p_test is None
+    assert (result.method, result.test) == ("jeffreys", "jeffreys")
+    low, high, _ = jeffreys_d([0.0] * 30)
+    assert (result.low, result.high) == pytest.approx((low, high), rel=1e-9) and low == pytest.approx(-high)
     assert result.correlation is None
-    # The same table read as binary: Tango's interval with no discordant pair is the same bound.
+    # The same table read as binary: Tango's interval with no discordant pair (the Wilson bound for 0 of
+    # 30 units) is wider than the Jeffreys interval and decides the union.
+    bound = wilson(0, 30)[1]
     binary = paired_difference([1.0] * 30, [1.0] * 30, binary=True)
     assert (binary.low, binary.high, binary.p_value) == pytest.approx((-bound, bound, 1.0))
+    # One case of 30 one trial worse is never a narrower interval than none at all (issue 11).
+    worse = paired_difference([1.0] * 30, [0.875] + [1.0] * 29)
+    assert worse.low <= result.low and worse.high >= result.high - 1 / 30
 
 
 def test_constant_nonzero_difference_has_no_t_test():
     result = paired_difference([0.5] * 10, [0.625] * 10, seed=0)
-    assert result.p_value is None
-    assert result.method == "wilson_bounded"
+    assert result.p_test is None and result.p_value == result.p_jeffreys
+    assert result.method == "jeffreys"
     assert result.low < 0.125 < result.high
+
+
+def test_intervals_stay_inside_minus_one_one():
+    # Two units: t with one degree of freedom is ±6.3·SE; the mean difference still lies in [−1, 1].
+    for base, cand in (([1.0, 1.0], [0.0, 1.0]), ([0.0, 0.0], [1.0, 0.5]), ([1.0, 0.0], [0.0, 1.0])):
+        r = paired_difference(base, cand, confidence=0.9)
+        assert -1.0 <= r.low <= r.delta <= r.high <= 1.0, r
 
 
 def test_paired_difference_rejects_mismatched_inputs():

@@ -52,21 +52,22 @@ def coverage(base: np.ndarray, cand: np.ndarray, truth: float, **kw: object) -> 
     return float(np.mean((low <= truth) & (truth <= high))), float(np.mean(low > truth))
 
 
-def test_t_interval_keeps_nominal_coverage_where_the_paired_bca_does_not() -> None:
+def test_the_reported_interval_keeps_nominal_coverage() -> None:
+    # t ∪ Jeffreys (the default) and BCa ∪ Jeffreys: the paired BCa alone covered 0.912 here.
     base, cand = simulate(cases=30, trials=4, k=1, reps=1000, seed=1)
     truth = true_delta(1)
     t_cover, t_low_miss = coverage(base, cand, truth)
     bca_cover, _ = coverage(base, cand, truth, interval="bca", n_resamples=1000)
-    assert 0.93 <= t_cover <= 0.975, t_cover  # 0.950 in the design note's 2,000-rep run
+    assert 0.93 <= t_cover <= 0.985, t_cover  # 0.960
     assert t_low_miss <= 0.045
-    assert bca_cover < t_cover - 0.015, (bca_cover, t_cover)  # 0.912: the anti-conservative BCa
+    assert bca_cover >= 0.93, bca_cover
 
 
 def test_binary_metric_uses_tango_and_covers() -> None:
     # pass^4 with 4 trials: each case fully passes or not, a paired 2×2 table per comparison.
     base, cand = simulate(cases=30, trials=4, k=4, reps=1000, seed=2)
     results = paired_differences(base, cand, binary=[True] * base.shape[1])
-    assert {r.method for r in results} == {"tango_score"}
+    assert {r.method for r in results} == {"tango_jeffreys"}
     truth = true_delta(4)
     covered = np.mean([r.low <= truth <= r.high for r in results])
     assert 0.93 <= covered <= 0.99, covered
@@ -80,5 +81,5 @@ def test_clustered_interval_covers_when_families_move_together() -> None:
     truth = true_delta(1)
     grouped, _ = coverage(base, cand, truth, groups=groups)
     naive, _ = coverage(base, cand, truth)
-    assert 0.92 <= grouped <= 0.98, grouped
+    assert 0.92 <= grouped <= 0.995, grouped  # 0.989: the pseudo-case weighs more over 16 units
     assert naive < grouped - 0.04, (naive, grouped)

@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from passhat.compare.paired import MDE_ALPHA, MDE_POWER, common_max_k, compare_columns, compare_metrics, metric_name
 from passhat.compare.runs import LoadedRun, Matching, load_run, match_cases
-from passhat.results.summary import stratum_value
-from passhat.stats import PairedInterval, holm
+from passhat.results.summary import stratum_value, top_failure
+from passhat.stats import PairedInterval, discrete_bh, fisher_drop, holm
 
 
 def fully_passes(run: LoadedRun, case_id: str) -> bool:
@@ -24,25 +26,31 @@ def fully_passes(run: LoadedRun, case_id: str) -> bool:
     return t.n > 0 and t.passes == t.n
 
 
-def case_changes(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    """New failures, new passes, and fully passing base cases with no graded trial in the candidate."""
+def case_changes(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str],
+                 alpha: float = 0.05) -> dict[str, list[dict[str, Any]]]:
+    """New failures, new passes, and fully passing base cases with no graded trial in the candidate.
+
+    A new failure passed every trial in the base run and not in the candidate. Each carries ``p_value``,
+    the one-sided Fisher exact test of a drop, and ``significant``: whether it survives Benjamini–Hochberg
+    over the cases that could be significant at ``alpha`` (``stats.regressions``). Failing one trial of
+    eight after 8/8 is a new failure here but not a significant one (p = 0.5): an unchanged agent does
+    that all the time. The gate's ``no_new_failures`` rule decides on ``significant``.
+    """
     out: dict[str, list[dict[str, Any]]] = {"new_failures": [], "new_passes": [], "missing": []}
-    for cid in case_ids:
-        b, c = base.tallies[cid], cand.tallies[cid]
+    b_t, c_t = [base.tallies[c] for c in case_ids], [cand.tallies[c] for c in case_ids]
+    p, p_min = fisher_drop(np.array([t.passes for t in b_t], dtype=int), np.array([t.n for t in b_t], dtype=int),
+                           np.array([t.passes for t in c_t], dtype=int), np.array([t.n for t in c_t], dtype=int))
+    significant, _ = discrete_bh(p, p_min, alpha)
+    for j, (cid, b, c) in enumerate(zip(case_ids, b_t, c_t, strict=True)):
         row = {"id": cid, "base": f"{b.passes}/{b.n}", "candidate": f"{c.passes}/{c.n}",
-               "reason": _top_failure(cand, cid)}
+               "reason": top_failure(c.failure_reasons)}
         if fully_passes(base, cid) and c.n == 0:
             out["missing"].append(row)
         elif fully_passes(base, cid) and not fully_passes(cand, cid):
-            out["new_failures"].append(row)
+            out["new_failures"].append({**row, "p_value": float(p[j]), "significant": bool(significant[j])})
         elif fully_passes(cand, cid) and b.n > 0 and not fully_passes(base, cid):
             out["new_passes"].append(row)
     return out
-
-
-def _top_failure(run: LoadedRun, case_id: str) -> str | None:
-    reasons = run.tallies[case_id].failure_reasons
-    return max(set(reasons), key=reasons.count) if reasons else None
 
 
 def compare_runs(

@@ -9,8 +9,9 @@ The interval and the p-value always come from one method (``method``, ``test``),
 ``docs/design/004-paired-intervals.md`` has the simulation behind this choice; the paired BCa
 bootstrap it replaced stays available as ``interval="bca"``, batched on shared resamples.
 
-The minimum detectable effect is (z₀.₉₇₅ + z₀.₈)·SE, with SE the same clustered standard error as the
-test, so a family of cases counts once, as in the interval.
+The minimum detectable effect is the smallest change the reported test detects with 80 % power whatever
+its shape, including a few cases breaking completely (``stats.detectable_change``); it uses the same
+clustered spread as the test, so a family of cases counts once, as in the interval.
 """
 
 from __future__ import annotations
@@ -22,15 +23,13 @@ from typing import Any, Literal
 import numpy as np
 
 from passhat.compare.runs import LoadedRun
-from passhat.stats import PairedInterval, PairedResult, minimum_detectable_effect, paired_differences
+from passhat.stats import PairedInterval, PairedResult, detectable_change, paired_differences
 from passhat.stats.passk import pass_at_k, pass_hat_k
 
 Family = Literal["pass_hat_k", "pass_at_k"]
 ESTIMATORS: dict[str, Callable[[int, int, int], float]] = {"pass_hat_k": pass_hat_k, "pass_at_k": pass_at_k}
 MDE_ALPHA, MDE_POWER = 0.05, 0.8
 """The minimum detectable effect is reported for a two-sided test at α = 0.05 with 80 % power."""
-_SE_TOL = 1e-12
-"""Below this a standard error is rounding residue of identical differences, not spread."""
 
 
 def metric_name(family: str, k: int) -> str:
@@ -104,6 +103,7 @@ def _entry(r: PairedResult, base_v: np.ndarray, cand_v: np.ndarray, confidence: 
            excluded: list[str]) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "delta": r.delta, "ci_low": r.low, "ci_high": r.high, "p_value": r.p_value, "test": r.test,
+        "p_test": r.p_test, "p_jeffreys": r.p_jeffreys,
         "method": r.method, "confidence": confidence, "base": float(np.mean(base_v)),
         "candidate": float(np.mean(cand_v)), "correlation": r.correlation, "sd_diff": r.sd_diff, "se": r.se,
         "cases": r.n_cases, "units": r.n_units, "excluded": excluded, "mde": paired_mde(r.se, r.n_units)}
@@ -115,14 +115,13 @@ def _entry(r: PairedResult, base_v: np.ndarray, cand_v: np.ndarray, confidence: 
 
 def paired_mde(se: float | None, units: int, *, alpha: float = MDE_ALPHA, power: float = MDE_POWER,
                two_sided: bool = True) -> float | None:
-    """MDE = (z_α + z_{1−β})·SE from a comparison's clustered SE over ``units``; None when it cannot be estimated.
+    """The smallest change detected with 80 % power whatever its shape (``stats.detectable_change``).
 
     Two-sided α = 0.05 for ``passhat compare``; a gate's non-inferiority decision asks for its one-sided α.
-    With no difference anywhere the SE is 0 and the formula would claim any effect is detectable; that
-    is not evidence of power, so the MDE is None and the interval (a rule-of-three bound) is the
-    honest resolution of the comparison.
+    σ₀ = SE·√U is the spread of the per-unit differences (0 when nothing differs: the MDE is then the
+    resolution of "0 of U units changed", not zero). None with fewer than two units, or when no change
+    within [−1, 1] is detectable at this size.
     """
-    if se is None or not se > _SE_TOL:
+    if units < 2:
         return None
-    # minimum_detectable_effect takes σ_d and n; SE = σ_d/√n, so σ_d = SE·√U with n = U.
-    return minimum_detectable_effect(se * math.sqrt(units), units, alpha=alpha, power=power, two_sided=two_sided)
+    return detectable_change((se or 0.0) * math.sqrt(units), units, alpha=alpha, power=power, two_sided=two_sided)

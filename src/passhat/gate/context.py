@@ -34,6 +34,19 @@ class GateInput:
         """Ids of the run's cases that the selection matches, in manifest order."""
         return [cid for cid in self.run.suite["cases"] if select.matches(cid, self.run.meta(cid))]
 
+    @property
+    def planned_trials(self) -> int:
+        """Trials per case the run planned (``manifest.trials``)."""
+        return int(self.run.manifest.get("trials") or 0)
+
+    def incomplete(self, case_ids: list[str]) -> list[str]:
+        """Cases with fewer graded trials than planned: the rest ended in infrastructure errors (or never ran).
+
+        Their evidence is missing, not negative: a rule may still FAIL on what they show, never PASS.
+        """
+        planned = self.planned_trials
+        return [c for c in case_ids if self.run.tallies[c].n < planned]
+
     def paired(self, select: Selection) -> list[str]:
         """Selected cases that are also comparable with the baseline."""
         comparable = set(self.matching.case_ids) if self.matching else set()

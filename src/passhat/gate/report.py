@@ -32,10 +32,13 @@ def gate_run(
     outcome = overall(results)
     baseline_block = None
     if baseline is not None and matching is not None:
-        changes = case_changes(baseline, run, matching.case_ids)
+        changes = case_changes(baseline, run, matching.case_ids, resolved.gate.alpha)
+        # New failures are the significant drops, as no_new_failures decides; the rest failed a trial by chance.
         baseline_block = {**baseline.describe(), "compared_cases": len(matching.case_ids),
                           "excluded": [{"id": e.case_id, "reason": e.reason} for e in matching.excluded],
-                          "new_failures": changes["new_failures"], "new_passes": changes["new_passes"]}
+                          "new_failures": [r for r in changes["new_failures"] if r["significant"]],
+                          "failed_a_trial": [r for r in changes["new_failures"] if not r["significant"]],
+                          "new_passes": changes["new_passes"]}
     return {
         "outcome": outcome,
         "exit_code": EXIT_CODES[outcome],

@@ -6,11 +6,14 @@ they are SKIPPED and say so (or the gate is refused when it sets ``require_basel
 
 from __future__ import annotations
 
+import math
+
 from passhat.compare import case_changes
 from passhat.compare.paired import compare_metric, metric_name, paired_mde
 from passhat.gate.context import GateInput
 from passhat.gate.model import NoNewFailures, NonInferior
 from passhat.gate.outcome import Outcome, Verdict
+from passhat.gate.rules_cases import listed, not_passing
 
 NO_BASELINE = Verdict("SKIPPED", "needs a baseline run (--baseline RUN); not evaluated")
 
@@ -21,25 +24,44 @@ def _excluded_note(inp: GateInput) -> str:
 
 
 def no_new_failures(rule: NoNewFailures, inp: GateInput, alpha: float) -> Verdict:
-    """FAIL if a case that passed every trial in the baseline fails a trial now."""
+    """FAIL if a case that passed every baseline trial now passes significantly less often.
+
+    Per case, the one-sided Fisher exact test of a drop; across cases, Benjamini–Hochberg over the cases
+    that can be significant at all, so an unchanged agent fails this rule at most α of the time
+    (``stats.regressions``). One failed trial of eight on a case that passed 8/8 is not significant (p =
+    0.5); 8/8 → 0/8 is (p = 0.00008). PASS says no case dropped significantly; the reason names the cases
+    that failed a trial anyway.
+    """
     if inp.baseline is None:
         return NO_BASELINE
     ids = inp.paired(rule.select)
     if not ids:
         return Verdict("INCONCLUSIVE", f"no selected case is comparable with the baseline{_excluded_note(inp)}")
-    changes = case_changes(inp.baseline, inp.run, ids)
-    new, missing = changes["new_failures"], changes["missing"]
-    details = {"new_failures": new, "missing": missing, "new_passes": changes["new_passes"], "cases": len(ids)}
+    changes = case_changes(inp.baseline, inp.run, ids, alpha)
+    new = [r for r in changes["new_failures"] if r["significant"]]
+    chance = [r for r in changes["new_failures"] if not r["significant"]]
+    details = {"new_failures": new, "failed_a_trial": chance, "missing": changes["missing"],
+               "new_passes": changes["new_passes"], "cases": len(ids)}
     if new:
-        listed = ", ".join(f"{r['id']} ({r['base']} → {r['candidate']})" for r in new[:10])
-        listed += f" and {len(new) - 10} more" if len(new) > 10 else ""
-        return Verdict("FAIL", f"{len(new)} case(s) passed every trial in the baseline and fail now: {listed}",
-                       len(new), 0, details=details)
-    if missing:
+        shown = listed([f"{r['id']} ({r['base']} → {r['candidate']}, p = {r['p_value']:.2g})" for r in new])
+        return Verdict("FAIL", f"{len(new)} case(s) passed every trial in the baseline and now pass significantly "
+                       f"less often (one-sided Fisher exact test per case, Benjamini–Hochberg at α = {alpha:g}): "
+                       f"{shown}", len(new), 0, details=details)
+    if changes["missing"]:
         return Verdict("INCONCLUSIVE", "no graded trial now for case(s) that passed in the baseline: "
-                       + ", ".join(r["id"] for r in missing), 0, 0, details=details)
-    return Verdict("PASS", f"no new failure among {len(ids)} comparable case(s){_excluded_note(inp)}", 0, 0,
-                   details=details)
+                       + listed([r["id"] for r in changes["missing"]]), 0, 0, details=details)
+    b, c = inp.baseline.tallies, inp.run.tallies
+    reliable = [cid for cid in ids if b[cid].n and b[cid].passes == b[cid].n and c[cid].n]
+    if reliable and all(1 / math.comb(b[cid].n + c[cid].n, c[cid].n) > alpha for cid in reliable):
+        return Verdict("INCONCLUSIVE", "too few trials to show a new failure: even a case that failed every trial "
+                       f"now would not be significant at α = {alpha:g} (3 graded trials per case in each run are "
+                       "the minimum)", 0, 0, details=details)
+    also = (f"; {len(chance)} case(s) failed a trial without a significant drop: "
+            + listed([f"{r['id']} ({r['base']} → {r['candidate']}, p = {r['p_value']:.2g})" for r in chance])
+            if chance else "")
+    verdict = Verdict("PASS", f"no case that passed every baseline trial dropped significantly among {len(ids)} "
+                      f"comparable case(s){_excluded_note(inp)}{also}", 0, 0, details=details)
+    return not_passing(verdict, inp, ids)
 
 
 def non_inferior(rule: NonInferior, inp: GateInput, alpha: float) -> Verdict:
@@ -73,6 +95,6 @@ def non_inferior(rule: NonInferior, inp: GateInput, alpha: float) -> Verdict:
     if outcome == "INCONCLUSIVE":
         reason += ": the interval straddles the margin" + (f" (one-sided MDE at this size ≈ {mde:.3f})" if mde else
                                                             "; more cases would narrow it")
-    details = {k: entry[k] for k in ("base", "candidate", "p_value", "test", "method", "cases", "units", "se",
-                                     "correlation", "excluded")}
-    return Verdict(outcome, reason, delta, bar, low, high, {**details, "mde": mde})
+    details = {k: entry[k] for k in ("base", "candidate", "p_value", "test", "p_test", "p_jeffreys", "method", "cases",
+                                     "units", "se", "correlation", "excluded")}
+    return not_passing(Verdict(outcome, reason, delta, bar, low, high, {**details, "mde": mde}), inp, ids)

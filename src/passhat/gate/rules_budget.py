@@ -18,6 +18,8 @@ from passhat.stats import percentile
 
 CALIBRATION_FORMAT = "passhat.calibration"
 """Reports written by ``passhat calibrate`` carry ``format: passhat.calibration/1``."""
+MAX_CALIBRATION_BYTES = 16 * 1024 * 1024
+"""Largest calibration file read (16 MiB): reports are kilobytes, even with per-item details."""
 
 
 def latency(rule: Latency, inp: GateInput, alpha: float) -> Verdict:
@@ -57,13 +59,14 @@ def judge_agreement(rule: JudgeAgreement, inp: GateInput, alpha: float) -> Verdi
     ``passhat calibrate``'s own thresholds: a judge nobody could check is not a calibrated judge.
     """
     path = Path(rule.file) if Path(rule.file).is_absolute() else inp.gate_dir / rule.file
+    raw = _read_bounded(path)
     try:
-        raw = path.read_bytes()
         data = json.loads(raw)
-    except OSError as exc:
-        raise RuleInputError("file", f"cannot read calibration file {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise RuleInputError("file", f"calibration file {path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise RuleInputError("file", f"calibration file {path} nests too deeply to be a `passhat calibrate` "
+                             "report") from None
     if not isinstance(data, dict) or not str(data.get("format", CALIBRATION_FORMAT)).startswith(CALIBRATION_FORMAT):
         raise RuleInputError("file", f"{path} is not a `passhat calibrate` report (format {CALIBRATION_FORMAT}/…)")
     estimate, low, high = _statistic(data, rule.statistic, path)
@@ -80,6 +83,23 @@ def judge_agreement(rule: JudgeAgreement, inp: GateInput, alpha: float) -> Verdi
         outcome = "PASS" if estimate >= rule.min else "FAIL"
         reason = f"{rule.statistic} = {estimate:.3f} (no interval in the file) vs bar {rule.min:g}"
     return Verdict(outcome, reason, estimate, rule.min, low, high, details)
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The calibration file's bytes, refusing (bad input) a file larger than ``MAX_CALIBRATION_BYTES``.
+
+    The size is checked on the open file and the read is bounded, so a huge or endless file (a device,
+    a growing log) is refused without being loaded into memory.
+    """
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_CALIBRATION_BYTES + 1)
+    except OSError as exc:
+        raise RuleInputError("file", f"cannot read calibration file {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CALIBRATION_BYTES:
+        raise RuleInputError("file", f"calibration file {path} is larger than {MAX_CALIBRATION_BYTES} bytes; a "
+                             "`passhat calibrate --out` report is a few kilobytes: is this the right file?")
+    return raw
 
 
 def _statistic(data: Any, key: str, path: Path) -> tuple[float | None, float | None, float | None]:

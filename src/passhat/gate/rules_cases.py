@@ -1,23 +1,43 @@
 """Rules on one run's cases: never fails, share of fully passing cases, suite pass^k / pass@k.
 
 Every bound is a one-sided (1 − α) bound, i.e. an end of the two-sided (1 − 2α) interval. A selected
-case with no graded trial (only infrastructure errors) is missing evidence: it can keep a rule from
-passing, never make it pass.
+case with fewer graded trials than the run planned (infrastructure errors, an outage) is missing
+evidence: what it shows can make a rule FAIL, but it keeps the rule from PASS (``not_passing``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+
+import numpy as np
 
 from passhat.gate.context import GateInput
 from passhat.gate.model import CaseSuccessRate, NeverFails, PassHatK
 from passhat.gate.outcome import Outcome, Verdict, three_way
-from passhat.stats import clopper_pearson, suite_interval, wilson_score
+from passhat.stats import clopper_pearson_lower, suite_interval, wilson_score
 from passhat.stats.passk import pass_at_k, pass_hat_k
 
 
 def _no_cases(rule: NeverFails | CaseSuccessRate | PassHatK) -> Verdict:
     return Verdict("INCONCLUSIVE", f"no case of the run matches the selection ({rule.select.describe()}): no evidence")
+
+
+def listed(ids: list[str], limit: int = 10) -> str:
+    """``a, b, c and 7 more``: case ids in a reason, bounded so a 10,000-case outage stays one line."""
+    return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def not_passing(verdict: Verdict, inp: GateInput, ids: list[str]) -> Verdict:
+    """A PASS becomes INCONCLUSIVE when a selected case has fewer graded trials than the run planned."""
+    short = inp.incomplete(ids)
+    if verdict.outcome != "PASS" or not short:
+        return verdict
+    errors = sum(inp.run.tallies[c].errors for c in short)
+    reason = (f"{verdict.reason}; but {len(short)} case(s) have fewer graded trials than the {inp.planned_trials} "
+              f"planned ({errors} infrastructure error(s)): {listed(short)}")
+    return replace(verdict, outcome="INCONCLUSIVE", reason=reason,
+                   details={**verdict.details, "incomplete": short})
 
 
 def never_fails(rule: NeverFails, inp: GateInput, alpha: float) -> Verdict:
@@ -26,9 +46,9 @@ def never_fails(rule: NeverFails, inp: GateInput, alpha: float) -> Verdict:
     if not ids:
         return _no_cases(rule)
     tallies = [inp.run.tallies[c] for c in ids]
+    cp_low = clopper_pearson_lower(np.array([t.passes for t in tallies]), np.array([t.n for t in tallies]), 1 - alpha)
     per_case = {t.case_id: {"successes": t.passes, "n": t.n, "errors": t.errors,
-                            "cp_low": clopper_pearson(t.passes, t.n, 1 - alpha, "greater")[0] if t.n else None}
-                for t in tallies}
+                            "cp_low": float(low) if t.n else None} for t, low in zip(tallies, cp_low, strict=True)}
     failing = [t for t in tallies if t.fails]
     graded = [t for t in tallies if t.n]
     bounds = [v["cp_low"] for v in per_case.values() if v["cp_low"] is not None]
@@ -39,11 +59,11 @@ def never_fails(rule: NeverFails, inp: GateInput, alpha: float) -> Verdict:
         return Verdict(outcome, reason, value, 1.0, low, None, {"cases": per_case})
 
     if failing:
-        listed = ", ".join(f"{t.case_id} ({t.passes}/{t.n})" for t in failing)
-        return verdict("FAIL", f"{sum(t.fails for t in failing)} failed trial(s) in: {listed}")
+        shown = listed([f"{t.case_id} ({t.passes}/{t.n})" for t in failing])
+        return verdict("FAIL", f"{sum(t.fails for t in failing)} failed trial(s) in: {shown}")
     missing = [t.case_id for t in tallies if not t.n]
     if missing:
-        return verdict("INCONCLUSIVE", f"no graded trial (infrastructure errors only) for: {', '.join(missing)}")
+        return verdict("INCONCLUSIVE", f"no graded trial (infrastructure errors only) for: {listed(missing)}")
     fewest = min(t.n for t in graded)
     claim = (f"all {sum(t.n for t in graded)} trial(s) of {len(graded)} case(s) passed; one-sided "
              f"{1 - alpha:.0%} Clopper–Pearson lower bound of the per-trial pass rate ≥ {low:.3f} (fewest trials: {fewest})")
@@ -51,7 +71,7 @@ def never_fails(rule: NeverFails, inp: GateInput, alpha: float) -> Verdict:
         needed = math.ceil(math.log(alpha) / math.log(rule.min_lower_bound))
         return verdict("INCONCLUSIVE", f"{claim}, below the required {rule.min_lower_bound:g}: too few trials to "
                        f"claim it never fails (needs ≥ {needed} passing trials per case)")
-    return verdict("PASS", claim)
+    return not_passing(verdict("PASS", claim), inp, ids)
 
 
 def case_success_rate(rule: CaseSuccessRate, inp: GateInput, alpha: float) -> Verdict:
@@ -63,11 +83,12 @@ def case_success_rate(rule: CaseSuccessRate, inp: GateInput, alpha: float) -> Ve
     ids = inp.selected(rule.select)
     if not ids:
         return _no_cases(rule)
-    graded = [c for c in ids if inp.run.tallies[c].n]
-    missing = [c for c in ids if c not in set(graded)]
+    tallies = inp.run.tallies
+    graded = [c for c in ids if tallies[c].n]
+    missing = [c for c in ids if not tallies[c].n]
     if not graded:
         return Verdict("INCONCLUSIVE", "no selected case has a graded trial", bar=rule.min)
-    full = [c for c in graded if inp.run.tallies[c].passes == inp.run.tallies[c].n]
+    full = [c for c in graded if tallies[c].passes == tallies[c].n]
     share = len(full) / len(graded)
     units, effective = inp.units(graded), inp.effective_units(graded)
     # Wilson with the effective number of units: equal to the units when groups are the same size, fewer
@@ -76,15 +97,13 @@ def case_success_rate(rule: CaseSuccessRate, inp: GateInput, alpha: float) -> Ve
     low, high = wilson_score(share, effective, 1 - 2 * alpha)
     outcome = three_way(low, high, rule.min)
     details = {"fully_passing": len(full), "cases": len(graded), "units": units, "effective_units": effective,
-               "missing": missing, "not_fully_passing": [c for c in graded if c not in set(full)]}
+               "missing": missing, "not_fully_passing": [c for c in graded if tallies[c].passes != tallies[c].n]}
     over = f"{units} unit(s)" if abs(effective - units) < 1e-9 else f"{units} unit(s), {effective:.1f} effective"
     reason = (f"{len(full)}/{len(graded)} selected cases passed every trial ({share:.3f}); one-sided {1 - alpha:.0%} "
               f"Wilson bounds [{low:.3f}, {high:.3f}] over {over} vs bar {rule.min:g}")
-    if outcome == "PASS" and missing:
-        outcome, reason = "INCONCLUSIVE", f"{reason}; but no graded trial for {', '.join(missing)}"
-    elif outcome == "INCONCLUSIVE":
+    if outcome == "INCONCLUSIVE":
         reason += ": the interval straddles the bar (more cases would decide it)"
-    return Verdict(outcome, reason, share, rule.min, low, high, details)
+    return not_passing(Verdict(outcome, reason, share, rule.min, low, high, details), inp, ids)
 
 
 def suite_pass_k(rule: PassHatK, inp: GateInput, alpha: float) -> Verdict:
@@ -94,7 +113,7 @@ def suite_pass_k(rule: PassHatK, inp: GateInput, alpha: float) -> Verdict:
         return _no_cases(rule)
     k = rule.k
     included = [c for c in ids if inp.run.tallies[c].n >= k]
-    short = [c for c in ids if c not in set(included)]
+    short = [c for c in ids if inp.run.tallies[c].n < k]
     symbol = "pass^" if rule.kind == "pass_hat_k" else "pass@"
     if not included:
         trials = inp.run.manifest.get("trials")
@@ -107,9 +126,7 @@ def suite_pass_k(rule: PassHatK, inp: GateInput, alpha: float) -> Verdict:
     outcome = three_way(iv.low, iv.high, rule.min)
     reason = (f"{symbol}{k} = {iv.estimate:.3f} over {len(included)} case(s); one-sided {1 - alpha:.0%} bounds "
               f"[{iv.low:.3f}, {iv.high:.3f}] ({iv.method}) vs bar {rule.min:g}")
-    if outcome == "PASS" and short:
-        outcome, reason = "INCONCLUSIVE", f"{reason}; but {len(short)} case(s) have fewer than {k} graded trials"
-    elif outcome == "INCONCLUSIVE":
+    if outcome == "INCONCLUSIVE":
         reason += ": the interval straddles the bar (more cases or trials would decide it)"
     details = {"method": iv.method, "cases": iv.n_cases, "units": iv.n_units, "too_few_trials": short}
-    return Verdict(outcome, reason, iv.estimate, rule.min, iv.low, iv.high, details)
+    return not_passing(Verdict(outcome, reason, iv.estimate, rule.min, iv.low, iv.high, details), inp, ids)

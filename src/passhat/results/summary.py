@@ -9,6 +9,7 @@ error where n ≥ 2k. Infrastructure errors are counted apart and never shrink n
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -53,9 +54,18 @@ def case_entry(t: CaseTally, meta: dict[str, Any]) -> dict[str, Any]:
         "latency_s": _dist(t.latencies),
         "cost": _dist(t.costs),
         "steps": _dist(t.steps),
-        "top_failure": max(set(t.failure_reasons), key=t.failure_reasons.count) if t.failure_reasons else None,
+        "top_failure": top_failure(t.failure_reasons),
         "failure_categories": dict(sorted(t.categories.items(), key=lambda kv: -kv[1])),
     }
+
+
+def top_failure(reasons: Sequence[str]) -> str | None:
+    """The most common failure reason; ties go to the one seen first, so reruns print the same line.
+
+    (``max(set(reasons), key=reasons.count)`` broke ties by set order, which changes with Python's hash
+    seed from one process to the next.)
+    """
+    return Counter(reasons).most_common(1)[0][0] if reasons else None
 
 
 def _metric_block(tallies: list[CaseTally], cases: list[dict[str, Any]], metric: str, seed: int) -> dict[str, Any]:

@@ -6,11 +6,12 @@ own. Formulas and sources: ``reference/statistics.md``; each function's docstrin
 
 from passhat.stats.bootstrap import Interval, IntervalMethod, suite_interval, suite_intervals
 from passhat.stats.describe import Distribution, percentile
-from passhat.stats.intervals import Alternative, clopper_pearson, wilson, wilson_score
+from passhat.stats.intervals import Alternative, clopper_pearson, clopper_pearson_lower, wilson, wilson_score
 from passhat.stats.paired import (
     PairedInterval,
     PairedResult,
     PairedTest,
+    detectable_change,
     holm,
     mcnemar_midp,
     mcnemar_score,
@@ -30,6 +31,7 @@ from passhat.stats.passk import (
     unbiased_variance_pass_at_k,
     unbiased_variance_pass_hat_k,
 )
+from passhat.stats.regressions import discrete_bh, fisher_drop
 
 __all__ = [
     "Alternative",
@@ -41,9 +43,13 @@ __all__ = [
     "PairedTest",
     "PassMetric",
     "clopper_pearson",
+    "clopper_pearson_lower",
     "curve",
+    "discrete_bh",
+    "detectable_change",
     "estimate",
     "estimate_matrix",
+    "fisher_drop",
     "fixed_suite_se",
     "holm",
     "mcnemar_midp",

@@ -13,7 +13,8 @@ import numbers
 import operator
 from typing import Literal
 
-from scipy.special import ndtri
+import numpy as np
+from scipy.special import betaincinv, ndtri
 from scipy.stats import binomtest
 
 Alternative = Literal["two-sided", "greater", "less"]
@@ -30,15 +31,17 @@ def _check(successes: int, n: int, confidence: float) -> tuple[int, int]:
 
 
 def wilson(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Two-sided Wilson score interval for successes/n via ``scipy.stats.binomtest(...).proportion_ci``.
+    """Two-sided Wilson score interval for successes/n (Wilson 1927; statistics.md §3.1).
 
-    n == 0 carries no information and returns (0.0, 1.0). Example: 24/30 → (0.627, 0.905).
+    The closed form of ``wilson_score``; it equals ``scipy.stats.binomtest(...).proportion_ci(method=
+    "wilson")`` (``tests/stats/test_stats_intervals.py``) without its per-call cost (0.9 ms, which was
+    9 s of a 10,000-case summary), and its ends are exact: n/n has upper bound 1. n == 0 carries no
+    information and returns (0.0, 1.0). Example: 24/30 → (0.627, 0.905).
     """
     successes, n = _check(successes, n, confidence)
     if n == 0:
         return (0.0, 1.0)
-    ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return (float(ci.low), float(ci.high))
+    return wilson_score(successes / n, n, confidence)
 
 
 def clopper_pearson(
@@ -58,6 +61,23 @@ def clopper_pearson(
     result = binomtest(successes, n, alternative=alternative)
     ci = result.proportion_ci(confidence_level=confidence, method="exact")
     return (float(ci.low), float(ci.high))
+
+
+def clopper_pearson_lower(successes: np.ndarray, n: np.ndarray, confidence: float = 0.95) -> np.ndarray:
+    """One-sided Clopper–Pearson lower bounds, vectorised: the α-quantile of Beta(c, n − c + 1), 0 at c = 0.
+
+    Equals ``clopper_pearson(c, n, confidence, "greater")[0]`` (``tests/stats/test_stats_intervals.py``)
+    without a ``binomtest`` per case, which took 7.6 s for the ``never_fails`` rule on 10,000 cases.
+    n = 0 gives 0 (no information).
+    """
+    c, total = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if np.any(total < 0) or np.any(c < 0) or np.any(c > total):
+        raise ValueError("need 0 <= successes <= n")
+    with np.errstate(invalid="ignore"):
+        low = betaincinv(c, total - c + 1, 1 - confidence)
+    return np.where(c > 0, low, 0.0)
 
 
 def wilson_score(proportion: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
@@ -80,4 +100,8 @@ def wilson_score(proportion: float, n: float, confidence: float = 0.95) -> tuple
     centre = proportion + z * z / (2 * n)
     half = z * math.sqrt(proportion * (1 - proportion) / n + z * z / (4 * n * n))
     scale = 1 + z * z / n
-    return (float(max(0.0, (centre - half) / scale)), float(min(1.0, (centre + half) / scale)))
+    # At p̂ = 1 the upper bound is exactly 1 (and at p̂ = 0 the lower bound exactly 0); computed, it can
+    # round to 1 − 2⁻⁵², and a perfect run would then fail a bar of 1.0.
+    low = 0.0 if proportion == 0.0 else max(0.0, (centre - half) / scale)
+    high = 1.0 if proportion == 1.0 else min(1.0, (centre + half) / scale)
+    return (float(low), float(high))

@@ -5,28 +5,30 @@ d_t = cand_t − base_t (statistics.md §4), and the inference is on mean(d) wit
 of cases, counted as one unit — as the unit. The interval and the p-value always come
 from one method, so "the interval excludes 0" and "p < 1 − confidence" never disagree.
 
-Methods (``docs/design/004-paired-intervals.md`` has the simulation behind the choice):
+Methods (``docs/design/004-paired-intervals.md`` and ``006-ceiling-and-families.md`` have the simulations):
 
-- ``"t"`` (the default): mean(d) ± t_{U−1}·SE, with SE the cluster-robust standard error over the U
-  units (Miller's clustered SE with the U/(U − 1) factor; sd/√T without groups). Its test is the same
-  statistic: ``paired_t`` (equal to ``scipy.stats.ttest_rel``) or ``paired_t_clustered``. At 15–60
-  cases with tie-heavy, discrete differences it covered 0.955 on average where the paired BCa covered
-  0.894 (and excluded 0 under no change up to 14 % of the time at 95 %).
-- ``"tango_score"``: columns flagged ``binary`` — every per-case value is structurally 0 or 1 (k equals
-  the trials in both runs: pass^1 with one trial, pass^n with n) — and no group holds several cases. The
-  data are then a paired 2×2 table; the interval is Tango's (1998, Stat Med 17:891) score interval,
-  recommended by Fagerland, Lydersen & Laake (2014, Stat Med 33:2850), and its test at Δ = 0 is
-  McNemar's asymptotic test without continuity correction (``mcnemar``). The mid-p McNemar
-  (Fagerland et al. 2013) is reported beside it as ``p_midp``.
-- ``"bca"`` (only with ``interval="bca"``): the paired BCa bootstrap over units (Koehn 2004; Dror et
-  al. 2018), all columns on the same resamples; its p-value (``bootstrap_bca``) is the interval
-  inverted: the smallest α whose (1 − α) BCa interval excludes 0. Kept for sensitivity checks.
+- ``"t_jeffreys"`` (the default): mean(d) ± t_{U−1}·SE, with SE the cluster-robust standard error over
+  the U units (Miller's clustered SE with the U/(U − 1) factor; sd/√T without groups); its test is the
+  same statistic: ``paired_t`` (equal to ``scipy.stats.ttest_rel``) or ``paired_t_clustered``.
+- ``"tango_jeffreys"``: columns flagged ``binary`` — every per-case value is structurally 0 or 1 (k
+  equals the trials in both runs: pass^1 with one trial, pass^n with n) — when no group holds several
+  cases. The data are then a paired 2×2 table; Tango's (1998, Stat Med 17:891) score interval,
+  recommended by Fagerland, Lydersen & Laake (2014, Stat Med 33:2850), with McNemar's asymptotic test
+  (``mcnemar``), which it inverts at 0. The mid-p McNemar (Fagerland et al. 2013) is reported beside it
+  as ``p_midp``.
+- ``"bca_jeffreys"`` (only with ``interval="bca"``): the paired BCa bootstrap over units (Koehn 2004;
+  Dror et al. 2018), all columns on the same resamples; its test (``bootstrap_bca``) is the interval
+  inverted. Kept for sensitivity checks.
 
-Fallbacks when a column has no spread (``t`` and ``bca``): ``"wilson_no_difference"`` when every
-difference is 0 — |mean d| ≤ P(d ≠ 0), bounded by the Wilson upper bound for 0 disagreeing units of U,
-which is exactly Tango's interval for a 2×2 table with no discordant pair (p = 1); ``"wilson_bounded"``
-for other spread-free differences in [−1, 1] (Wilson on (d + 1)/2 with n = U, mapped back; p undefined);
-``"degenerate"`` otherwise. A BCa column whose bounds are not finite falls back to ``"t"``.
+Each is united with the Jeffreys interval on cases (``stats.jeffreys``) for x = (d + 1)/2 with the
+paired pseudo-case (a quarter on each cell of the 2×2 table), and clipped to [−1, 1], where the mean
+difference lies. The t-interval alone claimed Δ ∈ [−0.011, 0.003] when one of 30 cases dropped from
+8/8 to 7/8, narrower than when nothing differed at all; the union is never narrower there, covered ≥ 0.94
+in all 126 settings of design 004 (t alone: 0.895 at worst) and halved the worst share of false
+non-inferiority passes (0.142 → 0.08). ``p_value`` is the union inverted — the larger of ``p_test`` and
+``p_jeffreys`` — so the interval excludes 0 exactly when p < 1 − confidence. With no spread at all
+(every difference equal, or one unit) there is no variance to estimate, and the Jeffreys interval is
+reported alone (``"jeffreys"``).
 """
 
 from __future__ import annotations
@@ -44,13 +46,13 @@ from scipy.stats import t as student_t
 
 from passhat.stats._resample import bca_fit, cluster_se, resampling_units, unit_totals
 from passhat.stats.bootstrap import _SE_TOL, IntervalMethod
-from passhat.stats.intervals import wilson_score
+from passhat.stats.jeffreys import PAIRED, jeffreys_cases, jeffreys_p_value
 
 PairedInterval = Literal["t", "bca"]
 """Interval family requested from ``paired_differences``; binary columns use Tango's score either way."""
 
-PairedTest = Literal["paired_t", "paired_t_clustered", "mcnemar", "bootstrap_bca"]
-"""The test behind ``PairedResult.p_value``; it is always the inversion of the reported interval."""
+PairedTest = Literal["paired_t", "paired_t_clustered", "mcnemar", "bootstrap_bca", "jeffreys"]
+"""The test behind ``PairedResult.p_test``; ``p_value`` inverts the reported (union) interval."""
 
 
 @dataclass(frozen=True)
@@ -64,15 +66,14 @@ class PairedResult:
     high: float
     """Upper bound of the two-sided interval for the mean difference."""
     method: IntervalMethod
-    """How the interval was computed: ``"t"``, ``"tango_score"``, ``"bca"``, or a fallback (module docstring)."""
+    """``"t_jeffreys"``, ``"tango_jeffreys"``, ``"bca_jeffreys"`` (the union), or ``"jeffreys"`` alone."""
     confidence: float
     """Two-sided confidence level of [low, high]."""
-    p_value: float | None
-    """Two-sided p-value of mean difference 0 from ``test``: p < 1 − confidence exactly when [low, high]
-    excludes 0. 1.0 when every difference is 0; None when undefined (one unit, or a constant non-zero
-    difference)."""
+    p_value: float
+    """Two-sided p-value of mean difference 0 for the reported interval: the larger of ``p_test`` and
+    ``p_jeffreys``, so p < 1 − confidence exactly when [low, high] excludes 0."""
     test: PairedTest
-    """Which test ``p_value`` comes from; it matches ``method`` (see the module docstring)."""
+    """The method's own test, whose p-value is ``p_test`` (``jeffreys`` when there is no spread to test)."""
     se: float | None
     """Cluster-robust standard error of ``delta`` (sd/√T without groups); None with fewer than 2 units."""
     correlation: float | None
@@ -87,6 +88,10 @@ class PairedResult:
     """Binary columns: (base only passes, candidate only passes), the off-diagonal of the paired 2×2 table."""
     p_midp: float | None = None
     """Binary columns: the mid-p McNemar test (Fagerland et al. 2013), reported beside ``p_value``."""
+    p_test: float | None = None
+    """The p-value of ``test`` alone (``scipy.stats.ttest_rel`` for ``paired_t``); None without spread."""
+    p_jeffreys: float | None = None
+    """The p-value of the Jeffreys interval on cases alone (its equal-tailed interval inverted at 0)."""
 
 
 def paired_difference(
@@ -133,8 +138,8 @@ def paired_differences(
     """One ``PairedResult`` per column of two cases × columns matrices (e.g. pass^k and pass@k for every k).
 
     NaN in either matrix excludes that case from that column (too few trials for k in one run). The
-    whole matrix is handled at once: the t and Tango intervals are closed-form per column, and with
-    ``interval="bca"`` every column is read off the SAME resamples of units (as ``suite_intervals``
+    whole matrix is handled at once: the t, Tango and Jeffreys intervals are closed-form per column, and
+    with ``interval="bca"`` every column is read off the SAME resamples of units (as ``suite_intervals``
     does), so a comparison of 10,000 cases × 32 metrics costs one bootstrap, not 32. ``binary[j]``
     declares that column j's values can only be 0 or 1 (see the module docstring); ``seed`` and
     ``n_resamples`` matter only for ``"bca"``.
@@ -150,36 +155,51 @@ def paired_differences(
     units = resampling_units(groups, d.shape[0])
     sums, counts = unit_totals(d, units)
     se = cluster_se(sums, counts)
+    # The Jeffreys interval on cases for x = (d + 1)/2 ∈ [0, 1], with the paired pseudo-case.
+    x_sums = (sums + counts) / 2
+    j_low, j_high = (2 * v - 1 for v in jeffreys_cases(x_sums, counts, confidence, PAIRED))
+    j_p = jeffreys_p_value(x_sums, counts, 0.5, PAIRED)
     fit = bca_fit(sums, counts, rng=np.random.default_rng(seed), n_resamples=n_resamples, batch=batch) \
         if interval == "bca" else None
     bca_low, bca_high = fit.bounds(confidence) if fit is not None else (np.full(n_cols, np.nan),) * 2
     bca_p = fit.inverted_p_values() if fit is not None else np.full(n_cols, np.nan)
     t_test: PairedTest = "paired_t" if groups is None or all(g is None for g in groups) else "paired_t_clustered"
+    n_units_all = (counts > 0).sum(axis=0)
     out = []
     for j in range(n_cols):
         present = ~np.isnan(d[:, j])
-        col, n_units = d[present, j], len(np.unique(units[present]))
+        col, n_units = d[present, j], int(n_units_all[j])
         est = math.fsum(col) / len(col)
         if flags[j] and n_units == col.size:
             base_only, cand_only = _discordant(a[present, j], b[present, j])
-            verdict = _Verdict(*tango_interval(base_only, cand_only, col.size, confidence), "tango_score",
+            verdict = _Verdict(*tango_interval(base_only, cand_only, col.size, confidence), "tango_jeffreys",
                                mcnemar_score(base_only, cand_only), "mcnemar", (base_only, cand_only),
                                mcnemar_midp(base_only, cand_only))
         elif not (n_units >= 2 and col.min() != col.max() and se[j] > _SE_TOL):
-            (low, high), method = _difference_fallback(col, est, n_units, confidence)
-            verdict = _Verdict(low, high, method, 1.0 if method == "wilson_no_difference" else None, t_test)
+            # No spread to estimate a variance from (nothing differs, or one unit): the pseudo-case's answer.
+            verdict = _Verdict(-1.0, 1.0, "jeffreys", None, "jeffreys")
         elif fit is not None and math.isfinite(bca_low[j]) and math.isfinite(bca_high[j]):
-            verdict = _Verdict(float(bca_low[j]), float(bca_high[j]), "bca", float(bca_p[j]), "bootstrap_bca")
+            verdict = _Verdict(float(bca_low[j]), float(bca_high[j]), "bca_jeffreys", float(bca_p[j]),
+                               "bootstrap_bca")
         else:
             half = float(student_t.ppf(0.5 + confidence / 2, n_units - 1)) * float(se[j])
             p = float(2 * student_t.sf(abs(est / float(se[j])), n_units - 1))
-            verdict = _Verdict(est - half, est + half, "t", p, t_test)
+            verdict = _Verdict(est - half, est + half, "t_jeffreys", p, t_test)
+        # The union with the Jeffreys interval on cases, inside the parameter space [−1, 1] (the mean of
+        # differences of [0, 1] values lies there, so clipping costs no coverage); its p-value is the union
+        # inverted: the larger of the two.
+        if verdict.method == "jeffreys":
+            low, high = float(j_low[j]), float(j_high[j])
+        else:
+            low, high = min(verdict.low, float(j_low[j])), max(verdict.high, float(j_high[j]))
+        p_value = max(verdict.p_value if verdict.p_value is not None else 0.0, float(j_p[j]))
         out.append(PairedResult(
-            delta=est, low=verdict.low, high=verdict.high, method=verdict.method, confidence=confidence,
-            p_value=verdict.p_value, test=verdict.test, se=float(se[j]) if n_units >= 2 else None,
+            delta=est, low=max(-1.0, low), high=min(1.0, high), method=verdict.method, confidence=confidence,
+            p_value=p_value, test=verdict.test, se=float(se[j]) if n_units >= 2 else None,
             correlation=_pearson(a[present, j], b[present, j]),
             sd_diff=float(np.std(col, ddof=1)) if col.size >= 2 else None, n_cases=int(col.size), n_units=n_units,
-            discordant=verdict.discordant, p_midp=verdict.p_midp))
+            discordant=verdict.discordant, p_midp=verdict.p_midp, p_test=verdict.p_value,
+            p_jeffreys=float(j_p[j])))
     return out
 
 
@@ -221,18 +241,6 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float | None:
     if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return None
     return float(np.corrcoef(a, b)[0, 1])
-
-
-def _difference_fallback(
-    column: np.ndarray, estimate: float, n_units: int, confidence: float
-) -> tuple[tuple[float, float], IntervalMethod]:
-    if np.all(column == 0):
-        bound = wilson_score(0.0, n_units, confidence)[1]
-        return (-bound, bound), "wilson_no_difference"
-    if column.min() >= -1.0 and column.max() <= 1.0:
-        low, high = wilson_score(min(1.0, max(0.0, (estimate + 1) / 2)), n_units, confidence)
-        return (2 * low - 1, 2 * high - 1), "wilson_bounded"
-    return (estimate, estimate), "degenerate"
 
 
 def tango_interval(base_only: int, cand_only: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -329,6 +337,44 @@ def minimum_detectable_effect(
         )
     z_alpha = float(ndtri(1 - alpha / 2 if two_sided else 1 - alpha))
     return (z_alpha + float(ndtri(power))) * sd_diff / math.sqrt(n)
+
+
+def detectable_change(
+    sd_diff: float, units: int, alpha: float = 0.05, power: float = 0.8, two_sided: bool = True
+) -> float | None:
+    """Smallest mean change Δ of per-case differences in [−1, 1] detected with ``power``, whatever its shape.
+
+    ``minimum_detectable_effect`` assumes the change keeps the spread of the differences; a change that
+    concentrates on a few cases (a share Δ of them breaking completely) adds up to Δ(1 − Δ) to their
+    variance, and the reported interval is the union of t and the Jeffreys interval on cases, whose
+    variance carries a pseudo-case. Under no change that MDE had 35–75 % power, not 80 % (issue 12).
+    Here Δ solves Δ = (t_{U−1, 1−α/2} + t_{U−1, power})·max(SE_t(Δ), SE_J(Δ)) with σ²(Δ) = σ₀² + Δ(1 − Δ),
+    SE_t² = σ²/U and SE_J² = (U·σ² + ½)/((U + 1)(U + 2)) (``jeffreys``, pseudo-case on x = (d + 1)/2):
+    a bound for any one-directional change, conservative for changes spread over many cases. With
+    nothing differing (σ₀ = 0) it is about c²/(U + c²), the resolution of "0 of U units changed".
+    ``sd_diff`` is σ₀ over units (for clustered data SE·√U); None when no Δ ≤ 1 is detectable.
+    """
+    units = operator.index(units)
+    if units < 2 or sd_diff < 0 or not 0 < alpha < 1 or not 0 < power < 1:
+        raise ValueError(f"need units >= 2, sd_diff >= 0, alpha and power in (0, 1); got {units}, {sd_diff}, "
+                         f"{alpha}, {power}")
+    df = units - 1
+    c = float(student_t.ppf(1 - alpha / 2 if two_sided else 1 - alpha, df) + student_t.ppf(power, df))
+
+    def short(delta: np.ndarray) -> np.ndarray:
+        var = sd_diff**2 + delta * (1 - delta)
+        se = np.sqrt(np.maximum(var / units, (units * var + 0.5) / ((units + 1) * (units + 2))))
+        return delta - c * se  # ≥ 0: detected with the power asked
+
+    grid = np.linspace(1e-6, 1.0, 2001)
+    ok = np.flatnonzero(short(grid) >= 0)
+    if not ok.size:
+        return None
+    lo, hi = (grid[ok[0] - 1], grid[ok[0]]) if ok[0] > 0 else (0.0, grid[0])
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if short(np.array(mid)) >= 0 else (mid, hi)
+    return float(hi)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
