@@ -39,7 +39,8 @@ from passhat.console import stderr_console
 from passhat.errors import PasshatError
 from passhat.redaction import Redactor
 from passhat.report.terminal import print_summary
-from passhat.results import build_summary, tag_keys
+from passhat.results import build_summary, current_summary, tag_keys
+from passhat.results.tally import tally_records
 from passhat.runner import RunConfig, RunStore, TrialRecord, execute
 from passhat.runner.sanity import noop_passes
 from passhat.suites.plan import plan_run, run_notes
@@ -246,16 +247,20 @@ def build_redactor(off: bool, fields: tuple[str, ...], patterns: tuple[str, ...]
 @click.option("--by", "by", multiple=True, help="Break every figure down by this tag (repeatable; also split, group).")
 @click.option("--split", "splits", multiple=True, type=click.Choice(["dev", "holdout", "regression"]),
               help="Only the cases of this split (repeatable: any of them).")
-def show(run_folder: Path, by: tuple[str, ...], splits: tuple[str, ...]) -> None:
-    """Recompute and print the summary of RUN_FOLDER from its trials.jsonl."""
+@click.option("--recompute", is_flag=True, help="Recompute from trials.jsonl even when summary.json is current.")
+def show(run_folder: Path, by: tuple[str, ...], splits: tuple[str, ...], recompute: bool) -> None:
+    """Print the summary of RUN_FOLDER: its summary.json when that counts every record in trials.jsonl,
+    otherwise recomputed from trials.jsonl."""
     store = RunStore(run_folder)
     try:
         manifest = store.read_manifest()
-        summary = summary_of_splits(store, manifest, by, splits)
+        summary = None if recompute or splits else current_summary(run_folder, by)
+        if summary is None:
+            summary = summary_of_splits(store, manifest, by, splits)
     except PasshatError as exc:
         _fail(str(exc))
         return
-    print_summary(summary, Console())
+    print_summary(summary, Console(), strata=by)
     for note in run_notes(summary, manifest):
         err.print(note, highlight=False)
     if manifest.get("status") != "complete":
@@ -268,9 +273,13 @@ def show(run_folder: Path, by: tuple[str, ...], splits: tuple[str, ...]) -> None
 
 def summary_of_splits(store: RunStore, manifest: dict[str, Any], by: tuple[str, ...],
                       splits: tuple[str, ...]) -> dict[str, Any]:
-    """The summary of the run's cases in any of ``splits`` (all cases when empty); no such case is bad input."""
+    """The summary of the run's cases in any of ``splits`` (all cases when empty); no such case is bad input.
+
+    Reads only the fields a summary uses from trials.jsonl (``tally_records``), not whole trajectories.
+    """
+    records = tally_records(store.trials_path)
     if not splits:
-        return build_summary(store.iter_records(), manifest, by=by)
+        return build_summary(records, manifest, by=by)
     meta = manifest["suite"].get("case_meta", {})
     chosen = {cid: h for cid, h in manifest["suite"]["cases"].items() if meta.get(cid, {}).get("split") in splits}
     if not chosen:
@@ -278,9 +287,9 @@ def summary_of_splits(store: RunStore, manifest: dict[str, Any], by: tuple[str, 
         raise PasshatError(f"{store.folder}: no case of this run is in split {'|'.join(splits)} "
                            f"(splits present: {', '.join(present) or 'none recorded'})")
     if len(splits) == 1:
-        return build_summary(store.iter_records(), manifest, by=by, split=splits[0])
+        return build_summary(records, manifest, by=by, split=splits[0])
     chosen_only = {**manifest, "suite": {**manifest["suite"], "cases": chosen}}
-    summary = build_summary((r for r in store.iter_records() if r.case_id in chosen), chosen_only, by=by)
+    summary = build_summary((r for r in records if r.case_id in chosen), chosen_only, by=by)
     summary["suite"]["split"] = "|".join(splits)
     return summary
 

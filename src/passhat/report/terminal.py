@@ -30,11 +30,29 @@ def _ks(n: int) -> list[int]:
     return ks
 
 
+MAX_CASE_ROWS = 60
+"""Above this many cases the table lists the least reliable ones: rich lays out 10,000 rows in ≈ 7 s, and
+nobody reads them in a terminal; every case is in summary.json and the HTML report."""
+
+
+def _rows(cases: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """The cases to list and a caption saying what was left out."""
+    if len(cases) <= MAX_CASE_ROWS:
+        return cases, ""
+    shaky = [c for c in cases if not (c["n"] and c["successes"] == c["n"])]
+    shaky.sort(key=lambda c: (c["successes"] / c["n"] if c["n"] else -1.0, c["id"]))
+    shown = shaky[:MAX_CASE_ROWS]
+    return shown, (f"the {len(shown)} least reliable of {len(cases)} cases ({len(cases) - len(shaky)} pass every "
+                   "trial); every case is in summary.json and report.html")
+
+
 def case_table(summary: dict[str, Any]) -> Table:
     suite = summary["suite"]
     n = suite["trials_per_case"]
     ks = _ks(n)
-    table = Table(title=f"{suite['name']} · agent {summary['agent']} · {suite['cases']} cases × {n} trials")
+    rows, caption = _rows(summary["cases"])
+    table = Table(title=f"{suite['name']} · agent {summary['agent']} · {suite['cases']} cases × {n} trials",
+                  caption=caption or None)
     table.add_column("case")
     table.add_column("c/n", justify="right")
     table.add_column("err", justify="right")
@@ -42,7 +60,7 @@ def case_table(summary: dict[str, Any]) -> Table:
     for k in ks:
         table.add_column(f"pass^{k}", justify="right")
     table.add_column("first failing check", overflow="fold", max_width=60)
-    for c in summary["cases"]:
+    for c in rows:
         style = "green" if c["n"] and c["successes"] == c["n"] else ("red" if c["successes"] == 0 else "yellow")
         wil = "—" if c.get("wilson_low") is None else f"[{c['wilson_low']:.2f}, {c['wilson_high']:.2f}]"
         table.add_row(
@@ -86,7 +104,7 @@ def print_summary(summary: dict[str, Any], console: Console | None = None, *, st
     suite = summary["suite"]
     n = suite["trials_per_case"]
     console.print(case_table(summary))
-    console.print(curve_table(suite, n, f"suite: mean over {suite['cases']} cases, 95% interval (BCa over cases)"))
+    console.print(curve_table(suite, n, f"suite: mean over {suite['cases']} cases, 95% interval (BCa ∪ Jeffreys over cases)"))
     console.print(experience_line(suite), highlight=False)
     for key, values in summary.get("strata", {}).items():
         if strata is not None and key not in strata:
@@ -96,7 +114,7 @@ def print_summary(summary: dict[str, Any], console: Console | None = None, *, st
     if suite.get("errors"):
         console.print(f"[yellow]{suite['errors']} trial(s) ended in infrastructure errors "
                       "(not counted as pass or fail; see trials.jsonl)[/yellow]")
-    methods = {v["method"] for m in ("pass_hat_k", "pass_at_k") for v in suite[m].values()} - {"bca"}
+    methods = {v["method"] for m in ("pass_hat_k", "pass_at_k") for v in suite[m].values()} - {"bca_jeffreys"}
     if methods:
-        console.print(f"note: some intervals use a fallback ({', '.join(sorted(methods))}); "
-                      "see docs/statistics.md", highlight=False)
+        console.print(f"note: some intervals are the Jeffreys interval on cases alone ({', '.join(sorted(methods))}: "
+                      "no spread for the bootstrap); see docs/statistics.md", highlight=False)

@@ -1,6 +1,6 @@
 """Results: tallies and summaries computed from a run's records."""
 
-from passhat.results.summary import build_summary, summarize_run, tag_keys
+from passhat.results.summary import build_summary, current_summary, summarize_run, tag_keys
 from passhat.results.tally import CaseTally, tally
 
-__all__ = ["CaseTally", "build_summary", "summarize_run", "tag_keys", "tally"]
+__all__ = ["CaseTally", "build_summary", "current_summary", "summarize_run", "tag_keys", "tally"]

@@ -9,16 +9,18 @@ error where n ≥ 2k. Infrastructure errors are counted apart and never shrink n
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from passhat.results.tally import CaseTally, tally
-from passhat.runner.records import TrialRecord
+from passhat.results.tally import CaseTally, TallySource, tally, tally_records
 from passhat.runner.store import RunStore
-from passhat.stats import Distribution, fixed_suite_se, suite_intervals, wilson
+from passhat.stats import Distribution, estimate_matrix, fixed_suite_se, suite_intervals, wilson
 from passhat.stats.passk import (
     pass_at_k,
     pass_hat_k,
@@ -30,6 +32,9 @@ METRICS = {"pass_hat_k": (pass_hat_k, unbiased_variance_pass_hat_k),
            "pass_at_k": (pass_at_k, unbiased_variance_pass_at_k)}
 CONFIDENCE = 0.95
 RESAMPLES = 2000
+SUMMARY_FORMAT = "passhat.summary/2"
+"""Written into every summary; bumped when its numbers are computed differently (2: intervals united with
+the Jeffreys interval on cases, issue 10), so a summary from an older passhat is recomputed, not reused."""
 
 
 def _dist(values: Sequence[float]) -> dict[str, float] | None:
@@ -37,15 +42,23 @@ def _dist(values: Sequence[float]) -> dict[str, float] | None:
     return None if d is None else {"n": d.n, "mean": d.mean, "p50": d.p50, "p95": d.p95, "max": d.max}
 
 
+@lru_cache(maxsize=4096)
+def _curves(n: int, c: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Per-case pass^k and pass@k for k = 1..n; 10,000 cases of 16 trials have at most 17 distinct (n, c)."""
+    return ({str(k): pass_hat_k(n, c, k) for k in range(1, n + 1)},
+            {str(k): pass_at_k(n, c, k) for k in range(1, n + 1)})
+
+
 def case_entry(t: CaseTally, meta: dict[str, Any]) -> dict[str, Any]:
     low, high = wilson(t.passes, t.n, CONFIDENCE) if t.n else (None, None)
+    hat, at = _curves(t.n, t.passes)
     return {
         "id": t.case_id,
         "n": t.n,
         "successes": t.passes,
         "errors": t.errors,
-        "pass_hat_k": {str(k): pass_hat_k(t.n, t.passes, k) for k in range(1, t.n + 1)},
-        "pass_at_k": {str(k): pass_at_k(t.n, t.passes, k) for k in range(1, t.n + 1)},
+        "pass_hat_k": dict(hat),
+        "pass_at_k": dict(at),
         "wilson_low": low,
         "wilson_high": high,
         "tags": meta.get("tags", {}),
@@ -68,30 +81,49 @@ def top_failure(reasons: Sequence[str]) -> str | None:
     return Counter(reasons).most_common(1)[0][0] if reasons else None
 
 
-def _metric_block(tallies: list[CaseTally], cases: list[dict[str, Any]], metric: str, seed: int) -> dict[str, Any]:
+@lru_cache(maxsize=65536)
+def _variance(metric: str, n: int, c: int, k: int) -> float | None:
+    return METRICS[metric][1](n, c, k)
+
+
+def _metric_blocks(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: int) -> dict[str, dict[str, Any]]:
+    """The pass^k and pass@k blocks, k = 1..max n, every column on the same bootstrap resamples."""
     max_k = max((t.n for t in tallies), default=0)
     ks = list(range(1, max_k + 1))
     if not ks:
-        return {}
-    estimator, variance = METRICS[metric]
-    matrix = np.array([[estimator(t.n, t.passes, k) if t.n >= k else np.nan for k in ks] for t in tallies], dtype=float)
-    groups = [c["group"] for c in cases]
-    intervals = suite_intervals(matrix, groups, seed=seed, confidence=CONFIDENCE, n_resamples=RESAMPLES)
-    block: dict[str, Any] = {}
-    for j, k in enumerate(ks):
-        included = [t for t in tallies if t.n >= k]
-        iv = intervals[j]
-        block[str(k)] = {
-            "estimate": iv.estimate,
-            "ci_low": iv.low,
-            "ci_high": iv.high,
-            "method": iv.method,
-            "cases": len(included),
-            "units": iv.n_units,
-            "excluded": [t.case_id for t in tallies if t.n < k],
-            "fixed_suite_se": fixed_suite_se([variance(t.n, t.passes, k) for t in included]),
-        }
-    return block
+        return {"pass_hat_k": {}, "pass_at_k": {}}
+    counts = [(t.n, t.passes) for t in tallies]
+    matrix = np.hstack([estimate_matrix(counts, ks, "pass^k"), estimate_matrix(counts, ks, "pass@k")])
+    intervals = suite_intervals(matrix, [c["group"] for c in cases], seed=seed, confidence=CONFIDENCE,
+                                n_resamples=RESAMPLES)
+    n = np.array([t.n for t in tallies])
+    pairs = Counter(counts)  # the fixed-suite SE sums per-case variances; equal (n, c) share one
+    out: dict[str, dict[str, Any]] = {}
+    for offset, metric in enumerate(("pass_hat_k", "pass_at_k")):
+        block: dict[str, Any] = {}
+        for j, k in enumerate(ks):
+            iv = intervals[offset * len(ks) + j]
+            excluded = [tallies[i].case_id for i in np.flatnonzero(n < k)]
+            variances = [(_variance(metric, nn, c, k), m) for (nn, c), m in pairs.items() if nn >= k]
+            block[str(k)] = {
+                "estimate": iv.estimate,
+                "ci_low": iv.low,
+                "ci_high": iv.high,
+                "method": iv.method,
+                "cases": iv.n_cases,
+                "units": iv.n_units,
+                "excluded": excluded,
+                "fixed_suite_se": _fixed_suite_se(variances),
+            }
+        out[metric] = block
+    return out
+
+
+def _fixed_suite_se(variances: list[tuple[float | None, int]]) -> float | None:
+    """``stats.fixed_suite_se`` over (variance, multiplicity) pairs."""
+    if not variances or any(v is None for v, _ in variances):
+        return None
+    return fixed_suite_se([v for v, m in variances for _ in range(m)])
 
 
 def _experience(tallies: list[CaseTally]) -> dict[str, Any]:
@@ -121,8 +153,7 @@ def suite_block(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: int
         "cases": len(cases),
         "trials": sum(t.n for t in tallies),
         "errors": sum(t.errors for t in tallies),
-        "pass_hat_k": _metric_block(tallies, cases, "pass_hat_k", seed),
-        "pass_at_k": _metric_block(tallies, cases, "pass_at_k", seed),
+        **_metric_blocks(tallies, cases, seed),
         "experience": _experience(tallies),
         "failure_categories": _categories(tallies),
     }
@@ -137,10 +168,13 @@ def _categories(tallies: list[CaseTally]) -> dict[str, int]:
 
 
 def build_summary(
-    records: Iterable[TrialRecord], manifest: dict[str, Any], *, by: Sequence[str] = (), seed: int | None = None,
+    records: Iterable[TallySource], manifest: dict[str, Any], *, by: Sequence[str] = (), seed: int | None = None,
     split: str | None = None,
 ) -> dict[str, Any]:
     """The summary of a run's records for the cases named in its manifest.
+
+    ``records`` are ``TrialRecord`` objects or, from ``results.tally.tally_records``, just the fields a
+    summary reads (10,000 cases × 16 trials: ≈ 1 s of statistics instead of 15 s).
 
     ``by`` lists tag names to break every figure down by (``split`` and ``group`` work too). The
     bootstrap seed defaults to the run seed, so the same run always reports the same intervals.
@@ -157,6 +191,7 @@ def build_summary(
     cases = [{**case_entry(t, meta.get(t.case_id, {})), "replayed": replayed.get(t.case_id, 0)} for t in tallies]
     boot_seed = manifest.get("seed", 0) if seed is None else seed
     summary = {
+        "format": SUMMARY_FORMAT,
         "suite": {
             "name": suite["name"],
             "hash": suite["hash"],
@@ -175,7 +210,7 @@ def build_summary(
     return summary
 
 
-def _note_replayed(records: Iterable[TrialRecord], counts: dict[str, int]) -> Iterable[TrialRecord]:
+def _note_replayed(records: Iterable[TallySource], counts: dict[str, int]) -> Iterable[TallySource]:
     """Pass records through, counting per case those that ran on replayed external tools."""
     for r in records:
         if r.replayed:
@@ -194,11 +229,12 @@ def stratum_value(case: dict[str, Any], key: str) -> str | None:
 def strata(tallies: list[CaseTally], cases: list[dict[str, Any]], by: Sequence[str], seed: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in by:
-        values = sorted({v for c in cases if (v := stratum_value(c, key)) is not None})
-        out[key] = {}
-        for value in values:
-            idx = [i for i, c in enumerate(cases) if stratum_value(c, key) == value]
-            out[key][value] = suite_block([tallies[i] for i in idx], [cases[i] for i in idx], seed)
+        members: dict[str, list[int]] = {}
+        for i, c in enumerate(cases):
+            if (v := stratum_value(c, key)) is not None:
+                members.setdefault(v, []).append(i)
+        out[key] = {value: suite_block([tallies[i] for i in members[value]], [cases[i] for i in members[value]], seed)
+                    for value in sorted(members)}
     return out
 
 
@@ -210,9 +246,45 @@ def tag_keys(manifest: dict[str, Any]) -> list[str]:
     return list(keys)
 
 
-def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> dict[str, Any]:
-    """Build ``summary.json`` for a run folder from its records and write it; returns the summary."""
+def current_summary(folder: Path, by: Sequence[str] = ()) -> dict[str, Any] | None:
+    """The run's ``summary.json`` when it is the summary of exactly the records now in ``trials.jsonl``.
+
+    That is: written in this format (``SUMMARY_FORMAT``) after the last change to trials.jsonl, counting
+    every complete record line (Σ n + errors over its cases), for the whole run (no split) and with
+    every stratum in ``by``. Otherwise None, and the caller recomputes. ``passhat run`` writes it at the
+    end of a run, so showing a finished run reads ≈ 10 MB instead of re-reading 1.2 GB of trajectories.
+    """
+    folder = Path(folder)
     store = RunStore(folder)
-    summary = build_summary(store.iter_records(), store.read_manifest(), by=by)
+    path = folder / "summary.json"
+    try:
+        if path.stat().st_mtime_ns < store.trials_path.stat().st_mtime_ns:
+            return None
+        summary: dict[str, Any] = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if (not isinstance(summary, dict) or summary.get("format") != SUMMARY_FORMAT
+            or "split" in summary.get("suite", {}) or any(k not in summary.get("strata", {}) for k in by)):
+        return None
+    recorded = sum(c.get("n", 0) + c.get("errors", 0) for c in summary.get("cases", []))
+    return summary if recorded == _complete_lines(store.trials_path) else None
+
+
+def _complete_lines(path: Path) -> int:
+    """Newline-terminated lines of a file: the records ``iter_records`` reads (a partial last line is not one)."""
+    lines = 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 24):
+            lines += chunk.count(b"\n")
+    return lines
+
+
+def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> dict[str, Any]:
+    """Build ``summary.json`` for a run folder from its records and write it; returns the summary.
+
+    Reads only the fields a summary uses (``tally_records``), never whole trajectories.
+    """
+    store = RunStore(Path(folder))
+    summary = build_summary(tally_records(store.trials_path), store.read_manifest(), by=by)
     store.write_summary(summary)
     return summary

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -50,7 +51,13 @@ class Distribution:
 
     @classmethod
     def of(cls, values: Sequence[float]) -> Distribution | None:
-        """Summarise ``values``; None when there are none (an empty run has no latency, not a zero one)."""
+        """Summarise ``values``; None when there are none (an empty run has no latency, not a zero one).
+
+        A short sample (one case's trials) is summarised in plain Python with numpy's interpolation:
+        ``np.percentile`` costs ≈ 70 µs a call, 2 s for the three per-case figures of 10,000 cases.
+        """
+        if len(values) <= _SHORT:
+            return cls._of_short(values)
         array = _as_array(values)
         if array.size == 0:
             return None
@@ -63,3 +70,26 @@ class Distribution:
             min=float(array.min()),
             max=float(array.max()),
         )
+
+    @classmethod
+    def _of_short(cls, values: Sequence[float]) -> Distribution | None:
+        xs = sorted(float(v) for v in values)
+        if not xs:
+            return None
+        if any(math.isnan(x) for x in xs):
+            raise ValueError("values contain NaN; drop missing measurements before summarising")
+        return cls(n=len(xs), mean=math.fsum(xs) / len(xs), p50=_linear(xs, 50), p95=_linear(xs, 95), min=xs[0],
+                   max=xs[-1])
+
+
+_SHORT = 64
+"""Samples up to this size take the pure-Python path of ``Distribution.of``."""
+
+
+def _linear(xs: list[float], q: float) -> float:
+    """The q-th percentile of sorted ``xs``, exactly as ``np.percentile(method="linear")`` computes it."""
+    h = (len(xs) - 1) * (q / 100)  # numpy's virtual index for method="linear", in its operation order
+    lo = math.floor(h)
+    hi = min(lo + 1, len(xs) - 1)
+    a, b, t = xs[lo], xs[hi], h - lo
+    return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t  # numpy's _lerp

@@ -1,0 +1,94 @@
+"""Summaries read only what they use, and ``passhat show`` reuses a current summary.json (issue 13).
+
+Speed itself is measured by ``bench/bench_summary.py``; these tests pin what makes it fast without
+changing a number: the tally fields equal whole records, no per-case binomial test, no 10,000-row table.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from passhat.cli import main
+from passhat.errors import RunError
+from passhat.report.terminal import MAX_CASE_ROWS, print_summary
+from passhat.results import build_summary, current_summary
+from passhat.results.tally import tally, tally_records
+from passhat.runner import RunStore
+
+
+def test_tally_fields_give_the_same_summary_as_whole_records(run_notes: Any) -> None:
+    out = run_notes("good", trials=3)
+    store = RunStore(out)
+    whole = build_summary(store.iter_records(), store.read_manifest(), by=["scenario"])
+    fields = build_summary(tally_records(store.trials_path), store.read_manifest(), by=["scenario"])
+    assert fields == whole
+    assert {k: vars(v) for k, v in tally(tally_records(store.trials_path)).items()} == \
+        {k: vars(v) for k, v in tally(store.iter_records()).items()}
+
+
+def test_tally_fields_keep_the_store_rules_for_broken_lines(run_notes: Any) -> None:
+    out = run_notes("good", trials=2)
+    path = RunStore(out).trials_path
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines) + b'{"case_id": "half')  # a write killed mid-way: skipped
+    assert len(list(tally_records(path))) == len(lines)
+    path.write_bytes(lines[0] + b"not json\n" + b"".join(lines[1:]))
+    with pytest.raises(RunError, match=r"trials.jsonl:2: not a trial record"):
+        list(tally_records(path))
+
+
+def test_summary_does_not_run_a_binomial_test_per_case(run_notes: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # scipy's binomtest(...).proportion_ci cost 0.9 ms per case: 9 of the 15 s of a 10,000-case summary.
+    import passhat.stats.intervals as intervals
+
+    calls = []
+    real = intervals.binomtest
+    monkeypatch.setattr(intervals, "binomtest", lambda *a, **k: calls.append(a) or real(*a, **k))
+    store = RunStore(run_notes("good", trials=3))
+    build_summary(store.iter_records(), store.read_manifest())
+    assert calls == []
+
+
+def test_show_reuses_a_current_summary_and_recomputes_a_stale_one(run_notes: Any) -> None:
+    out = run_notes("good", trials=3)
+    store = RunStore(out)
+    summary = build_summary(tally_records(store.trials_path), store.read_manifest(), by=["scenario"])
+    store.write_summary(summary)
+    assert current_summary(out) == summary and current_summary(out, ["scenario"]) == summary
+    assert current_summary(out, ["risk"]) is None  # a stratum it does not hold
+    # show prints summary.json as it is: mark it, and the mark shows
+    marked = {**summary, "agent": "from-summary-json"}
+    store.write_summary(marked)
+    assert "from-summary-json" in CliRunner().invoke(main, ["show", str(out)]).output
+    assert "from-summary-json" not in CliRunner().invoke(main, ["show", str(out), "--recompute"]).output
+    # a record appended after the summary makes it stale
+    lines = store.trials_path.read_bytes().splitlines(keepends=True)
+    store.trials_path.write_bytes(b"".join(lines) + lines[0])
+    os.utime(out / "summary.json", ns=(store.trials_path.stat().st_mtime_ns + 10**9,) * 2)  # even if newer
+    assert current_summary(out) is None
+    assert "from-summary-json" not in CliRunner().invoke(main, ["show", str(out)]).output
+    # a summary written by an older passhat is recomputed
+    store.trials_path.write_bytes(b"".join(lines))
+    store.write_summary({k: v for k, v in summary.items() if k != "format"})
+    assert current_summary(out) is None
+
+
+def test_a_large_suite_lists_its_least_reliable_cases(run_notes: Any) -> None:
+    store = RunStore(run_notes("good", trials=2))
+    summary = build_summary(store.iter_records(), store.read_manifest())
+    case = summary["cases"][0]
+    many = [{**case, "id": f"c{i:03d}", "successes": i % 3} for i in range(150)]
+    big = {**summary, "cases": many, "suite": {**summary["suite"], "cases": 150}}
+    console = Console(file=io.StringIO(), width=250)
+    print_summary(big, console)
+    text = console.file.getvalue()
+    assert f"the {MAX_CASE_ROWS} least reliable of 150 cases" in text
+    assert text.count("│ c") == MAX_CASE_ROWS and "c000" in text and "c002" not in text  # 0/2 first, not 2/2
+    json.dumps(big)  # still a plain summary
