@@ -6,7 +6,7 @@ Run: ``python bench/bench_compare.py``. Prints seconds for
   worked until design 004 (emulated with ``interval="bca"`` one metric at a time);
 - the paired BCa batched: every metric read off one set of shared resamples (``interval="bca"``);
 - the default: t-intervals over cases (Tango's score interval for the 0/1 metrics pass^16 and
-  pass@16), closed-form, no resampling;
+  pass@16), each united with the pseudo-case interval (design note 006), closed-form, no resampling;
 - the whole comparison (new failures, metrics, changes) with the default.
 """
 

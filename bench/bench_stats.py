@@ -2,7 +2,10 @@
 
 Run: ``python bench/bench_stats.py``. Prints seconds per step, and the speed-up of our batched BCa over
 calling ``scipy.stats.bootstrap`` on the same problem (on a 1,000-task subset, which scipy finishes in
-reasonable time). The design target (docs: DESIGN.md, "Performance bar") is "in seconds".
+reasonable time). The intervals are BCa ∪ the pseudo-case interval (design note 006); the bootstrap
+draws multinomial counts per distinct unit, so 10,000 tasks with 17 distinct (n, c) cost milliseconds.
+The design target (docs: DESIGN.md, "Performance bar") is "in seconds"; the whole summary and
+``passhat show`` are timed by ``bench/bench_summary.py``.
 """
 
 from __future__ import annotations

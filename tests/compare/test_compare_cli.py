@@ -47,11 +47,11 @@ def test_regression_lists_new_failures_with_a_negative_interval(cli: Any, write_
     # per-case differences: -1 for five cases, -0.25, +0.5, -0.5, 0 for six
     d = np.array([-1.0] * 5 + [-0.25, 0.5, -0.5] + [0.0] * 6)
     assert m["delta"] == pytest.approx(d.mean())
-    assert m["ci_high"] < 0 and m["method"] == "t_jeffreys" and m["test"] == "paired_t" and m["p_value"] < 0.05
+    assert m["ci_high"] < 0 and m["method"] == "t_pseudocase" and m["test"] == "paired_t" and m["p_value"] < 0.05
     t = stats.ttest_rel(np.zeros(14), -d)  # the t part of the interval is the paired t-test's own interval
     t_low, t_high = t.confidence_interval(0.95)
     assert m["ci_low"] <= t_low and t_high <= m["ci_high"]
-    assert m["p_test"] == pytest.approx(t.pvalue) and m["p_value"] == max(m["p_test"], m["p_jeffreys"])
+    assert m["p_test"] == pytest.approx(t.pvalue) and m["p_value"] == max(m["p_test"], m["p_pseudocase"])
     assert m["se"] == pytest.approx(d.std(ddof=1) / math.sqrt(14))
     assert m["cases"] == 14 and m["base"] == pytest.approx(13 / 14)
     assert m["mde"] == pytest.approx(detectable_change(d.std(ddof=1), 14))
@@ -59,10 +59,10 @@ def test_regression_lists_new_failures_with_a_negative_interval(cli: Any, write_
     # each case fully passes or not, so this is a paired 2×2 table: Tango's interval, McNemar's test.
     m4 = result["metrics"]["pass_hat_4"]
     assert m4["delta"] == pytest.approx(-5 / 14)
-    assert (m4["method"], m4["test"], m4["discordant"]) == ("tango_jeffreys", "mcnemar",
+    assert (m4["method"], m4["test"], m4["discordant"]) == ("tango_pseudocase", "mcnemar",
                                                              {"base_only": 6, "candidate_only": 1})
     assert m4["p_test"] == pytest.approx(2 * stats.norm.sf(5 / math.sqrt(7)))
-    assert result["metrics"]["pass_hat_3"]["method"] == "t_jeffreys"  # pass^3 of 4 trials: 0, 1/4, 1
+    assert result["metrics"]["pass_hat_3"]["method"] == "t_pseudocase"  # pass^3 of 4 trials: 0, 1/4, 1
     r = cli("compare", base := suite.parent / "base", suite.parent / "cand")
     assert r.exit_code == 0 and base.exists()
     assert r.output.index("NEW FAILURE") < r.output.index("paired differences")
@@ -78,7 +78,7 @@ def test_one_trial_per_case_uses_mcnemar_mid_p(cli: Any, write_suite: Any, plan_
     assert m["test"] == "mcnemar" and m["discordant"] == {"base_only": 3, "candidate_only": 12}
     # McNemar's score test (c − b)/√(b + c) = 9/√15, the test Tango's interval inverts.
     assert m["p_test"] == pytest.approx(2 * stats.norm.sf(9 / math.sqrt(15)), abs=1e-12)
-    assert m["method"] == "tango_jeffreys" and m["ci_low"] > 0 and m["p_value"] < 0.05
+    assert m["method"] == "tango_pseudocase" and m["ci_low"] > 0 and m["p_value"] < 0.05
     # Mid-p beside it, X ~ Bin(15, 1/2): 2·[P(X ≤ 3) − ½·P(X = 3)] = 2·(1 + 15 + 105 + 455 − 455/2)/2^15
     assert m["p_midp"] == pytest.approx(697 / 32768, abs=1e-12)
     assert m["delta"] == pytest.approx(9 / 17)

@@ -111,10 +111,10 @@ def test_non_inferiority_uses_the_paired_interval(fake_run: Any, gate_file: Any)
     same = {f"c{i:02d}": "pppp" for i in range(40)}
     base = fake_run("base", same)
     r = rule(fake_run, gate_file, same, "non_inferior: {margin: 0.1}", baseline=base)
-    # nothing differs: the Jeffreys interval on cases alone, x = (d + 1)/2 ~ Beta(ν/2, ν/2) with
+    # nothing differs: the pseudo-case interval alone, x = (d + 1)/2 ~ Beta(ν/2, ν/2) with
     # ν = ¼/V − 1, V = ⅛/(41·42) (the paired pseudo-case: a quarter on each cell of the 2×2 table)
     nu = 0.25 / (0.125 / (41 * 42)) - 1
-    assert r["outcome"] == "PASS" and r["details"]["method"] == "jeffreys"
+    assert r["outcome"] == "PASS" and r["details"]["method"] == "pseudocase"
     assert r["low"] == pytest.approx(2 * beta.ppf(0.05, nu / 2, nu / 2) - 1, rel=1e-9)  # −0.028
     r = rule(fake_run, gate_file, same, "non_inferior: {margin: 0.02}", baseline=base)
     assert r["outcome"] == "INCONCLUSIVE" and r["bar"] == -0.02
@@ -131,13 +131,13 @@ def test_non_inferiority_bounds_are_the_one_sided_t_test(fake_run: Any, gate_fil
     d = np.array([0.5] * 2 + [-0.5] * 6 + [0.0] * 32)
     se = d.std(ddof=1) / math.sqrt(40)
     t95 = student_t.ppf(0.95, 39)
-    assert r["low"] <= d.mean() - t95 * se and r["high"] >= d.mean() + t95 * se  # t ∪ Jeffreys
-    assert r["outcome"] == "PASS" and r["details"]["method"] == "t_jeffreys" and r["details"]["test"] == "paired_t"
+    assert r["low"] <= d.mean() - t95 * se and r["high"] >= d.mean() + t95 * se  # t ∪ pseudo-case
+    assert r["outcome"] == "PASS" and r["details"]["method"] == "t_pseudocase" and r["details"]["test"] == "paired_t"
     assert r["details"]["mde"] == pytest.approx(detectable_change(d.std(ddof=1), 40, two_sided=False))
     # pass^4 with 4 trials in both runs is 0/1 per case: Tango's score interval, one-sided 95 %.
     r = rule(fake_run, gate_file, cand, "non_inferior: {k: 4, margin: 0.3}", baseline=base)
     low, high = tango_interval(6, 2, 40, 0.90)
-    assert r["low"] <= low and r["high"] >= high and r["details"]["method"] == "tango_jeffreys"
+    assert r["low"] <= low and r["high"] >= high and r["details"]["method"] == "tango_pseudocase"
     assert r["outcome"] == "PASS" and r["details"]["test"] == "mcnemar"
 
 

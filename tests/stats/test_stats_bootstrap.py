@@ -6,7 +6,7 @@ from scipy.stats import beta
 
 from passhat.stats import estimate_matrix, suite_interval, suite_intervals
 from passhat.stats._resample import bca_ratio, resampling_units, unit_totals
-from passhat.stats.jeffreys import jeffreys_cases
+from passhat.stats.pseudocase import pseudocase_interval
 
 VALUES = [1.0, 0.5, 0.875, 0.0, 1.0, 0.25, 1.0, 0.75, 0.625, 1.0, 0.0, 0.875]
 
@@ -17,34 +17,34 @@ def test_reproducible_with_the_same_seed():
     assert suite_interval(values, seed=42) != suite_interval(values, seed=43)
 
 
-def test_interval_is_the_union_of_bca_and_jeffreys():
+def test_interval_is_the_union_of_bca_and_the_pseudocase_interval():
     interval = suite_interval(VALUES, seed=1)
-    assert interval.method == "bca_jeffreys"
+    assert interval.method == "bca_pseudocase"
     assert interval.estimate == pytest.approx(np.mean(VALUES))
     assert 0.0 <= interval.low < interval.estimate < interval.high <= 1.0
     assert (interval.n_cases, interval.n_units, interval.confidence) == (12, 12, 0.95)
     sums, counts = unit_totals(np.reshape(VALUES, (-1, 1)), resampling_units(None, 12))
     _, b_low, b_high, _ = bca_ratio(sums, counts, rng=np.random.default_rng(1), confidence=0.95, n_resamples=2000)
-    j_low, j_high = jeffreys_cases(sums, counts, 0.95)
+    j_low, j_high = pseudocase_interval(sums, counts, 0.95)
     assert (interval.low, interval.high) == (min(b_low[0], j_low[0]), max(b_high[0], j_high[0]))
 
 
-def test_jeffreys_on_cases_is_the_jeffreys_interval_for_0_1_values():
-    # s of U cases pass every trial, the rest none: Beta(s + ½, U − s + ½) (Brown, Cai & DasGupta 2001).
+def test_pseudocase_interval_is_the_bayes_laplace_interval_for_0_1_values():
+    # s of U cases pass every trial, the rest none: Beta(s + 1, U − s + 1), a pseudo-pass and a pseudo-fail.
     for s, u in ((7, 20), (1, 12), (29, 30)):
         values = np.array([1.0] * s + [0.0] * (u - s)).reshape(-1, 1)
-        low, high = jeffreys_cases(*unit_totals(values, resampling_units(None, u)), 0.9)
-        assert (low[0], high[0]) == pytest.approx((beta.ppf(0.05, s + 0.5, u - s + 0.5),
-                                                   beta.ppf(0.95, s + 0.5, u - s + 0.5)), rel=1e-10)
+        low, high = pseudocase_interval(*unit_totals(values, resampling_units(None, u)), 0.9)
+        assert (low[0], high[0]) == pytest.approx((beta.ppf(0.05, s + 1, u - s + 1),
+                                                   beta.ppf(0.95, s + 1, u - s + 1)), rel=1e-10)
 
 
-def test_jeffreys_on_cases_matches_its_formula_for_fractional_values():
-    # Every case at 7/8: m = (5·0.875 + ½)/6, V = [5(0.875 − m)² + ½(m² + (1 − m)²)]/(6·7).
-    m = (5 * 0.875 + 0.5) / 6
-    v = (5 * (0.875 - m) ** 2 + 0.5 * (m**2 + (1 - m) ** 2)) / 42
+def test_pseudocase_interval_matches_its_formula_for_fractional_values():
+    # Every case at 7/8: m = (5·0.875 + 1)/7, V = [5(0.875 − m)² + m² + (1 − m)²]/(7·8).
+    m = (5 * 0.875 + 1) / 7
+    v = (5 * (0.875 - m) ** 2 + m**2 + (1 - m) ** 2) / 56
     nu = m * (1 - m) / v - 1
     interval = suite_interval([0.875] * 5, seed=0)
-    assert interval.method == "jeffreys"  # no spread: BCa has nothing to resample
+    assert interval.method == "pseudocase"  # no spread: BCa has nothing to resample
     assert (interval.low, interval.high) == pytest.approx((beta.ppf(0.025, m * nu, (1 - m) * nu),
                                                            beta.ppf(0.975, m * nu, (1 - m) * nu)), rel=1e-10)
 
@@ -61,35 +61,35 @@ def test_groups_that_pass_or_fail_together_widen_the_interval():
     assert clustered.high - clustered.low > 1.5 * (naive.high - naive.low)
 
 
-def test_all_pass_is_jeffreys_on_cases_and_reaches_one():
+def test_all_pass_is_the_pseudocase_interval_and_reaches_one():
     interval = suite_interval([1.0] * 30, seed=0)
-    assert interval.method == "jeffreys"
+    assert interval.method == "pseudocase"
     assert interval.high == 1.0 and interval.estimate == 1.0
-    assert interval.low == pytest.approx(beta.ppf(0.025, 30.5, 0.5), rel=1e-10)  # 0.920: never "100 %"
+    assert interval.low == pytest.approx(0.025 ** (1 / 31), rel=1e-10)  # 0.888: never "100 %"
 
 
 def test_all_fail_with_groups_counts_each_group_once():
-    # 4 families of 3 cases, all failing: Jeffreys over 4 units, not 12 cases.
+    # 4 families of 3 cases, all failing: Beta(1, 5) over 4 units, not 12 cases.
     interval = suite_interval([0.0] * 12, [f"g{i // 3}" for i in range(12)], seed=0)
-    assert interval.method == "jeffreys" and interval.n_units == 4
-    assert (interval.low, interval.high) == pytest.approx((0.0, beta.ppf(0.975, 0.5, 4.5)), rel=1e-10)
+    assert interval.method == "pseudocase" and interval.n_units == 4
+    assert (interval.low, interval.high) == pytest.approx((0.0, beta.ppf(0.975, 1, 5)), rel=1e-10)
 
 
 def test_single_case_and_single_group():
     single = suite_interval([0.5], seed=0)
-    assert (single.method, single.n_units) == ("jeffreys", 1)
+    assert (single.method, single.n_units) == ("pseudocase", 1)
     assert 0.0 < single.low < 0.5 < single.high < 1.0
     one_group = suite_interval([1.0, 0.0, 1.0], ["g", "g", "g"], seed=0)
-    assert one_group.method == "jeffreys" and one_group.n_units == 1
+    assert one_group.method == "pseudocase" and one_group.n_units == 1
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         suite_interval([3.5], seed=0)  # not a per-case score
 
 
-def test_jeffreys_alone_when_bca_is_undefined():
+def test_pseudocase_interval_alone_when_bca_is_undefined():
     # One resample puts the estimate outside the bootstrap distribution: z0 is infinite, BCa is NaN.
     interval = suite_interval(VALUES, seed=0, n_resamples=1)
-    assert interval.method == "jeffreys"
-    low, high = jeffreys_cases(*unit_totals(np.reshape(VALUES, (-1, 1)), resampling_units(None, 12)), 0.95)
+    assert interval.method == "pseudocase"
+    low, high = pseudocase_interval(*unit_totals(np.reshape(VALUES, (-1, 1)), resampling_units(None, 12)), 0.95)
     assert (interval.low, interval.high) == (low[0], high[0])
 
 
@@ -103,7 +103,7 @@ def test_batched_columns_agree_with_single_column_calls():
     for j in range(4):
         single = suite_interval(matrix[:, j], groups, seed=3, n_resamples=4000)
         assert batched[j].estimate == single.estimate
-        assert batched[j].method == single.method == "bca_jeffreys"
+        assert batched[j].method == single.method == "bca_pseudocase"
         assert (batched[j].low, batched[j].high) == pytest.approx((single.low, single.high), abs=0.02)
 
 

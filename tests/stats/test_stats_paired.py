@@ -23,8 +23,8 @@ def _versions(seed=0, cases=40):
     return base, cand
 
 
-def jeffreys_d(d, confidence=0.95):
-    """The Jeffreys interval on cases for differences, from its formula: x = (d + 1)/2, pseudo-case ¼, ½, ¼."""
+def pseudocase_d(d, confidence=0.95):
+    """The pseudo-case interval on cases for differences, from its formula: x = (d + 1)/2, pseudo-case ¼, ½, ¼."""
     x, u = (np.asarray(d) + 1) / 2, len(d)
     m = (x.sum() + 0.5) / (u + 1)
     v = (((x - m) ** 2).sum() + 0.25 * m**2 + 0.5 * (0.5 - m) ** 2 + 0.25 * (1 - m) ** 2) / ((u + 1) * (u + 2))
@@ -40,14 +40,14 @@ def test_paired_difference_reports_delta_interval_test_and_correlation():
     result = paired_difference(base, cand, seed=1)
     d = cand - base
     assert result.delta == pytest.approx(d.mean())
-    assert (result.method, result.test) == ("t_jeffreys", "paired_t")
+    assert (result.method, result.test) == ("t_pseudocase", "paired_t")
     reference = ttest_rel(cand, base)
     assert result.p_test == pytest.approx(reference.pvalue)
     t_low, t_high = reference.confidence_interval(0.95)
-    j_low, j_high, j_p = jeffreys_d(d)
+    j_low, j_high, j_p = pseudocase_d(d)
     assert (result.low, result.high) == pytest.approx((min(t_low, j_low), max(t_high, j_high)), rel=1e-9)
-    assert result.p_jeffreys == pytest.approx(j_p, rel=1e-9)
-    assert result.p_value == max(result.p_test, result.p_jeffreys)
+    assert result.p_pseudocase == pytest.approx(j_p, rel=1e-9)
+    assert result.p_value == max(result.p_test, result.p_pseudocase)
     assert result.se == pytest.approx(d.std(ddof=1) / np.sqrt(40))
     assert result.correlation == pytest.approx(np.corrcoef(base, cand)[0, 1])
     assert result.sd_diff == pytest.approx(d.std(ddof=1))
@@ -76,7 +76,7 @@ def test_equal_sized_groups_are_a_t_test_on_family_means():
     assert result.n_units == 12 and result.test == "paired_t_clustered"
     assert result.p_test == pytest.approx(reference.pvalue, rel=1e-10)
     t_low, t_high = reference.confidence_interval(0.9)
-    assert result.low <= t_low and result.high >= t_high  # the union with the Jeffreys interval
+    assert result.low <= t_low and result.high >= t_high  # the union with the pseudo-case interval
 
 
 def test_small_suite_with_three_drops_is_not_called_significant():
@@ -89,7 +89,7 @@ def test_small_suite_with_three_drops_is_not_called_significant():
     assert result.low < 0 < result.high and result.p_value >= result.p_test
     bca = paired_difference(base, cand, seed=0, interval="bca")
     assert bca.p_test < 0.05 and bca.test == "bootstrap_bca"  # BCa alone still excludes 0 ...
-    assert bca.low < 0 < bca.high and bca.p_value >= 0.05  # ... the union with the Jeffreys interval does not
+    assert bca.low < 0 < bca.high and bca.p_value >= 0.05  # ... the union with the pseudo-case interval does not
 
 
 @pytest.mark.parametrize("interval", ["t", "bca"])
@@ -118,7 +118,7 @@ def test_batched_columns_equal_single_column_calls():
             keep = ~np.isnan(base[:, j])
             single = paired_difference(base[keep, j], cand[keep, j], [g for g, k in zip(groups, keep, strict=True) if k],
                                        interval=interval, seed=3, n_resamples=800)
-            assert batched[j].method == single.method == f"{interval}_jeffreys"
+            assert batched[j].method == single.method == f"{interval}_pseudocase"
             assert batched[j].delta == single.delta and batched[j].n_cases == keep.sum()
             if interval == "t":
                 assert batched[j] == single
@@ -131,16 +131,16 @@ def test_binary_columns_use_tango_and_mcnemar():
     base = np.array([1.0] * 3 + [0.0] * 12 + [1.0] * 2)
     cand = np.array([0.0] * 3 + [1.0] * 12 + [1.0] * 2)
     result = paired_difference(base, cand, binary=True)
-    assert (result.method, result.test, result.discordant) == ("tango_jeffreys", "mcnemar", (3, 12))
+    assert (result.method, result.test, result.discordant) == ("tango_pseudocase", "mcnemar", (3, 12))
     assert result.p_test == pytest.approx(mcnemar_score(3, 12))
     assert result.p_midp == pytest.approx(697 / 32768, abs=1e-12)
     t_low, t_high = tango_interval(3, 12, 17)
-    j_low, j_high, _ = jeffreys_d(cand - base)
+    j_low, j_high, _ = pseudocase_d(cand - base)
     assert (result.low, result.high) == pytest.approx((min(t_low, j_low), max(t_high, j_high)), rel=1e-9)
     assert result.low > 0 and result.p_value < 0.05
     # The same values are not a paired 2×2 table when a group holds several cases: clustered t instead.
     grouped = paired_difference(base, cand, ["fam"] * 2 + [None] * 15, binary=True)
-    assert (grouped.method, grouped.test, grouped.discordant) == ("t_jeffreys", "paired_t_clustered", None)
+    assert (grouped.method, grouped.test, grouped.discordant) == ("t_pseudocase", "paired_t_clustered", None)
     with pytest.raises(ValueError, match="other than 0 and 1"):
         paired_difference([0.5, 1.0], [1.0, 1.0], binary=True)
 
@@ -212,16 +212,16 @@ def test_grouped_differences_widen_interval_and_raise_p_value():
     assert clustered.correlation is None  # base is constant
 
 
-def test_identical_versions_give_p_one_and_the_jeffreys_interval():
+def test_identical_versions_give_p_one_and_the_pseudocase_interval():
     # No difference anywhere: no variance to estimate, so the pseudo-case decides: Beta(991.5, 991.5) on x.
     result = paired_difference([1.0] * 30, [1.0] * 30, seed=0)
     assert result.p_value == 1.0 and result.p_test is None
-    assert (result.method, result.test) == ("jeffreys", "jeffreys")
-    low, high, _ = jeffreys_d([0.0] * 30)
+    assert (result.method, result.test) == ("pseudocase", "pseudocase")
+    low, high, _ = pseudocase_d([0.0] * 30)
     assert (result.low, result.high) == pytest.approx((low, high), rel=1e-9) and low == pytest.approx(-high)
     assert result.correlation is None
     # The same table read as binary: Tango's interval with no discordant pair (the Wilson bound for 0 of
-    # 30 units) is wider than the Jeffreys interval and decides the union.
+    # 30 units) is wider than the pseudo-case interval and decides the union.
     bound = wilson(0, 30)[1]
     binary = paired_difference([1.0] * 30, [1.0] * 30, binary=True)
     assert (binary.low, binary.high, binary.p_value) == pytest.approx((-bound, bound, 1.0))
@@ -232,8 +232,8 @@ def test_identical_versions_give_p_one_and_the_jeffreys_interval():
 
 def test_constant_nonzero_difference_has_no_t_test():
     result = paired_difference([0.5] * 10, [0.625] * 10, seed=0)
-    assert result.p_test is None and result.p_value == result.p_jeffreys
-    assert result.method == "jeffreys"
+    assert result.p_test is None and result.p_value == result.p_pseudocase
+    assert result.method == "pseudocase"
     assert result.low < 0.125 < result.high
 
 

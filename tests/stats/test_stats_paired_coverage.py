@@ -53,7 +53,7 @@ def coverage(base: np.ndarray, cand: np.ndarray, truth: float, **kw: object) -> 
 
 
 def test_the_reported_interval_keeps_nominal_coverage() -> None:
-    # t ∪ Jeffreys (the default) and BCa ∪ Jeffreys: the paired BCa alone covered 0.912 here.
+    # t ∪ pseudo-case (the default) and BCa ∪ pseudo-case: the paired BCa alone covered 0.912 here.
     base, cand = simulate(cases=30, trials=4, k=1, reps=1000, seed=1)
     truth = true_delta(1)
     t_cover, t_low_miss = coverage(base, cand, truth)
@@ -67,7 +67,7 @@ def test_binary_metric_uses_tango_and_covers() -> None:
     # pass^4 with 4 trials: each case fully passes or not, a paired 2×2 table per comparison.
     base, cand = simulate(cases=30, trials=4, k=4, reps=1000, seed=2)
     results = paired_differences(base, cand, binary=[True] * base.shape[1])
-    assert {r.method for r in results} == {"tango_jeffreys"}
+    assert {r.method for r in results} == {"tango_pseudocase"}
     truth = true_delta(4)
     covered = np.mean([r.low <= truth <= r.high for r in results])
     assert 0.93 <= covered <= 0.99, covered

@@ -103,7 +103,7 @@ def _entry(r: PairedResult, base_v: np.ndarray, cand_v: np.ndarray, confidence: 
            excluded: list[str]) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "delta": r.delta, "ci_low": r.low, "ci_high": r.high, "p_value": r.p_value, "test": r.test,
-        "p_test": r.p_test, "p_jeffreys": r.p_jeffreys,
+        "p_test": r.p_test, "p_pseudocase": r.p_pseudocase,
         "method": r.method, "confidence": confidence, "base": float(np.mean(base_v)),
         "candidate": float(np.mean(cand_v)), "correlation": r.correlation, "sd_diff": r.sd_diff, "se": r.se,
         "cases": r.n_cases, "units": r.n_units, "excluded": excluded, "mde": paired_mde(r.se, r.n_units)}

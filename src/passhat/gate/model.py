@@ -62,7 +62,11 @@ class NeverFails(CaseRule):
 
 
 class NoNewFailures(CaseRule):
-    """No selected case that passed every trial in the baseline fails any trial now (needs ``--baseline``)."""
+    """No selected case that passed every trial in the baseline now passes significantly less often (needs
+    ``--baseline``): a one-sided Fisher exact test per case, Benjamini–Hochberg across the cases that can
+    reach α, so an unchanged agent fails it at most α of the time. One failed trial after 8/8 is not a new
+    failure (p = 0.5); 8/8 → 0/8 is (p = 0.00008). Needs 3 graded trials per case in each run to detect
+    anything; with fewer it is INCONCLUSIVE."""
 
     kind: Literal["no_new_failures"] = "no_new_failures"
 
@@ -84,8 +88,9 @@ class CaseSuccessRate(CaseRule):
 
 
 class PassHatK(CaseRule):
-    """Suite pass^k (mean over selected cases) against a bar, using its BCa interval over cases: PASS if
-    the lower bound ≥ ``min``, FAIL if the upper bound < ``min``, INCONCLUSIVE otherwise."""
+    """Suite pass^k (mean over selected cases) against a bar, using its interval over cases (BCa ∪ the
+    pseudo-case interval): PASS if the lower bound ≥ ``min``, FAIL if the upper bound < ``min``,
+    INCONCLUSIVE otherwise."""
 
     kind: Literal["pass_hat_k"] = "pass_hat_k"
     k: int = Field(ge=1)

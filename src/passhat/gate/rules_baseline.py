@@ -95,6 +95,6 @@ def non_inferior(rule: NonInferior, inp: GateInput, alpha: float) -> Verdict:
     if outcome == "INCONCLUSIVE":
         reason += ": the interval straddles the margin" + (f" (one-sided MDE at this size ≈ {mde:.3f})" if mde else
                                                             "; more cases would narrow it")
-    details = {k: entry[k] for k in ("base", "candidate", "p_value", "test", "p_test", "p_jeffreys", "method", "cases",
+    details = {k: entry[k] for k in ("base", "candidate", "p_value", "test", "p_test", "p_pseudocase", "method", "cases",
                                      "units", "se", "correlation", "excluded")}
     return not_passing(Verdict(outcome, reason, delta, bar, low, high, {**details, "mde": mde}), inp, ids)

@@ -104,7 +104,7 @@ def print_summary(summary: dict[str, Any], console: Console | None = None, *, st
     suite = summary["suite"]
     n = suite["trials_per_case"]
     console.print(case_table(summary))
-    console.print(curve_table(suite, n, f"suite: mean over {suite['cases']} cases, 95% interval (BCa ∪ Jeffreys over cases)"))
+    console.print(curve_table(suite, n, f"suite: mean over {suite['cases']} cases, 95% interval (BCa ∪ pseudo-case, over cases)"))
     console.print(experience_line(suite), highlight=False)
     for key, values in summary.get("strata", {}).items():
         if strata is not None and key not in strata:
@@ -114,7 +114,7 @@ def print_summary(summary: dict[str, Any], console: Console | None = None, *, st
     if suite.get("errors"):
         console.print(f"[yellow]{suite['errors']} trial(s) ended in infrastructure errors "
                       "(not counted as pass or fail; see trials.jsonl)[/yellow]")
-    methods = {v["method"] for m in ("pass_hat_k", "pass_at_k") for v in suite[m].values()} - {"bca_jeffreys"}
+    methods = {v["method"] for m in ("pass_hat_k", "pass_at_k") for v in suite[m].values()} - {"bca_pseudocase"}
     if methods:
-        console.print(f"note: some intervals are the Jeffreys interval on cases alone ({', '.join(sorted(methods))}: "
+        console.print(f"note: some intervals are the pseudo-case interval alone ({', '.join(sorted(methods))}: "
                       "no spread for the bootstrap); see docs/statistics.md", highlight=False)

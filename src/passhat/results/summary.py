@@ -34,7 +34,7 @@ CONFIDENCE = 0.95
 RESAMPLES = 2000
 SUMMARY_FORMAT = "passhat.summary/2"
 """Written into every summary; bumped when its numbers are computed differently (2: intervals united with
-the Jeffreys interval on cases, issue 10), so a summary from an older passhat is recomputed, not reused."""
+the pseudo-case interval, issue 10), so a summary from an older passhat is recomputed, not reused."""
 
 
 def _dist(values: Sequence[float]) -> dict[str, float] | None:
@@ -123,7 +123,7 @@ def _fixed_suite_se(variances: list[tuple[float | None, int]]) -> float | None:
     """``stats.fixed_suite_se`` over (variance, multiplicity) pairs."""
     if not variances or any(v is None for v, _ in variances):
         return None
-    return fixed_suite_se([v for v, m in variances for _ in range(m)])
+    return fixed_suite_se([v for v, _ in variances], [m for _, m in variances])
 
 
 def _experience(tallies: list[CaseTally]) -> dict[str, Any]:
@@ -184,11 +184,9 @@ def build_summary(
     suite = manifest["suite"]
     meta: dict[str, Any] = suite.get("case_meta", {})
     ids = [cid for cid in suite["cases"] if split is None or meta.get(cid, {}).get("split") == split]
-    replayed: dict[str, int] = {}
     wanted = set(ids)
-    kept = _note_replayed((r for r in records if split is None or r.case_id in wanted), replayed)
-    tallies = list(tally(kept, ids).values())
-    cases = [{**case_entry(t, meta.get(t.case_id, {})), "replayed": replayed.get(t.case_id, 0)} for t in tallies]
+    tallies = list(tally(records if split is None else (r for r in records if r.case_id in wanted), ids).values())
+    cases = [{**case_entry(t, meta.get(t.case_id, {})), "replayed": t.replayed} for t in tallies]
     boot_seed = manifest.get("seed", 0) if seed is None else seed
     summary = {
         "format": SUMMARY_FORMAT,
@@ -199,7 +197,7 @@ def build_summary(
             "confidence": CONFIDENCE,
             "bootstrap": {"seed": boot_seed, "resamples": RESAMPLES, "unit": "case (groups resampled whole)"},
             **suite_block(tallies, cases, boot_seed),
-            "replayed_trials": sum(replayed.values()),
+            "replayed_trials": sum(t.replayed for t in tallies),
             **({"split": split} if split is not None else {}),
         },
         "agent": manifest["agent"],
@@ -208,14 +206,6 @@ def build_summary(
     if by:
         summary["strata"] = strata(tallies, cases, by, boot_seed)
     return summary
-
-
-def _note_replayed(records: Iterable[TallySource], counts: dict[str, int]) -> Iterable[TallySource]:
-    """Pass records through, counting per case those that ran on replayed external tools."""
-    for r in records:
-        if r.replayed:
-            counts[r.case_id] = counts.get(r.case_id, 0) + 1
-        yield r
 
 
 def stratum_value(case: dict[str, Any], key: str) -> str | None:

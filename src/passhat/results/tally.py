@@ -45,27 +45,35 @@ class CaseTally:
         """Graded trials (pass + fail)."""
         return self.passes + self.fails
 
+    replayed: int = 0
+    """Trials whose external tools were answered from a cassette (``--replay``)."""
+
     def add(self, r: TallySource) -> None:
-        if r.failure is not None:
-            self.categories[r.failure.category] = self.categories.get(r.failure.category, 0) + 1
-        if r.outcome == "error":
+        failure = r.failure
+        if failure is not None:
+            self.categories[failure.category] = self.categories.get(failure.category, 0) + 1
+        if r.replayed:
+            self.replayed += 1
+        outcome = r.outcome
+        if outcome == "error":
             self.errors += 1
             return
-        if r.outcome == "pass":
+        if outcome == "pass":
             self.passes += 1
         else:
             self.fails += 1
             first = r.failed_grades()[:1]
             if first:
                 self.failure_reasons.append(f"{first[0].name}: {first[0].reason}")
+        usage, user, judge = r.usage, r.user_usage, r.judge_usage
         self.latencies.append(r.timing.agent_s)
-        self.costs.append(r.usage.cost)
-        self.user_costs.append(r.user_usage.cost if r.user_usage else 0.0)
-        self.judge_costs.append(r.judge_usage.cost if r.judge_usage else 0.0)
+        self.costs.append(usage.cost)
+        self.user_costs.append(user.cost if user else 0.0)
+        self.judge_costs.append(judge.cost if judge else 0.0)
         self.steps.append(len(r.calls))
-        self.tokens.append(r.usage.input_tokens + r.usage.output_tokens)
-        if r.usage.time_to_first_token_s is not None:
-            self.ttft.append(r.usage.time_to_first_token_s)
+        self.tokens.append(usage.input_tokens + usage.output_tokens)
+        if usage.time_to_first_token_s is not None:
+            self.ttft.append(usage.time_to_first_token_s)
 
 
 def tally(records: Iterable[TallySource], case_ids: Iterable[str] = ()) -> dict[str, CaseTally]:

@@ -1,4 +1,4 @@
-"""Task-level intervals for a suite mean: the union of a seeded BCa over tasks and the Jeffreys interval on cases.
+"""Task-level intervals for a suite mean: the union of a seeded BCa over tasks and the pseudo-case interval.
 
 The task is the unit of inference (statistics.md §0.3, §3.3): resample tasks with replacement, each
 keeping all its trials. Tasks sharing a ``group`` (family, template) are resampled together and the
@@ -6,20 +6,19 @@ statistic is Σ values in the drawn groups / number of cases in them — the clu
 widens the interval when a family passes or fails as one.
 
 BCa alone is too sure of itself where the sample cannot show the population's spread: near the
-ceiling (20 cases × 16 trials, 80 % always passing: coverage 0.84) and over a few families (5 of 4
-cases: 0.84). The Jeffreys interval on cases (``stats.jeffreys``: one pseudo-case, half pass, half
-fail) covers there, and BCa covers where the pseudo-case's Jeffreys shape is liberal (0/1 values at
-the edge). The reported interval is their union, so it covers wherever either does: ≥ 0.94 in every
-ceiling, family and middle regime of ``bench/bench_coverage.py``, about 4 % wider than BCa at the
-median (design note 006).
+ceiling (20 cases × 16 trials, 80 % always passing: coverage 0.83) and over a few families (4 of 5
+cases: 0.78). The pseudo-case interval (``stats.pseudocase``: one pseudo-pass and one pseudo-fail added
+to the cases) covers there, and BCa covers where the sample's spread is all there is. The reported
+interval is their union, so it covers wherever either does: ≥ 0.94 in every ceiling, family and middle
+regime of ``bench/bench_coverage.py`` (design note 006).
 
 Per column (U = resampling units with a value in that column):
 
-1. ``"bca_jeffreys"``: the union of BCa and Jeffreys when U ≥ 2, the values are not all equal and BCa
-   gives finite bounds.
-2. ``"jeffreys"``: the Jeffreys interval alone otherwise — every case at 1 (or 0, or 7/8), a single
-   unit, or a BCa numerical edge. With every value 1 the upper bound is exactly 1 and the lower bound
-   is Jeffreys' (29.5 of 30 cases would give less): more evidence never gives a lower bound.
+1. ``"bca_pseudocase"``: the union of BCa and the pseudo-case interval when U ≥ 2, the values are not all
+   equal and BCa gives finite bounds.
+2. ``"pseudocase"``: the pseudo-case interval alone otherwise — every case at 1 (or 0, or 7/8), a single
+   unit, or a BCa numerical edge. With every value 1 the upper bound is exactly 1 and the lower bound is
+   (α/2)^{1/(U+1)}; a suite with a case below 1 never gets a higher one: more evidence never lowers it.
 
 Per-case values must lie in [0, 1] (pass^k, pass@k, shares), so every bound does.
 """
@@ -34,12 +33,12 @@ from typing import Literal
 import numpy as np
 
 from passhat.stats._resample import bca_ratio, resampling_units, unit_totals
-from passhat.stats.jeffreys import jeffreys_cases
+from passhat.stats.pseudocase import pseudocase_interval
 
-IntervalMethod = Literal["bca_jeffreys", "t_jeffreys", "tango_jeffreys", "jeffreys"]
-"""How an interval was obtained: a method's interval united with the Jeffreys interval on cases, or the
-latter alone where the method has no spread to work with; see the module docstrings of ``bootstrap``,
-``paired`` and ``jeffreys``."""
+IntervalMethod = Literal["bca_pseudocase", "t_pseudocase", "tango_pseudocase", "pseudocase"]
+"""How an interval was obtained: a method's interval united with the pseudo-case interval, or the latter
+alone where the method has no spread to work with; see the module docstrings of ``bootstrap``, ``paired``
+and ``pseudocase``."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ class Interval:
     high: float
     """Upper bound."""
     method: IntervalMethod
-    """``"bca_jeffreys"`` normally; ``"jeffreys"`` where BCa has no spread to resample (module docstring)."""
+    """``"bca_pseudocase"`` normally; ``"pseudocase"`` where BCa has no spread to resample (module docstring)."""
     confidence: float
     """Two-sided confidence level, e.g. 0.95."""
     n_cases: int
@@ -123,7 +122,7 @@ def resampled_intervals(
     sums, counts = unit_totals(values, units)
     rng = np.random.default_rng(seed)
     _, low, high, _ = bca_ratio(sums, counts, rng=rng, confidence=confidence, n_resamples=n_resamples, batch=batch)
-    j_low, j_high = jeffreys_cases(sums, counts, confidence)
+    j_low, j_high = pseudocase_interval(sums, counts, confidence)
     n_units = (counts > 0).sum(axis=0)
     out = []
     for j in range(values.shape[1]):
@@ -132,9 +131,9 @@ def resampled_intervals(
         est = math.fsum(column) / len(column)
         method: IntervalMethod
         if n_units[j] >= 2 and column.min() != column.max() and math.isfinite(low[j]) and math.isfinite(high[j]):
-            bounds, method = (min(float(low[j]), float(j_low[j])), max(float(high[j]), float(j_high[j]))), "bca_jeffreys"
+            bounds, method = (min(float(low[j]), float(j_low[j])), max(float(high[j]), float(j_high[j]))), "bca_pseudocase"
         else:
-            bounds, method = (float(j_low[j]), float(j_high[j])), "jeffreys"
+            bounds, method = (float(j_low[j]), float(j_high[j])), "pseudocase"
         out.append(Interval(est, *bounds, method, confidence, len(column), int(n_units[j])))
     return out
 

@@ -73,13 +73,14 @@ class Distribution:
 
     @classmethod
     def _of_short(cls, values: Sequence[float]) -> Distribution | None:
-        xs = sorted(float(v) for v in values)
-        if not xs:
+        if not values:
             return None
-        if any(math.isnan(x) for x in xs):
+        total = math.fsum(values)
+        if total != total:  # NaN propagates through the sum (and would sort anywhere)
             raise ValueError("values contain NaN; drop missing measurements before summarising")
-        return cls(n=len(xs), mean=math.fsum(xs) / len(xs), p50=_linear(xs, 50), p95=_linear(xs, 95), min=xs[0],
-                   max=xs[-1])
+        xs = sorted(values)
+        return cls(n=len(xs), mean=total / len(xs), p50=float(_linear(xs, 50)), p95=float(_linear(xs, 95)),
+                   min=float(xs[0]), max=float(xs[-1]))
 
 
 _SHORT = 64

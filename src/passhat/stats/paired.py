@@ -7,28 +7,28 @@ from one method, so "the interval excludes 0" and "p < 1 − confidence" never d
 
 Methods (``docs/design/004-paired-intervals.md`` and ``006-ceiling-and-families.md`` have the simulations):
 
-- ``"t_jeffreys"`` (the default): mean(d) ± t_{U−1}·SE, with SE the cluster-robust standard error over
+- ``"t_pseudocase"`` (the default): mean(d) ± t_{U−1}·SE, with SE the cluster-robust standard error over
   the U units (Miller's clustered SE with the U/(U − 1) factor; sd/√T without groups); its test is the
   same statistic: ``paired_t`` (equal to ``scipy.stats.ttest_rel``) or ``paired_t_clustered``.
-- ``"tango_jeffreys"``: columns flagged ``binary`` — every per-case value is structurally 0 or 1 (k
+- ``"tango_pseudocase"``: columns flagged ``binary`` — every per-case value is structurally 0 or 1 (k
   equals the trials in both runs: pass^1 with one trial, pass^n with n) — when no group holds several
   cases. The data are then a paired 2×2 table; Tango's (1998, Stat Med 17:891) score interval,
   recommended by Fagerland, Lydersen & Laake (2014, Stat Med 33:2850), with McNemar's asymptotic test
   (``mcnemar``), which it inverts at 0. The mid-p McNemar (Fagerland et al. 2013) is reported beside it
   as ``p_midp``.
-- ``"bca_jeffreys"`` (only with ``interval="bca"``): the paired BCa bootstrap over units (Koehn 2004;
+- ``"bca_pseudocase"`` (only with ``interval="bca"``): the paired BCa bootstrap over units (Koehn 2004;
   Dror et al. 2018), all columns on the same resamples; its test (``bootstrap_bca``) is the interval
   inverted. Kept for sensitivity checks.
 
-Each is united with the Jeffreys interval on cases (``stats.jeffreys``) for x = (d + 1)/2 with the
-paired pseudo-case (a quarter on each cell of the 2×2 table), and clipped to [−1, 1], where the mean
+Each is united with the pseudo-case interval (``stats.pseudocase``) for x = (d + 1)/2 with the paired
+pseudo-case (a quarter on each cell of the 2×2 table), and clipped to [−1, 1], where the mean
 difference lies. The t-interval alone claimed Δ ∈ [−0.011, 0.003] when one of 30 cases dropped from
 8/8 to 7/8, narrower than when nothing differed at all; the union is never narrower there, covered ≥ 0.94
 in all 126 settings of design 004 (t alone: 0.895 at worst) and halved the worst share of false
 non-inferiority passes (0.142 → 0.08). ``p_value`` is the union inverted — the larger of ``p_test`` and
-``p_jeffreys`` — so the interval excludes 0 exactly when p < 1 − confidence. With no spread at all
-(every difference equal, or one unit) there is no variance to estimate, and the Jeffreys interval is
-reported alone (``"jeffreys"``).
+``p_pseudocase`` — so the interval excludes 0 exactly when p < 1 − confidence. With no spread at all
+(every difference equal, or one unit) there is no variance to estimate, and the pseudo-case interval is
+reported alone (``"pseudocase"``).
 """
 
 from __future__ import annotations
@@ -46,12 +46,12 @@ from scipy.stats import t as student_t
 
 from passhat.stats._resample import bca_fit, cluster_se, resampling_units, unit_totals
 from passhat.stats.bootstrap import _SE_TOL, IntervalMethod
-from passhat.stats.jeffreys import PAIRED, jeffreys_cases, jeffreys_p_value
+from passhat.stats.pseudocase import PAIRED, pseudocase_interval, pseudocase_p_value
 
 PairedInterval = Literal["t", "bca"]
 """Interval family requested from ``paired_differences``; binary columns use Tango's score either way."""
 
-PairedTest = Literal["paired_t", "paired_t_clustered", "mcnemar", "bootstrap_bca", "jeffreys"]
+PairedTest = Literal["paired_t", "paired_t_clustered", "mcnemar", "bootstrap_bca", "pseudocase"]
 """The test behind ``PairedResult.p_test``; ``p_value`` inverts the reported (union) interval."""
 
 
@@ -66,14 +66,14 @@ class PairedResult:
     high: float
     """Upper bound of the two-sided interval for the mean difference."""
     method: IntervalMethod
-    """``"t_jeffreys"``, ``"tango_jeffreys"``, ``"bca_jeffreys"`` (the union), or ``"jeffreys"`` alone."""
+    """``"t_pseudocase"``, ``"tango_pseudocase"``, ``"bca_pseudocase"`` (the union), or ``"pseudocase"`` alone."""
     confidence: float
     """Two-sided confidence level of [low, high]."""
     p_value: float
     """Two-sided p-value of mean difference 0 for the reported interval: the larger of ``p_test`` and
-    ``p_jeffreys``, so p < 1 − confidence exactly when [low, high] excludes 0."""
+    ``p_pseudocase``, so p < 1 − confidence exactly when [low, high] excludes 0."""
     test: PairedTest
-    """The method's own test, whose p-value is ``p_test`` (``jeffreys`` when there is no spread to test)."""
+    """The method's own test, whose p-value is ``p_test`` (``pseudocase`` when there is no spread to test)."""
     se: float | None
     """Cluster-robust standard error of ``delta`` (sd/√T without groups); None with fewer than 2 units."""
     correlation: float | None
@@ -90,8 +90,8 @@ class PairedResult:
     """Binary columns: the mid-p McNemar test (Fagerland et al. 2013), reported beside ``p_value``."""
     p_test: float | None = None
     """The p-value of ``test`` alone (``scipy.stats.ttest_rel`` for ``paired_t``); None without spread."""
-    p_jeffreys: float | None = None
-    """The p-value of the Jeffreys interval on cases alone (its equal-tailed interval inverted at 0)."""
+    p_pseudocase: float | None = None
+    """The p-value of the pseudo-case interval alone (its equal-tailed interval inverted at 0)."""
 
 
 def paired_difference(
@@ -138,7 +138,7 @@ def paired_differences(
     """One ``PairedResult`` per column of two cases × columns matrices (e.g. pass^k and pass@k for every k).
 
     NaN in either matrix excludes that case from that column (too few trials for k in one run). The
-    whole matrix is handled at once: the t, Tango and Jeffreys intervals are closed-form per column, and
+    whole matrix is handled at once: the t, Tango and pseudo-case intervals are closed-form per column, and
     with ``interval="bca"`` every column is read off the SAME resamples of units (as ``suite_intervals``
     does), so a comparison of 10,000 cases × 32 metrics costs one bootstrap, not 32. ``binary[j]``
     declares that column j's values can only be 0 or 1 (see the module docstring); ``seed`` and
@@ -155,10 +155,10 @@ def paired_differences(
     units = resampling_units(groups, d.shape[0])
     sums, counts = unit_totals(d, units)
     se = cluster_se(sums, counts)
-    # The Jeffreys interval on cases for x = (d + 1)/2 ∈ [0, 1], with the paired pseudo-case.
+    # The pseudo-case interval for x = (d + 1)/2 ∈ [0, 1], with the paired pseudo-case.
     x_sums = (sums + counts) / 2
-    j_low, j_high = (2 * v - 1 for v in jeffreys_cases(x_sums, counts, confidence, PAIRED))
-    j_p = jeffreys_p_value(x_sums, counts, 0.5, PAIRED)
+    j_low, j_high = (2 * v - 1 for v in pseudocase_interval(x_sums, counts, confidence, PAIRED))
+    j_p = pseudocase_p_value(x_sums, counts, 0.5, PAIRED)
     fit = bca_fit(sums, counts, rng=np.random.default_rng(seed), n_resamples=n_resamples, batch=batch) \
         if interval == "bca" else None
     bca_low, bca_high = fit.bounds(confidence) if fit is not None else (np.full(n_cols, np.nan),) * 2
@@ -172,23 +172,23 @@ def paired_differences(
         est = math.fsum(col) / len(col)
         if flags[j] and n_units == col.size:
             base_only, cand_only = _discordant(a[present, j], b[present, j])
-            verdict = _Verdict(*tango_interval(base_only, cand_only, col.size, confidence), "tango_jeffreys",
+            verdict = _Verdict(*tango_interval(base_only, cand_only, col.size, confidence), "tango_pseudocase",
                                mcnemar_score(base_only, cand_only), "mcnemar", (base_only, cand_only),
                                mcnemar_midp(base_only, cand_only))
         elif not (n_units >= 2 and col.min() != col.max() and se[j] > _SE_TOL):
             # No spread to estimate a variance from (nothing differs, or one unit): the pseudo-case's answer.
-            verdict = _Verdict(-1.0, 1.0, "jeffreys", None, "jeffreys")
+            verdict = _Verdict(-1.0, 1.0, "pseudocase", None, "pseudocase")
         elif fit is not None and math.isfinite(bca_low[j]) and math.isfinite(bca_high[j]):
-            verdict = _Verdict(float(bca_low[j]), float(bca_high[j]), "bca_jeffreys", float(bca_p[j]),
+            verdict = _Verdict(float(bca_low[j]), float(bca_high[j]), "bca_pseudocase", float(bca_p[j]),
                                "bootstrap_bca")
         else:
             half = float(student_t.ppf(0.5 + confidence / 2, n_units - 1)) * float(se[j])
             p = float(2 * student_t.sf(abs(est / float(se[j])), n_units - 1))
-            verdict = _Verdict(est - half, est + half, "t_jeffreys", p, t_test)
-        # The union with the Jeffreys interval on cases, inside the parameter space [−1, 1] (the mean of
+            verdict = _Verdict(est - half, est + half, "t_pseudocase", p, t_test)
+        # The union with the pseudo-case interval, inside the parameter space [−1, 1] (the mean of
         # differences of [0, 1] values lies there, so clipping costs no coverage); its p-value is the union
         # inverted: the larger of the two.
-        if verdict.method == "jeffreys":
+        if verdict.method == "pseudocase":
             low, high = float(j_low[j]), float(j_high[j])
         else:
             low, high = min(verdict.low, float(j_low[j])), max(verdict.high, float(j_high[j]))
@@ -199,7 +199,7 @@ def paired_differences(
             correlation=_pearson(a[present, j], b[present, j]),
             sd_diff=float(np.std(col, ddof=1)) if col.size >= 2 else None, n_cases=int(col.size), n_units=n_units,
             discordant=verdict.discordant, p_midp=verdict.p_midp, p_test=verdict.p_value,
-            p_jeffreys=float(j_p[j])))
+            p_pseudocase=float(j_p[j])))
     return out
 
 
@@ -346,10 +346,10 @@ def detectable_change(
 
     ``minimum_detectable_effect`` assumes the change keeps the spread of the differences; a change that
     concentrates on a few cases (a share Δ of them breaking completely) adds up to Δ(1 − Δ) to their
-    variance, and the reported interval is the union of t and the Jeffreys interval on cases, whose
+    variance, and the reported interval is the union of t and the pseudo-case interval, whose
     variance carries a pseudo-case. Under no change that MDE had 35–75 % power, not 80 % (issue 12).
     Here Δ solves Δ = (t_{U−1, 1−α/2} + t_{U−1, power})·max(SE_t(Δ), SE_J(Δ)) with σ²(Δ) = σ₀² + Δ(1 − Δ),
-    SE_t² = σ²/U and SE_J² = (U·σ² + ½)/((U + 1)(U + 2)) (``jeffreys``, pseudo-case on x = (d + 1)/2):
+    SE_t² = σ²/U and SE_J² = (U·σ² + ½)/((U + 1)(U + 2)) (``pseudocase``, on x = (d + 1)/2):
     a bound for any one-directional change, conservative for changes spread over many cases. With
     nothing differing (σ₀ = 0) it is about c²/(U + c²), the resolution of "0 of U units changed".
     ``sd_diff`` is σ₀ over units (for clustered data SE·√U); None when no Δ ≤ 1 is detectable.

@@ -128,17 +128,21 @@ def estimate_matrix(counts: Sequence[tuple[int, int]], ks: Sequence[int], kind: 
     return out
 
 
-def fixed_suite_se(variances: Sequence[float | None]) -> float | None:
+def fixed_suite_se(variances: Sequence[float | None], counts: Sequence[int] | None = None) -> float | None:
     """Fixed-suite standard error of the suite mean: (1/T)·sqrt(Σ_t V̂_t).
 
     Source: statistics.md §1.5(b). It answers "did behaviour on *these* tasks change?" (trial noise
     only) and says nothing about new tasks; report it next to the bootstrap interval, which targets the
     super-population. Returns None if any V̂_t is None (some task has n < 2k) or there are no tasks:
-    a partial sum would understate the error.
+    a partial sum would understate the error. ``counts`` gives how many tasks share each variance (tasks
+    with equal (n, c) have equal V̂): T = Σ counts.
     """
-    if len(variances) == 0 or any(v is None for v in variances):
+    weights = [1] * len(variances) if counts is None else [operator.index(m) for m in counts]
+    if len(weights) != len(variances) or any(m < 0 for m in weights):
+        raise ValueError("counts must be one non-negative integer per variance")
+    if len(variances) == 0 or sum(weights) == 0 or any(v is None for v in variances):
         return None
     values = [float(v) for v in variances if v is not None]
     if any(v < 0 or math.isnan(v) for v in values):
         raise ValueError("variances must be non-negative numbers or None")
-    return math.sqrt(math.fsum(values)) / len(values)
+    return math.sqrt(math.fsum(v * m for v, m in zip(values, weights, strict=True))) / sum(weights)
