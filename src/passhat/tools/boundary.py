@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
-from passhat.tools.faults import Fault, corrupt, timeout_message
+from passhat.tools.faults import Fault, FaultKind, corrupt, timeout_message
 
 CallStatus = Literal[
     "ok", "unknown_tool", "invalid_arguments", "not_allowed", "forbidden", "denied", "tool_error",
@@ -44,6 +44,8 @@ class ToolCall(BaseModel):
     """Error text the agent received, if any."""
     fault: str | None = None
     """The fault injected on this call, if any."""
+    fault_kind: FaultKind | None = None
+    """Its kind: over HTTP and MCP a ``timeout`` or ``drop_response`` really withholds the answer."""
     committed: bool = False
     """True when the tool ran to completion (for ``drop_response``, even though the agent never saw it)."""
     hidden_result: Any = None
@@ -126,7 +128,7 @@ class ToolBoundary:
         fault = self._fault_for(rec.tool, self._per_tool[rec.tool])
         self.ctx.world.clock.tick()
         if fault is not None:
-            rec.fault = fault.describe()
+            rec.fault, rec.fault_kind = fault.describe(), fault.kind
             if fault.kind in ("timeout", "error"):
                 self.ctx.world.clock.advance(fault.seconds)
                 rec.status = "fault"
