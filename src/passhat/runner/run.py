@@ -79,9 +79,9 @@ def build_manifest(cfg: RunConfig) -> dict[str, Any]:
 
 def check_resumable(old: dict[str, Any], new: dict[str, Any]) -> None:
     """A run can only be resumed with the same suite, agent, trials and seed."""
-    for key in ("agent", "trials", "seed", "models"):
-        if old.get(key) != new.get(key):
-            raise RunError(f"cannot resume: {key} was {old.get(key)!r}, now {new.get(key)!r}")
+    for key, default in (("agent", None), ("trials", None), ("seed", None), ("models", None), ("isolate", "none")):
+        if old.get(key, default) != new.get(key, default):
+            raise RunError(f"cannot resume: {key} was {old.get(key, default)!r}, now {new.get(key, default)!r}")
     if old.get("suite", {}).get("hash") != new["suite"]["hash"]:
         raise RunError("cannot resume: the suite changed since the run started (different content hash)")
 
@@ -143,6 +143,9 @@ async def execute(
         await asyncio.gather(*(worker() for _ in range(max(1, cfg.concurrency))))
     finally:
         store.close()
+        close = getattr(cfg.agent, "aclose", None)
+        if close is not None:  # agents that run elsewhere stop their tool server
+            await close()
     manifest["finished_at"] = datetime.now(UTC).isoformat()
     manifest["status"] = "complete"
     store.write_manifest(manifest)
