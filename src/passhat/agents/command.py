@@ -38,6 +38,7 @@ ENV_VALUE_LIMIT = 100_000
 """Longer values (a very long policy) are left out of the environment (Linux refuses one over 128 KiB);
 the program can ``GET`` its ``PASSHAT_TRIAL_URL`` for the whole start message."""
 DRAIN_AFTER_EXIT_S = 2.0
+EXIT_POLL_S = 0.05
 
 
 def is_command_spec(spec: str) -> bool:
@@ -122,6 +123,19 @@ async def _read_tail(stream: asyncio.StreamReader, keep: int) -> str:
     return tail.decode("utf-8", "replace")[-keep:]
 
 
+async def _exit_status(proc: asyncio.subprocess.Process) -> int:
+    """The exit status, as soon as the program exits. ``proc.wait()`` alone also waits for its pipes to
+    close, which a child it left behind can hold open for ever; the status itself is known at exit."""
+    waiter = asyncio.ensure_future(proc.wait())
+    try:
+        while not waiter.done() and proc.returncode is None:
+            await asyncio.wait({waiter}, timeout=EXIT_POLL_S)
+    finally:
+        waiter.cancel()
+    assert proc.returncode is not None
+    return proc.returncode
+
+
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
@@ -159,13 +173,13 @@ class CommandAgent(ExternalAgent):
         out = asyncio.ensure_future(_read_capped(proc.stdout, MAX_STDOUT))
         err = asyncio.ensure_future(_read_tail(proc.stderr, STDERR_TAIL))
         try:
-            code = await proc.wait()
+            code = await _exit_status(proc)
         finally:
             _kill_group(proc.pid)  # at the time limit, or children left behind after a normal exit
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
-                await asyncio.shield(proc.wait())
+                await asyncio.shield(_exit_status(proc))
             # a pipe still held by an escaped grandchild must not keep the trial open
             done, pending = await asyncio.wait({out, err}, timeout=DRAIN_AFTER_EXIT_S)
             for task in pending:
