@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -18,10 +19,11 @@ import pytest
 
 from passhat.agents.reference import reference_agent
 from passhat.cases import load_suite
+from passhat.domain import Domain
 from passhat.episode import Episode, ToolResult
-from passhat.errors import DomainError
 from passhat.runner import TrialRecord, run_trial
 from passhat.serve import ToolServer, TrialStart
+from passhat.tools import ToolContext, tool
 
 pytest.importorskip("mcp", reason="needs the mcp extra: pip install 'passhat[mcp]'")
 import mcp_types  # noqa: E402
@@ -30,9 +32,10 @@ from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
-from passhat.serve.mcp import TRIAL_OVER, USER_LEFT, USER_TOOL, McpBridge, mcp_tools  # noqa: E402
+from passhat.serve.mcp import TRIAL_OVER, USER_LEFT, USER_TOOL, McpBridge  # noqa: E402
 
 SUITE = load_suite("refunds")
+NOTES_CASES = Path(__file__).parents[1] / "data" / "notes" / "cases"
 ERAS = ("handshake", "2026-07-28")
 """``ClientSession`` + ``initialize()``, and ``mcp.Client``'s default (probes ``server/discover``), which
 is what the OpenAI Agents SDK uses."""
@@ -431,10 +434,36 @@ def test_the_openai_agents_sdk_lists_and_calls_tools() -> None:
 # --- odds and ends -----------------------------------------------------------------------------------
 
 
-def test_a_domain_tool_named_like_the_user_tool_is_refused_not_shadowed() -> None:
-    spec = {"name": USER_TOOL, "description": "", "parameters": {"type": "object", "properties": {}}, "kind": "write"}
-    with pytest.raises(DomainError, match=f"'{USER_TOOL}'.*rename the domain's tool"):
-        mcp_tools([spec])
+def test_a_domain_tool_named_like_the_user_tool_is_refused_not_shadowed(notes_domain: Domain) -> None:
+    @tool(kind="write")
+    def send_message_to_user(ctx: ToolContext, text: str) -> str:
+        """Post a message on the customer's portal.
+
+        Args:
+            text: The message.
+        """
+        return "posted"
+
+    clashing = Domain("notes", schema=notes_domain.schema_sql, fixtures=notes_domain.fixtures,
+                      policy=notes_domain.policy, tools=[*notes_domain.tool_list(), send_message_to_user])
+    errors: list[str] = []
+
+    async def agent(episode: Episode) -> None:
+        async with ToolServer() as server, server.trial(episode) as endpoint:
+            start = endpoint.start()
+            async with connect(start.mcp_url, start.token, "handshake") as session:
+                with pytest.raises(MCPError) as listing:
+                    await session.list_tools()
+                with pytest.raises(MCPError) as calling:
+                    await session.call_tool(USER_TOOL, {"text": "Hello?"})
+                errors.extend([listing.value.message, calling.value.message])
+
+    notes_case = load_suite(str(NOTES_CASES)).cases[0]
+    record = asyncio.run(run_trial(notes_case, clashing, agent, 0, 1))
+    assert record.end_reason == "completed", record.error
+    assert len(errors) == 2
+    assert all(f"'{USER_TOOL}'" in e and "rename the domain's tool" in e for e in errors)
+    assert record.calls == [] and len(record.messages) == 1  # neither tool ran
 
 
 def test_nothing_but_the_bridge_imports_mcp() -> None:

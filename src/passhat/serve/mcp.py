@@ -35,6 +35,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 
+from passhat import __version__
 from passhat.episode import LimitExceeded
 from passhat.errors import DomainError
 from passhat.serve.app import Receive, Scope, Send, send_json, wait_disconnect
@@ -115,7 +116,7 @@ class McpBridge:
 
     def __init__(self) -> None:
         self.server: Server[Any] = Server(
-            "passhat", version=_version(), on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+            "passhat", version=__version__, on_list_tools=self._list_tools, on_call_tool=self._call_tool,
             # Otherwise the 2026-07-28 entry runs tools/list before every call to check `Mcp-Param-*`
             # headers against the schema; passhat's tools declare no such headers.
             get_tool_input_schema=lambda name: None,
@@ -214,15 +215,6 @@ async def _client_gone(ctx: Context) -> None:
         await asyncio.Event().wait()
     else:
         await wait_disconnect(ctx.request.receive)
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("passhat")
-    except PackageNotFoundError:
-        return "0"
 
 
 __all__ = ["TRIAL_OVER", "USER_LEFT", "USER_TOOL", "McpBridge", "call_result", "check_names", "mcp_tools"]
