@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
 from passhat.tools.faults import Fault, FaultKind, corrupt, timeout_message
+from passhat.tools.jsondata import as_json_data
 
 CallStatus = Literal[
     "ok", "unknown_tool", "invalid_arguments", "not_allowed", "forbidden", "denied", "tool_error",
@@ -90,8 +91,9 @@ class ToolBoundary:
         return next((f for f in self.faults if f.tool == name and f.applies_to(number)), None)
 
     async def call(self, name: str, arguments: Any) -> ToolCall:
-        """Run one call through the boundary and record it."""
+        """Run one call through the boundary and record it (arguments as JSON data: tools/jsondata.py)."""
         start = time.monotonic()
+        name, arguments = str(name), as_json_data(arguments)
         record = ToolCall(step=len(self.calls) + 1, tool=name, arguments=arguments, status="ok",
                           started_at=start - self._t0)
         try:
