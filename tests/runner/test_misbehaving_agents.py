@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +62,29 @@ def test_a_plain_function_agent_that_never_returns_does_not_keep_the_run_from_fi
     summary = json.loads((out / "summary.json").read_text())
     assert summary["suite"]["pass_hat_k"]["1"]["estimate"] == 0.0
     assert [json.loads(line)["end_reason"] for line in (out / "trials.jsonl").read_text().splitlines()] == ["time_limit"] * 2
+
+
+def test_a_second_run_on_the_same_folder_is_refused_while_the_first_writes(tmp_path: Path) -> None:
+    """Two CI jobs with one --out used to interleave duplicate records counted into n."""
+    cases = limited_cases(tmp_path)
+    out, release = tmp_path / "run", tmp_path / "release"
+    env = {**os.environ, "RELEASE_FILE": str(release)}
+    cmd = [sys.executable, "-m", "passhat", "run", str(cases), "--agent", f"{NOTES / 'agents.py'}:waits_for_release",
+           "--trials", "3", "--out", str(out), "--no-sanity", "--no-report", "-q"]
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        lock, deadline = out / ".passhat.lock", time.monotonic() + 60
+        while not (lock.exists() and lock.read_text().startswith("pid")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        for second_cmd in (cmd, [*cmd, "--resume"]):
+            second = subprocess.run(second_cmd, capture_output=True, text=True, timeout=120, env=env)
+            assert second.returncode == 2
+            assert f"{out} is being written by another passhat run (pid {first.pid} since" in second.stderr
+    finally:
+        release.touch()
+        first.communicate(timeout=120)
+    assert first.returncode == 0
+    keys = [(r["case_id"], r["trial"]) for r in map(json.loads, (out / "trials.jsonl").read_text().splitlines())]
+    assert sorted(keys) == [("add-note", t) for t in range(3)]  # three trials, none twice
+    third = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=120, env=env)
+    assert third.returncode == 0, third.stderr  # the lock went with the first run

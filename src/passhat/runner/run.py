@@ -111,16 +111,21 @@ async def execute(
     store = RunStore(cfg.out, cfg.redactor)
     manifest = build_manifest(cfg)
     done: set[tuple[str, int]] = set()
-    if resume:
-        old = store.read_manifest()
-        check_resumable(old, manifest)
-        manifest["started_at"] = old.get("started_at")
-        manifest["resumed_at"] = [*old.get("resumed_at", []), datetime.now(UTC).isoformat()]
-        done = {r.key for r in store.iter_records()}
-    elif (cfg.out / "trials.jsonl").exists() and any(store.iter_records()):
-        raise RunError(f"{cfg.out} already holds a run; use --resume to continue it or choose another --out")
-    store.write_manifest(manifest)
-    store.open_for_append()
+    store.lock()
+    try:
+        if resume:
+            old = store.read_manifest()
+            check_resumable(old, manifest)
+            manifest["started_at"] = old.get("started_at")
+            manifest["resumed_at"] = [*old.get("resumed_at", []), datetime.now(UTC).isoformat()]
+            done = {r.key for r in store.iter_records()}
+        elif (cfg.out / "trials.jsonl").exists() and any(store.iter_records()):
+            raise RunError(f"{cfg.out} already holds a run; use --resume to continue it or choose another --out")
+        store.write_manifest(manifest)
+        store.open_for_append()
+    except BaseException:
+        store.close()
+        raise
 
     queue: asyncio.Queue[tuple[Case, int]] = asyncio.Queue()
     for case in cfg.suite.cases:
@@ -140,13 +145,15 @@ async def execute(
                 on_record(record)
 
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, cfg.concurrency))))
+        try:
+            await asyncio.gather(*(worker() for _ in range(max(1, cfg.concurrency))))
+        finally:
+            close = getattr(cfg.agent, "aclose", None)
+            if close is not None:  # agents that run elsewhere stop their tool server
+                await close()
+        manifest["finished_at"] = datetime.now(UTC).isoformat()
+        manifest["status"] = "complete"
+        store.write_manifest(manifest)
     finally:
-        store.close()
-        close = getattr(cfg.agent, "aclose", None)
-        if close is not None:  # agents that run elsewhere stop their tool server
-            await close()
-    manifest["finished_at"] = datetime.now(UTC).isoformat()
-    manifest["status"] = "complete"
-    store.write_manifest(manifest)
+        store.close()  # the records are durable already; this also releases the folder's lock
     return store

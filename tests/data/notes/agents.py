@@ -111,3 +111,14 @@ async def odd_arguments(ep):
     await ep.call("add_note", cyclic)
     await ep.call("add_note", {"title": "call mom", "priority": np.int64(2)})
     return "added"
+
+
+async def waits_for_release(ep):
+    """Blocks until the file named by $RELEASE_FILE exists (tests hold a run open with it)."""
+    import os
+    from pathlib import Path
+
+    while not Path(os.environ["RELEASE_FILE"]).exists():
+        await asyncio.sleep(0.02)
+    await ep.call("add_note", {"title": "call mom", "priority": 2})
+    return "added"
