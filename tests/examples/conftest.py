@@ -33,16 +33,18 @@ def example_environment(monkeypatch: pytest.MonkeyPatch, fake_model: FakeModelSe
     monkeypatch.delenv("OPENAI_MODEL", raising=False)
 
 
-def run_refunds(tmp_path: Path, spec: str, *, concurrency: int = 4) -> dict[str, Any]:
-    """One trial of every refunds case with the agent ``spec`` through the real runner; records by case."""
+def run_refunds(tmp_path: Path, spec: str, *, cases: list[str] | None = None, concurrency: int = 4) -> dict[str, Any]:
+    """One trial of every refunds case (or of ``cases``) with the agent ``spec`` through the real runner."""
     from passhat.agents import load_agent
     from passhat.agents.llm.pricing import load_price_table
     from passhat.cases import load_suite
     from passhat.runner import RunConfig, RunStore, execute
+    from passhat.suites.select import subset
 
     out = tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"
     agent = load_agent(spec, prices=load_price_table(None))
-    cfg = RunConfig(suite=load_suite("refunds"), agent=agent, agent_spec=spec, trials=1, out=out, concurrency=concurrency)
+    suite = load_suite("refunds") if cases is None else subset(load_suite("refunds"), cases)
+    cfg = RunConfig(suite=suite, agent=agent, agent_spec=spec, trials=1, out=out, concurrency=concurrency)
     asyncio.run(execute(cfg))
     return {r.case_id: r for r in RunStore(out).load()}
 

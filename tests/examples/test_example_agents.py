@@ -6,10 +6,13 @@ transport's) doing."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import json
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,3 +100,85 @@ def test_the_fastapi_service_reaches_the_reference_verdicts(tmp_path: Path, fast
     # usage reported per model call as it happened, with its latency
     assert all(r.model_calls and all(m.latency_s is not None and m.input_tokens > 0 for m in r.model_calls)
                for r in records.values())
+
+
+# --- an OpenAI Agents SDK program on the trial's MCP server, through cmd: ------------------------------------------
+
+AGENTS_SDK_PROGRAM = EXAMPLES / "openai_agents_mcp" / "agent.py"
+
+
+def agents_sdk_example() -> Any:
+    pytest.importorskip("agents", reason="the Agents SDK example needs openai-agents (pip install -e '.[test]')")
+    pytest.importorskip("mcp", reason="the Agents SDK example needs passhat's MCP server (pip install -e '.[test]')")
+    spec = importlib.util.spec_from_file_location("agents_sdk_example", AGENTS_SDK_PROGRAM)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def agents_sdk_service(fake_model: Any) -> Iterator[Any]:
+    """``start(model)``: the example's ``run_trial`` behind a local URL (passhat POSTs each start message).
+
+    The program imports the Agents SDK once per trial (1.5-5 s of CPU here, mostly the MCP and OpenAI type
+    modules), so the whole suite runs its trial function in this process; the MCP traffic is the same,
+    only the start message arrives by POST instead of PASSHAT_START. The program itself runs under cmd:
+    in the test after this one."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from agents import set_tracing_disabled
+    from openai import AsyncOpenAI
+
+    example = agents_sdk_example()
+    set_tracing_disabled(True)
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(model: str) -> str:
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                trial = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                client = AsyncOpenAI(base_url=fake_model.openai_url, api_key="not-used")
+                answer = asyncio.run(example.run_trial(trial, model=model, client=client, tool_timeout_s=0.3))
+                body = json.dumps(answer).encode()
+                self.send_response(200)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/agent"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_the_agents_sdk_agent_on_mcp_reaches_the_reference_verdicts(tmp_path: Path, agents_sdk_service: Any,
+                                                                    reference: dict[str, Any], style: str) -> None:
+    records = run_refunds(tmp_path, agents_sdk_service(f"policy-{style}"))
+    assert failures(records) == {}
+    assert_same_as_reference(records, reference[style], style)
+    assert all(r.usage.input_tokens > 0 for r in records.values())
+
+
+@pytest.mark.parametrize(("style", "cases"), [
+    ("careful", ["order-number-on-request-4840", "refund-4812-drop-response"]),  # asks the user over MCP; looks before retrying
+    ("hasty", ["refund-4812-drop-response"]),  # retries the lost write blindly: two refunds
+])
+def test_the_agents_sdk_program_runs_under_cmd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                reference: dict[str, Any], style: str, cases: list[str]) -> None:
+    agents_sdk_example()
+    monkeypatch.setenv("OPENAI_MODEL", f"policy-{style}")
+    records = run_refunds(tmp_path, f"cmd:{sys.executable} {AGENTS_SDK_PROGRAM}", cases=cases)
+    assert failures(records) == {}
+    expected = {case: reference[style][case] for case in cases}
+    assert verdicts(records) == verdicts(expected) and decisions(records) == decisions(expected)
