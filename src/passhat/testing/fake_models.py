@@ -123,15 +123,15 @@ def scripted(turns: Sequence[Turn]) -> Script:
 
 
 class FakeModelServer:
-    """A threaded HTTP server on 127.0.0.1 (a free port), started and stopped as a context manager."""
+    """A threaded HTTP server on 127.0.0.1 (``port``, or a free one), started and stopped as a context manager."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, port: int = 0) -> None:
         self.script = script
         self.requests: list[FakeRequest] = []
         self._hits: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._ids = 0
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 

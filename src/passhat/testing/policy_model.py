@@ -26,6 +26,8 @@ Limits: ``flaky`` is not offered (its lapses need the trial's seed, which a fram
 the model); one tool call per answer (the reference agents act one step at a time); and a history that
 departs from the playbook (different arguments, a call it would not make) is answered with HTTP 400
 naming the step, since a real model could not be replayed past it either.
+
+To try an agent by hand: ``python -m passhat.testing.policy_model --port 8400`` serves it until interrupted.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from passhat.episode import ToolResult
-from passhat.testing.fake_models import FakeRequest, Script, ToolUse, Turn
+from passhat.testing.fake_models import FakeModelServer, FakeRequest, Script, ToolUse, Turn
 
 STOP_TOKEN = "###DONE###"
 """Ends the final reply (the in-process ``openai:``/``anthropic:`` agents stop on it; strip it elsewhere)."""
@@ -342,5 +344,29 @@ def policy_model(domain: str | None = None) -> Script:
     return script
 
 
+def main(argv: list[str] | None = None) -> None:
+    """Serve the policy model until interrupted (for running the example agents by hand)."""
+    import argparse
+    import time
+
+    parser = argparse.ArgumentParser(prog="python -m passhat.testing.policy_model",
+                                     description="A fake chat model playing passhat's reference agents (careful, hasty).")
+    parser.add_argument("--port", type=int, default=8400, help="port on 127.0.0.1 (0: a free one)")
+    parser.add_argument("--domain", default=None, help="built-in domain (default: recognised from the tools offered)")
+    args = parser.parse_args(argv)
+    with FakeModelServer(policy_model(args.domain), port=args.port) as server:
+        print(f"policy model on {server.openai_url} (OpenAI) and {server.anthropic_url} (Anthropic); "
+              "models: policy-careful, policy-hasty. Ctrl-C stops it.", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
 __all__ = ["STOP_TOKEN", "Call", "Conversation", "Diverged", "ReplayEpisode", "Said", "anthropic_conversation",
-           "domain_of", "next_turn", "openai_conversation", "parse_tool_text", "policy_model", "style_of"]
+           "domain_of", "main", "next_turn", "openai_conversation", "parse_tool_text", "policy_model", "style_of"]
+
+
+if __name__ == "__main__":
+    main()
