@@ -14,6 +14,8 @@ from passhat.testing.policy_model import policy_model
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "agents"
 STYLES = ("careful", "hasty")
+TOOL_TIMEOUT_S = 1.0
+"""How long the examples wait for a tool in these tests (see ``example_environment``)."""
 
 
 @pytest.fixture(scope="session")
@@ -26,10 +28,11 @@ def fake_model() -> Iterator[FakeModelServer]:
 @pytest.fixture(autouse=True)
 def example_environment(monkeypatch: pytest.MonkeyPatch, fake_model: FakeModelServer) -> None:
     """What the examples read: the model endpoint (never a real provider), and a short tool timeout so a
-    withheld answer (a planned timeout or lost response) costs 0.3 s instead of a production client's 15."""
+    withheld answer (a planned timeout or lost response) costs 1 s instead of a production client's 15
+    (shorter makes the verdicts depend on the machine: under load a real answer can take longer than 0.3 s)."""
     monkeypatch.setenv("OPENAI_BASE_URL", fake_model.openai_url)
     monkeypatch.setenv("OPENAI_API_KEY", "not-used")
-    monkeypatch.setenv("PASSHAT_TOOL_TIMEOUT_S", "0.3")
+    monkeypatch.setenv("PASSHAT_TOOL_TIMEOUT_S", str(TOOL_TIMEOUT_S))
     monkeypatch.delenv("OPENAI_MODEL", raising=False)
 
 

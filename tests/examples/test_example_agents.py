@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.examples.conftest import EXAMPLES, STYLES, decisions, run_refunds, verdicts
+from tests.examples.conftest import EXAMPLES, STYLES, TOOL_TIMEOUT_S, decisions, run_refunds, verdicts
 
 
 def assert_same_as_reference(records: dict[str, Any], reference: dict[str, Any], style: str) -> None:
@@ -142,7 +142,7 @@ def agents_sdk_service(fake_model: Any) -> Iterator[Any]:
             def do_POST(self) -> None:
                 trial = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 client = AsyncOpenAI(base_url=fake_model.openai_url, api_key="not-used")
-                answer = asyncio.run(example.run_trial(trial, model=model, client=client, tool_timeout_s=0.3))
+                answer = asyncio.run(example.run_trial(trial, model=model, client=client, tool_timeout_s=TOOL_TIMEOUT_S))
                 body = json.dumps(answer).encode()
                 self.send_response(200)
                 self.send_header("content-length", str(len(body)))
