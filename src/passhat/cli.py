@@ -324,6 +324,29 @@ def cases_schema() -> None:
     click.echo(json.dumps(Case.model_json_schema(), indent=2))
 
 
+@main.group()
+def agents() -> None:
+    """The protocol for agents that run elsewhere (services, programs, isolated processes)."""
+
+
+@agents.command("protocol")
+def agents_protocol() -> None:
+    """Print the agent protocol reference (Markdown), generated from the models."""
+    from passhat.serve.protocol import protocol_reference
+
+    click.echo(protocol_reference(), nl=False)
+
+
+@agents.command("schema")
+def agents_schema() -> None:
+    """Print the JSON Schemas of the start message, the reply and a usage report."""
+    import json
+
+    from passhat.serve.protocol import protocol_schemas
+
+    click.echo(json.dumps(protocol_schemas(), indent=2))
+
+
 main.add_command(calibrate)
 main.add_command(judge_command)
 main.add_command(pairwise_command)
