@@ -89,7 +89,8 @@ def main() -> None:
               help="Trials per case.")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True,
               help="Trials in flight at once (agents waiting on a model cost nothing).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Run seed; trial seeds derive from it.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+              help="Run seed (≥ 0); trial seeds derive from it.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run folder (default: runs/SUITE-AGENT-TIMESTAMP).")
 @click.option("--resume", is_flag=True, help="Continue a killed run in --out without repeating trials.")

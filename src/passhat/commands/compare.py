@@ -123,7 +123,8 @@ def print_comparison(result: dict[str, Any], console: Console) -> None:
 @click.option("--interval", "interval", type=click.Choice(["t", "bca"]), default="t", show_default=True,
               help="t: t-interval over cases (Tango's score interval for 0/1 metrics), consistent with the reported "
                    "test — the default, see docs/design/004-paired-intervals.md; bca: the paired BCa bootstrap.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed (used with --interval bca).")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+              help="Bootstrap seed ≥ 0 (used with --interval bca).")
 @click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
               help="Level of the two-sided intervals.")
 @click.option("--quiet", "-q", is_flag=True, help="No tables (use with --json).")
