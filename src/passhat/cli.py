@@ -191,8 +191,9 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     for note in run_notes(summary, manifest):
         err.print(note, highlight=False)
     err.print(f"run folder: {out}", highlight=False)
-    after_run(out, summary, html=not no_report, otlp=otlp)
+    # the gate, gate.json and CI outputs first: the report and export after them cannot change the exit code
     code = finish_run(out, summary, gated=registered_gate is not None, junit=junit, summary_md=summary_md, quiet=quiet)
+    after_run(out, summary, html=not no_report, otlp=otlp)
     if code:
         sys.exit(code)
 

@@ -20,6 +20,7 @@ from rich.table import Table
 from passhat.compare import compare_runs
 from passhat.console import stderr_console
 from passhat.errors import PasshatError
+from passhat.report.files import write_atomic
 
 EXIT_BAD_INPUT = 2
 
@@ -139,10 +140,10 @@ def compare(base: Path, candidate: Path, json_out: Path | None, allow_changed_ca
         stderr_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         sys.exit(EXIT_BAD_INPUT)
     if json_out is not None:
-        json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        write_atomic(json_out, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     if html_out is not None:
         from passhat.report.html import render_compare_html
 
-        html_out.write_text(render_compare_html(result), "utf-8")
+        write_atomic(html_out, render_compare_html(result))
     if not quiet:
         print_comparison(result, Console())
