@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,7 +85,11 @@ def main() -> None:
 @main.command()
 @click.argument("suite")
 @click.option("--agent", "agent_spec", required=True,
-              help="careful, hasty, flaky, noop, openai:MODEL, anthropic:MODEL, or module:function / path.py:function")
+              help="careful, hasty, flaky, noop, openai:MODEL, anthropic:MODEL, module:function / path.py:function, "
+                   "a service http://HOST:PORT/PATH, or a program cmd:\"COMMAND ARGS\"")
+@click.option("--isolate", type=click.Choice(["none", "process"]), default="none", show_default=True,
+              help="Run a Python agent in a process of its own per trial: a hung, CPU-bound or crashing agent "
+                   "cannot stall or corrupt the run.")
 @click.option("--trials", "-k", "--repeat", type=click.IntRange(1), default=4, show_default=True,
               help="Trials per case.")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True,
@@ -124,12 +129,13 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         redact_field: tuple[str, ...], redact_pattern: tuple[str, ...], gate_file: Path | None = None,
         junit: Path | None = None, summary_md: Path | None = None, no_report: bool = False,
         otlp: str | None = None, splits: tuple[str, ...] = (), tags: tuple[str, ...] = (),
-        frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, **model_kw: Any) -> None:
+        frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, isolate: str = "none",
+        **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     if resume and out is None:
         _fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
     try:
-        check_agent_spec(agent_spec)
+        check_agent_spec(agent_spec, isolate)  # type: ignore[arg-type]
         if otlp:
             check_otlp_url(otlp, "--otlp")
         redactor = build_redactor(no_redact, redact_field, redact_pattern)
@@ -137,13 +143,13 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         loaded = plan.suite
         if resume and out is not None:
             check_same_selection(out, plan.manifest.get("selection"))
-        setup = build_model_setup(agent_spec, **model_kw)
+        setup = build_model_setup(agent_spec, isolate=isolate, **model_kw)
     except (PasshatError, ValueError) as exc:
         _fail(suite_hint(str(exc), suite))
         return
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        safe_agent = agent_spec.replace(":", "_").replace("/", "_")
+        safe_agent = re.sub(r"[^A-Za-z0-9._-]+", "_", agent_spec).strip("_")[:60] or "agent"
         out = Path("runs") / f"{loaded.name}-{safe_agent}-{stamp}"
     sanity = None if no_sanity else asyncio.run(noop_passes(loaded))
     if sanity:
@@ -155,7 +161,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
                     concurrency=concurrency, out=out, user=setup.user, judge=setup.judge, redactor=redactor,
                     cassette=plan.cassette,
                     extra_manifest={"sanity": {"checked": sanity is not None, "noop_passes": sanity or []},
-                                    **setup.manifest, **plan.manifest})
+                                    "isolate": isolate, **setup.manifest, **plan.manifest})
     try:
         registered_gate = register_gate(gate_file, out, resume)
     except PasshatError as exc:

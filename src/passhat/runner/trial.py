@@ -16,7 +16,7 @@ from passhat.attribution import attribute
 from passhat.cases import Case
 from passhat.domain import Domain
 from passhat.episode import EndReason, Episode, LimitExceeded, UserSimulator
-from passhat.errors import InfrastructureError
+from passhat.errors import AgentCrashed, InfrastructureError
 from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial_passed
 from passhat.graders.judge import Judge, judge_trial
 from passhat.runner.records import Outcome, Timing, TrialRecord
@@ -33,16 +33,34 @@ UserFactory = Callable[[Case, int, ToolBoundary], UserSimulator]
 model-played user can see whether the agent's write has happened). Default: the scripted user."""
 
 
+async def _guarded(agent: AgentFn, episode: Episode) -> str | None:
+    """The agent's coroutine with its exits that asyncio would let escape turned into agent failures:
+    ``SystemExit`` and ``KeyboardInterrupt`` raised inside a task stop the event loop (the whole run),
+    and a ``CancelledError`` the agent raises on its own would cancel its worker. A real cancellation
+    (the time limit, Ctrl-C) still propagates."""
+    try:
+        return await agent(episode)
+    except (SystemExit, KeyboardInterrupt) as exc:
+        raise AgentCrashed(f"the agent raised {exc!r}\n{traceback.format_exc()}") from None
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+        raise AgentCrashed(f"the agent raised CancelledError itself (nothing cancelled it)\n{traceback.format_exc()}") from None
+
+
 async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndReason, str | None]:
     """Run the agent under the time limit; returns how it ended and the traceback if it raised."""
     try:
-        reply = await asyncio.wait_for(agent(episode), timeout=seconds)
+        reply = await asyncio.wait_for(_guarded(agent, episode), timeout=seconds)
     except TimeoutError:
         return "time_limit", f"time limit: the agent did not finish within {seconds:g}s"
     except LimitExceeded as exc:
         return exc.reason, str(exc)
     except InfrastructureError:  # a provider kept failing: not the agent's fault, the runner records `error`
         raise
+    except AgentCrashed as exc:  # seen from outside (exit status, bad answer): the message is the evidence
+        return "agent_error", str(exc)
     except Exception:
         if episode.limit is not None:  # the agent caught LimitExceeded and raised something else
             return episode.limit.reason, str(episode.limit)
@@ -84,7 +102,7 @@ async def run_trial(
             case_id=case.id, domain=domain.name, trial=trial, seed=derive_seed("agent", seed),
             instruction=case.instruction, policy=domain.policy, identity=case.user.identity,
             boundary=boundary, user=simulator, max_steps=case.limits.max_steps,
-            max_cost=case.limits.max_cost, t0=t0,
+            max_cost=case.limits.max_cost, t0=t0, time_limit_s=case.limits.max_seconds,
         )
         t_agent = time.perf_counter()
         end_reason, error = await _drive(agent, episode, case.limits.max_seconds)

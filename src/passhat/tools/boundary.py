@@ -26,7 +26,8 @@ from pydantic import BaseModel, ValidationError
 
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
-from passhat.tools.faults import Fault, corrupt, timeout_message
+from passhat.tools.faults import Fault, FaultKind, corrupt, timeout_message
+from passhat.tools.jsondata import as_json_data
 
 CallStatus = Literal[
     "ok", "unknown_tool", "invalid_arguments", "not_allowed", "forbidden", "denied", "tool_error",
@@ -52,6 +53,8 @@ class ToolCall(BaseModel):
     """Error text the agent received, if any."""
     fault: str | None = None
     """The fault injected on this call, if any."""
+    fault_kind: FaultKind | None = None
+    """Its kind: over HTTP and MCP a ``timeout`` or ``drop_response`` really withholds the answer."""
     committed: bool = False
     """True when the tool ran to completion (for ``drop_response``, even though the agent never saw it)."""
     hidden_result: Any = None
@@ -97,8 +100,9 @@ class ToolBoundary:
         return next((f for f in self.faults if f.tool == name and f.applies_to(number)), None)
 
     async def call(self, name: str, arguments: Any) -> ToolCall:
-        """Run one call through the boundary and record it."""
+        """Run one call through the boundary and record it (arguments as JSON data: tools/jsondata.py)."""
         start = time.monotonic()
+        name, arguments = str(name), as_json_data(arguments)
         record = ToolCall(step=len(self.calls) + 1, tool=name, arguments=arguments, status="ok",
                           started_at=start - self._t0)
         try:
@@ -135,7 +139,7 @@ class ToolBoundary:
         fault = self._fault_for(rec.tool, self._per_tool[rec.tool])
         self.ctx.world.clock.tick()
         if fault is not None:
-            rec.fault = fault.describe()
+            rec.fault, rec.fault_kind = fault.describe(), fault.kind
             if fault.kind in ("timeout", "error"):
                 self.ctx.world.clock.advance(fault.seconds)
                 rec.status = "fault"
