@@ -201,9 +201,10 @@ def test_a_service_that_cannot_be_reached_is_an_infrastructure_error(run_suite: 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    recs = run_suite(notes_cases(), f"http://127.0.0.1:{port}/agent", trials=2)
-    assert [(r.outcome, r.attempt) for r in recs] == [("error", 2), ("error", 2)]
+    recs = run_suite(notes_cases(), f"http://127.0.0.1:{port}/agent", trials=6, concurrency=1)
+    assert [(r.outcome, r.attempt) for r in recs] == [("error", 2)] * 6
     assert "cannot be reached" in recs[0].error
+    assert "circuit open after 4 consecutive failed attempts" in recs[-1].error  # later trials fail at once
 
 
 # --- isolated Python agents: --isolate process ----------------------------------------------------------
