@@ -469,7 +469,7 @@ def test_a_domain_tool_named_like_the_user_tool_is_refused_not_shadowed(notes_do
     record = asyncio.run(run_trial(notes_case, clashing, agent, 0, 1))
     assert record.end_reason == "completed", record.error
     assert len(errors) == 2
-    assert all(f"'{USER_TOOL}'" in e and "rename the domain's tool" in e for e in errors)
+    assert all(f"domain 'notes': tool '{USER_TOOL}'" in e and "rename the domain's tool" in e for e in errors)
     assert record.calls == [] and len(record.messages) == 1  # neither tool ran
 
 
