@@ -195,6 +195,20 @@ def test_tool_errors_reach_the_boundary_are_recorded_and_come_back_as_errors(era
     assert record.diff == {}
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_a_call_past_the_step_limit_is_refused_with_the_reason_and_ends_the_trial(era: str) -> None:
+    results: list[mcp_types.CallToolResult] = []
+
+    async def body(t: Trial) -> None:
+        for _ in range(case("refund-4812").limits.max_steps + 1):
+            results.append(await t.session.call_tool("get_order", {"order_id": 4812}))
+
+    record = run("refund-4812", era, body)
+    assert [r.is_error for r in results] == [False] * (len(results) - 1) + [True]
+    assert text(results[-1]) == f"step limit reached: at most {len(results) - 1} tool calls"
+    assert record.end_reason == "step_limit" and len(record.calls) == len(results) - 1
+
+
 # --- planned faults: the answer is really withheld ---------------------------------------------------
 
 
