@@ -2,7 +2,8 @@
 
 Exit codes: 0 success (a run that completed, whatever the agent scored); 1 a gate FAIL, lint findings,
 a suite that differs from its snapshot or a calibration threshold missed; 2 bad input (a malformed
-case, an unknown agent, an unusable run folder, a file that cannot be written); 3 a gate INCONCLUSIVE.
+case, an unknown agent, an unusable run folder, a file that cannot be written); 3 a gate INCONCLUSIVE;
+4 an incomplete run (more than --max-error-rate of its trials ended in infrastructure errors).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from passhat.redaction import Redactor
 from passhat.report.terminal import print_summary
 from passhat.results import build_summary, tag_keys
 from passhat.runner import RunConfig, RunStore, TrialRecord, execute
+from passhat.runner.health import DEFAULT_MAX_ERROR_RATE, EXIT_INCOMPLETE, incomplete
+from passhat.runner.health import exit_code as health_exit_code
 from passhat.runner.sanity import noop_passes
 from passhat.suites.plan import plan_run, run_notes
 
@@ -72,7 +75,8 @@ class PasshatGroup(click.Group):
 
 
 @click.group(cls=PasshatGroup, epilog="Exit codes: 0 success; 1 gate FAIL, lint findings, suite differs from its snapshot, "
-             "calibration below a minimum; 2 bad input; 3 gate INCONCLUSIVE.")
+             "calibration below a minimum; 2 bad input; 3 gate INCONCLUSIVE; 4 incomplete run (too many "
+             "infrastructure errors).")
 @click.version_option(package_name="passhat")
 def main() -> None:
     """passhat — evaluate tool-using agents: sandboxed worlds, final-state grading, pass^k."""
@@ -122,6 +126,8 @@ def main() -> None:
 @click.option("--no-report", is_flag=True, help="Do not write RUN/report.html at the end.")
 @click.option("--otlp", metavar="URL", default=None,
               help="At the end, export every trial's trace to this OTLP/HTTP endpoint (needs passhat[otel]).")
+@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=DEFAULT_MAX_ERROR_RATE, show_default=True,
+              help="Exit 4 (incomplete) when more than this share of trials ended in infrastructure errors.")
 @model_options
 def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, out: Path | None,
         resume: bool, quiet: bool, by: tuple[str, ...], no_sanity: bool, no_redact: bool,
@@ -129,7 +135,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         junit: Path | None = None, summary_md: Path | None = None, no_report: bool = False,
         otlp: str | None = None, splits: tuple[str, ...] = (), tags: tuple[str, ...] = (),
         frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, isolate: str = "none",
-        **model_kw: Any) -> None:
+        max_error_rate: float = DEFAULT_MAX_ERROR_RATE, **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     if resume and out is None:
         _fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
@@ -198,6 +204,10 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     err.print(f"run folder: {out}", highlight=False)
     after_run(out, summary, html=not no_report, otlp=otlp)
     code = finish_run(out, summary, gated=registered_gate is not None, junit=junit, summary_md=summary_md, quiet=quiet)
+    problem = incomplete(summary, store.iter_records(), max_error_rate)
+    if problem is not None:
+        err.print(f"[red]incomplete run:[/red] {escape(problem)} (exit {EXIT_INCOMPLETE})", highlight=False)
+    code = health_exit_code(code, problem)
     if code:
         sys.exit(code)
 

@@ -96,8 +96,8 @@ async def _attempt(case: Case, cfg: RunConfig, trial: int) -> TrialRecord:
                                      cassette=cfg.cassette)
             record.attempt = attempt
             return record
-        except Exception:
-            failed = error_record(case, trial, seed, attempt, started)
+        except Exception as exc:
+            failed = error_record(case, trial, seed, attempt, started, exc)
     return failed
 
 

@@ -7,11 +7,13 @@ the harness or the world are infrastructure: the trial's outcome is ``error`` an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import traceback
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
+from passhat import outages
 from passhat.attribution import attribute
 from passhat.cases import Case
 from passhat.domain import Domain
@@ -49,10 +51,30 @@ async def _guarded(agent: AgentFn, episode: Episode) -> str | None:
         raise AgentCrashed(f"the agent raised CancelledError itself (nothing cancelled it)\n{traceback.format_exc()}") from None
 
 
+async def _within_limit(agent: AgentFn, episode: Episode, seconds: float) -> str | None:
+    """The agent's reply, or :class:`TimeoutError` at the time limit — unless the time went to a failing
+    or stalled model provider, which makes the trial an infrastructure error (passhat/outages.py)."""
+    with outages.watching(episode.deadline) as watch:
+        task = asyncio.ensure_future(_guarded(agent, episode))  # created inside: the task sees the watch
+        try:
+            await asyncio.wait({task}, timeout=seconds)
+        finally:
+            blame = None if task.done() else watch.blame()  # judged before cancelling unwinds the calls
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+    if blame is not None:
+        raise InfrastructureError(f"time limit of {seconds:g}s reached while {blame}")
+    if task.cancelled():
+        raise TimeoutError
+    return task.result()
+
+
 async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndReason, str | None]:
     """Run the agent under the time limit; returns how it ended and the traceback if it raised."""
     try:
-        reply = await asyncio.wait_for(_guarded(agent, episode), timeout=seconds)
+        reply = await _within_limit(agent, episode, seconds)
     except TimeoutError:
         return "time_limit", f"time limit: the agent did not finish within {seconds:g}s"
     except LimitExceeded as exc:
@@ -149,9 +171,10 @@ async def run_trial(
     )
 
 
-def error_record(case: Case, trial: int, seed: int, attempt: int, started: float) -> TrialRecord:
-    """The record of a trial the harness could not run (outcome ``error``), with the traceback."""
-    error = traceback.format_exc()
+def error_record(case: Case, trial: int, seed: int, attempt: int, started: float, exc: BaseException) -> TrialRecord:
+    """The record of a trial the harness could not run (outcome ``error``): what failed outside the agent
+    (a provider, a service, a port) in its own words, or the traceback of a harness bug."""
+    error = f"{type(exc).__name__}: {exc}" if isinstance(exc, InfrastructureError) else traceback.format_exc()
     return TrialRecord(
         case_id=case.id, trial=trial, seed=seed, outcome="error", end_reason="harness_error",
         attempt=attempt, error=error, failure=attribute(case, "error", [], [], [], "harness_error", error),
