@@ -98,7 +98,8 @@ def main() -> None:
               help="Trials per case.")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True,
               help="Trials in flight at once (agents waiting on a model cost nothing).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Run seed; trial seeds derive from it.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+              help="Run seed (≥ 0); trial seeds derive from it.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run folder (default: runs/SUITE-AGENT-TIMESTAMP).")
 @click.option("--resume", is_flag=True, help="Continue a killed run in --out without repeating trials.")
@@ -202,12 +203,13 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     for note in run_notes(summary, manifest):
         err.print(note, highlight=False)
     err.print(f"run folder: {out}", highlight=False)
-    after_run(out, summary, html=not no_report, otlp=otlp)
+    # the gate, gate.json, CI outputs and run health first: the report and export after them cannot change the exit code
     code = finish_run(out, summary, gated=registered_gate is not None, junit=junit, summary_md=summary_md, quiet=quiet)
     problem = incomplete(summary, store.iter_records(), max_error_rate)
     if problem is not None:
         err.print(f"[red]incomplete run:[/red] {escape(problem)} (exit {EXIT_INCOMPLETE})", highlight=False)
     code = health_exit_code(code, problem)
+    after_run(out, summary, html=not no_report, otlp=otlp)
     if code:
         sys.exit(code)
 
@@ -322,6 +324,29 @@ def cases_schema() -> None:
     from passhat.cases import Case
 
     click.echo(json.dumps(Case.model_json_schema(), indent=2))
+
+
+@main.group()
+def agents() -> None:
+    """The protocol for agents that run elsewhere (services, programs, isolated processes)."""
+
+
+@agents.command("protocol")
+def agents_protocol() -> None:
+    """Print the agent protocol reference (Markdown), generated from the models."""
+    from passhat.serve.protocol import protocol_reference
+
+    click.echo(protocol_reference(), nl=False)
+
+
+@agents.command("schema")
+def agents_schema() -> None:
+    """Print the JSON Schemas of the start message, the reply and a usage report."""
+    import json
+
+    from passhat.serve.protocol import protocol_schemas
+
+    click.echo(json.dumps(protocol_schemas(), indent=2))
 
 
 main.add_command(calibrate)

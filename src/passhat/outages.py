@@ -2,7 +2,7 @@
 
 A trial's time limit measures the agent. Time lost to infrastructure is not the agent's: failed model
 calls being retried, backoff between them, a stream that stopped mid-answer. Three rules keep the two
-apart (docs/design/006-outages.md):
+apart (docs/design/007-outages.md):
 
 1. Retries never outlast the trial: a retry that would not fit before the trial's deadline is not
    started; the call raises :class:`~passhat.errors.InfrastructureError` at once (outcome ``error``).

@@ -121,6 +121,14 @@ def test_a_program_agent_passes_with_its_reply_on_stdout_and_logs_on_stderr(run_
     assert rec.usage.input_tokens == 1000 and rec.usage.models == ["gpt-4o-mini"] and rec.usage.cost > 0
 
 
+def test_usage_from_the_agents_own_opentelemetry_spans_is_recorded(run_suite: Any, notes_cases: Any) -> None:
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="needs passhat[otel]")
+    rec = run_suite(notes_cases(), program("traced"))[0]
+    assert rec.outcome == "pass"
+    assert [(m.model, m.input_tokens, m.output_tokens) for m in rec.model_calls] == [("gpt-4o-mini", 1200, 80)]
+    assert rec.usage.cost > 0  # priced from the built-in table: cost per success works for this agent
+
+
 @pytest.mark.parametrize(("behaviour", "end_reason", "evidence"), [
     ("hang", "time_limit", "time limit"),
     ("spin", "time_limit", "time limit"),

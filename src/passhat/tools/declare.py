@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints
@@ -32,21 +31,16 @@ class Tool:
     external: bool = False
     tags: tuple[str, ...] = field(default=())
 
-    @property
-    def parameters(self) -> dict[str, Any]:
-        """JSON Schema of the arguments (an object schema, as model APIs expect); a fresh copy each time."""
-        return json.loads(self._parameters_json)
-
     @functools.cached_property
-    def _parameters_json(self) -> str:
-        # Generated once per tool: pydantic takes ~0.2 ms per schema, and every tool list (per trial on the
-        # tool server, per model call for model-driven agents) asks for all of them.
+    def parameters(self) -> dict[str, Any]:
+        """JSON Schema of the arguments (an object schema, as model APIs expect). Computed once: building
+        it costs about a millisecond per tool, and model agents send every tool's schema on every call."""
         schema = self.arguments.model_json_schema()
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():
             prop.pop("title", None)
         schema.setdefault("required", [])
-        return json.dumps(schema)
+        return schema
 
     def spec(self) -> dict[str, Any]:
         """A provider-neutral description: name, description, parameters, kind."""

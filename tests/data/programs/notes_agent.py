@@ -30,6 +30,8 @@ def main(behaviour):
         print("some chatter first")
         print(json.dumps({"reply": "added the note", "usage": {"model": "gpt-4o-mini", "input_tokens": 1000,
                                                                 "output_tokens": 200}}))
+    elif behaviour == "traced":
+        traced()
     elif behaviour == "hang":
         call("add_note", {"title": "call mom", "priority": 2})
         time.sleep(3600)
@@ -53,6 +55,28 @@ def main(behaviour):
         print("added")
     else:
         sys.exit(f"unknown behaviour {behaviour}")
+
+
+
+def traced():
+    """Reports its model call the way instrumented frameworks do: an OpenTelemetry GenAI span, exported
+    with the standard OTEL_EXPORTER_OTLP_TRACES_* variables passhat sets."""
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+    tracer = provider.get_tracer("notes-agent")
+    with tracer.start_as_current_span("chat gpt-4o-mini") as span:
+        span.set_attribute("gen_ai.operation.name", "chat")
+        span.set_attribute("gen_ai.request.model", "gpt-4o-mini")
+        span.set_attribute("gen_ai.usage.input_tokens", 1200)
+        span.set_attribute("gen_ai.usage.output_tokens", 80)
+    provider.shutdown()
+    call("add_note", {"title": "call mom", "priority": 2})
+    print("added the note")
 
 
 if __name__ == "__main__":
