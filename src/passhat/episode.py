@@ -7,6 +7,7 @@ which is how the harness sees every side effect and records a trajectory no agen
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from typing import Any, Literal, Protocol
 
@@ -207,7 +208,14 @@ class Episode:
         error: str | None = None,
     ) -> None:
         """Add one model call's usage (call it when the call ends). Exceeding the case's cost budget
-        raises :class:`LimitExceeded`."""
+        raises :class:`LimitExceeded`; a value that is not a finite number ≥ 0 raises ``ValueError`` (the
+        agent's bug, which must not make the run folder unreadable)."""
+        for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens), ("cost", cost),
+                            ("latency_s", latency_s), ("time_to_first_token_s", time_to_first_token_s)):
+            if value is None and name in ("latency_s", "time_to_first_token_s"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"report_usage: {name} must be a finite number ≥ 0, got {value!r}")
         now = self._elapsed()
         self.model_calls.append(ModelCall(
             model=model, input_tokens=input_tokens, output_tokens=output_tokens, cost=cost,

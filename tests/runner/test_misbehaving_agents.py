@@ -88,3 +88,34 @@ def test_a_second_run_on_the_same_folder_is_refused_while_the_first_writes(tmp_p
     assert sorted(keys) == [("add-note", t) for t in range(3)]  # three trials, none twice
     third = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=120, env=env)
     assert third.returncode == 0, third.stderr  # the lock went with the first run
+
+
+@pytest.mark.parametrize("cost", [float("nan"), float("inf"), -1.0])
+def test_an_agent_reporting_a_cost_that_is_not_a_number_fails_its_trial_and_the_run_stays_readable(
+        tmp_path: Path, cost: float) -> None:
+    import asyncio
+
+    from passhat.cases import load_suite
+    from passhat.runner import RunConfig, execute
+
+    async def agent(episode: Any) -> str:
+        await episode.call("add_note", {"title": "call mom", "priority": 2})
+        episode.report_usage(input_tokens=10, output_tokens=5, cost=cost, model="m")
+        return "added"
+
+    out = tmp_path / "run"
+    asyncio.run(execute(RunConfig(suite=load_suite(str(limited_cases(tmp_path))), agent=agent, agent_spec="nan",
+                                  trials=2, out=out)))
+    recs = RunStore(out).load()
+    assert [(r.outcome, r.end_reason) for r in recs] == [("fail", "agent_error")] * 2
+    assert "cost must be a finite number ≥ 0" in recs[0].error
+    build_summary(RunStore(out).iter_records(), RunStore(out).read_manifest())
+
+
+def test_a_negative_seed_is_refused_by_the_library_too(tmp_path: Path) -> None:
+    from passhat.cases import load_suite
+    from passhat.errors import RunError
+    from passhat.runner import RunConfig
+
+    with pytest.raises(RunError, match="seed must be ≥ 0, got -5"):
+        RunConfig(suite=load_suite(str(limited_cases(tmp_path))), agent=None, agent_spec="x", trials=1, seed=-5)  # type: ignore[arg-type]

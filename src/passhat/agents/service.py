@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from passhat.agents.external import ExternalAgent
 from passhat.errors import AgentCrashed, InfrastructureError, PasshatError
+from passhat.outages import CircuitBreaker
 from passhat.serve import AgentReply, TrialEndpoint
 
 CONNECT_TIMEOUT_S = 10.0
@@ -39,6 +40,8 @@ class ServiceAgent(ExternalAgent):
         super().__init__(**kw)
         self.url = url
         self._client: Any = None
+        self.breaker = CircuitBreaker(threshold=4)
+        """A service that keeps refusing connections fails the remaining trials at once (docs/design/007)."""
 
     def _http(self) -> Any:
         if self._client is None:
@@ -53,12 +56,16 @@ class ServiceAgent(ExternalAgent):
         start = endpoint.start()
         # the runner's time limit ends the wait; the read timeout only guards against a limit-less episode
         timeout = httpx2.Timeout(start.time_limit_s + 5, connect=min(CONNECT_TIMEOUT_S, start.time_limit_s))
+        self.breaker.check(f"agent service {self.url}")
         try:
             response = await self._http().post(self.url, json=start.model_dump(mode="json"), timeout=timeout)
         except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
+            self.breaker.failure(f"{type(exc).__name__}: {exc}")
             raise InfrastructureError(f"agent service {self.url} cannot be reached: {type(exc).__name__}: {exc}") from exc
         except httpx2.HTTPError as exc:
+            self.breaker.success()  # it answered, then failed: the agent's failure, not an outage
             raise AgentCrashed(f"agent service {self.url} failed mid-answer: {type(exc).__name__}: {exc}") from exc
+        self.breaker.success()
         text = response.text
         if response.status_code >= 400:
             raise AgentCrashed(f"agent service {self.url} answered HTTP {response.status_code}: {text[:EXCERPT]}")

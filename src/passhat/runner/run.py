@@ -52,6 +52,12 @@ class RunConfig:
     cassette: Cassette | None = None
     """Record (``--record``) or replay (``--replay``) the domain's external tools (tools/cassette.py)."""
 
+    def __post_init__(self) -> None:
+        if self.seed < 0:  # checked here too, for library users: the CLI's option refuses it already
+            raise RunError(f"seed must be ≥ 0, got {self.seed}")
+        if self.trials < 1 or self.concurrency < 1:
+            raise RunError(f"trials and concurrency must be ≥ 1, got {self.trials} and {self.concurrency}")
+
 
 def build_manifest(cfg: RunConfig) -> dict[str, Any]:
     suite = cfg.suite

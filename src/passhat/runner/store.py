@@ -120,7 +120,8 @@ class RunStore:
         if self._fh is None:
             raise RunError("run store is not open for appending")
         data = self.redactor.value(record.model_dump(mode="json"))
-        line = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        # allow_nan=False: NaN is not JSON; a record that holds one must fail here, loudly, not make the file unreadable
+        line = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8") + b"\n"
         self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())

@@ -61,7 +61,6 @@ def main(behaviour):
 def traced():
     """Reports its model call the way instrumented frameworks do: an OpenTelemetry GenAI span, exported
     with the standard OTEL_EXPORTER_OTLP_TRACES_* variables passhat sets."""
-    from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
