@@ -54,7 +54,8 @@ async def connect(url: str, token: str | None, era: str) -> AsyncIterator[Client
     """An initialized MCP client session on ``url``, sending ``token`` as the bearer token."""
     headers = {"authorization": f"Bearer {token}"} if token is not None else {}
     async with contextlib.AsyncExitStack() as stack:
-        http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers))
+        # verify=False: plain http on 127.0.0.1, and loading the CA bundle costs ~30 ms per client
+        http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, verify=False))
         transport = streamable_http_client(url, http_client=http)
         if era == "handshake":
             session = await stack.enter_async_context(ClientSession(*await stack.enter_async_context(transport)))
@@ -192,6 +193,20 @@ def test_tool_errors_reach_the_boundary_are_recorded_and_come_back_as_errors(era
         assert (call.tool, call.arguments) == (name, arguments)
     assert "order_id" in text(results[1]) and "note" in text(results[1])
     assert record.diff == {}
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_call_past_the_step_limit_is_refused_with_the_reason_and_ends_the_trial(era: str) -> None:
+    results: list[mcp_types.CallToolResult] = []
+
+    async def body(t: Trial) -> None:
+        for _ in range(case("refund-4812").limits.max_steps + 1):
+            results.append(await t.session.call_tool("get_order", {"order_id": 4812}))
+
+    record = run("refund-4812", era, body)
+    assert [r.is_error for r in results] == [False] * (len(results) - 1) + [True]
+    assert text(results[-1]) == f"step limit reached: at most {len(results) - 1} tool calls"
+    assert record.end_reason == "step_limit" and len(record.calls) == len(results) - 1
 
 
 # --- planned faults: the answer is really withheld ---------------------------------------------------
@@ -362,7 +377,7 @@ def test_no_token_or_another_trials_token_is_refused_and_nothing_reaches_that_tr
 
             async def a(t: Trial) -> None:
                 b = await b_started
-                async with httpx2.AsyncClient() as http:
+                async with httpx2.AsyncClient(verify=False) as http:
                     for token in (None, t.start.token):
                         auth = {"authorization": f"Bearer {token}"} if token else {}
                         for headers in (handshake, modern):
@@ -399,6 +414,11 @@ def test_no_token_or_another_trials_token_is_refused_and_nothing_reaches_that_tr
 # --- the OpenAI Agents SDK's MCP client --------------------------------------------------------------
 
 
+def local_http_client(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> httpx2.AsyncClient:
+    """The Agents SDK's HTTP client factory, without the CA bundle that plain http on 127.0.0.1 never uses."""
+    return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, verify=False)
+
+
 def test_the_openai_agents_sdk_lists_and_calls_tools() -> None:
     agents_mcp = pytest.importorskip("agents.mcp")
     seen: dict[str, Any] = {}
@@ -407,7 +427,8 @@ def test_the_openai_agents_sdk_lists_and_calls_tools() -> None:
         async with ToolServer() as server, server.trial(episode) as endpoint:
             start = endpoint.start()
             mcp_server = agents_mcp.MCPServerStreamableHttp(
-                {"url": start.mcp_url, "headers": {"Authorization": f"Bearer {start.token}"}},
+                {"url": start.mcp_url, "headers": {"Authorization": f"Bearer {start.token}"},
+                 "httpx_client_factory": local_http_client},
                 client_session_timeout_seconds=GIVE_UP_S)
             async with mcp_server:
                 seen["tools"] = [tool.name for tool in await mcp_server.list_tools()]
@@ -462,7 +483,7 @@ def test_a_domain_tool_named_like_the_user_tool_is_refused_not_shadowed(notes_do
     record = asyncio.run(run_trial(notes_case, clashing, agent, 0, 1))
     assert record.end_reason == "completed", record.error
     assert len(errors) == 2
-    assert all(f"'{USER_TOOL}'" in e and "rename the domain's tool" in e for e in errors)
+    assert all(f"domain 'notes': tool '{USER_TOOL}'" in e and "rename the domain's tool" in e for e in errors)
     assert record.calls == [] and len(record.messages) == 1  # neither tool ran
 
 

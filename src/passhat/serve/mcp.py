@@ -12,12 +12,12 @@ scope, so a request reaches only the world of the trial whose token it carries.
   → record). The SDK's low-level server does not check arguments against the schema, so unknown tools
   and invalid arguments reach the boundary, are recorded, and come back as ``isError`` results.
 - A planned ``timeout`` or ``drop_response`` sends nothing: the request hangs until the client gives up
-  (closes the connection, or cancels the request) or the trial ends.
+  (closes the request's connection) or the trial ends.
 
 Stateless streamable HTTP with JSON responses: nothing outlives a request, so there is no session to
 expire or to clean up when a trial ends (a stateful session would outlive its trial: its closing DELETE
 arrives after the router has already refused the trial's URL), no SSE stream per client, and per call
-it was as fast as the stateful modes. Both eras of the protocol are served: the ``initialize`` handshake
+it measured within noise of the stateful modes. Both eras of the protocol are served: the ``initialize`` handshake
 (``ClientSession``) and the 2026-07-28 per-request envelope (``mcp.Client`` in its default ``auto``
 mode, which the OpenAI Agents SDK uses).
 """
@@ -69,17 +69,17 @@ def user_tool() -> types.Tool:
     )
 
 
-def check_names(names: list[str]) -> None:
+def check_names(domain: str, names: list[str]) -> None:
     """Raise :class:`DomainError` when a domain tool is called ``send_message_to_user``: one of the two
     would silently shadow the other."""
     if USER_TOOL in names:
-        raise DomainError(f"tool {USER_TOOL!r}: over MCP this name is the message to the simulated user; "
-                          "rename the domain's tool")
+        raise DomainError(f"domain {domain!r}: tool {USER_TOOL!r}: over MCP this name is the message to the "
+                          "simulated user; rename the domain's tool")
 
 
-def mcp_tools(specs: list[dict[str, Any]]) -> list[types.Tool]:
+def mcp_tools(domain: str, specs: list[dict[str, Any]]) -> list[types.Tool]:
     """The MCP tool list for a trial's tool specs, ``send_message_to_user`` last."""
-    check_names([spec["name"] for spec in specs])
+    check_names(domain, [spec["name"] for spec in specs])
     tools = [
         types.Tool(name=spec["name"], description=spec["description"] or None, input_schema=spec["parameters"],
                    annotations=types.ToolAnnotations(read_only_hint=spec["kind"] == "read"))
@@ -167,7 +167,8 @@ class McpBridge:
 
     async def _list_tools(self, ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         try:
-            return types.ListToolsResult(tools=mcp_tools(_endpoint(ctx).tool_specs()))
+            endpoint = _endpoint(ctx)
+            return types.ListToolsResult(tools=mcp_tools(endpoint.episode.domain, endpoint.tool_specs()))
         except DomainError as exc:
             raise MCPError(code=types.INTERNAL_ERROR, message=f"passhat: {exc}") from exc
 
@@ -192,7 +193,7 @@ class McpBridge:
 
     async def _say(self, endpoint: TrialEndpoint, arguments: dict[str, Any] | None) -> types.CallToolResult:
         try:
-            check_names([tool.name for tool in endpoint.episode.tools])
+            check_names(endpoint.episode.domain, [tool.name for tool in endpoint.episode.tools])
         except DomainError as exc:
             raise MCPError(code=types.INTERNAL_ERROR, message=f"passhat: {exc}") from exc
         text = (arguments or {}).get("text")
