@@ -116,7 +116,7 @@ def test_a_request_without_this_trials_token_is_refused_and_recorded_nowhere(tmp
             await server.close()
 
     rec_a, rec_b = asyncio.run(go())
-    assert seen["statuses"] == [401, 401, 401, 401, 401] and seen["refused"] == 5
+    assert seen["statuses"] == [401, 401, 401, 401, 401] and seen["refused"] == 6
     assert seen["mcp"] == (401, {"jsonrpc": "2.0", "id": None,  # a JSON-RPC error an MCP client can show
                                  "error": {"code": -32600, "message": "missing or wrong bearer token for this trial"}})
     assert rec_a.calls == [] and rec_b.calls == [] and rec_b.diff == {} and rec_a.diff == {}
