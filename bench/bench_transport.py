@@ -7,8 +7,9 @@ real runner path:
 - in-process: ``await episode.call(...)``;
 - HTTP: ``--agent http://…/http`` — an agent service in its own process (bench/transport_agent.py)
   that GETs the tool list and POSTs the six calls over keep-alive;
-- MCP: ``--agent http://…/mcp`` — the same service, using the official MCP client (initialize,
-  list_tools, six call_tool) on the trial's MCP URL.
+- MCP: ``--agent http://…/mcp`` — the same service, using the official MCP client's ``initialize``
+  handshake (``ClientSession``), list_tools and six call_tool on the trial's MCP URL; ``…/mcp-2026``:
+  ``mcp.Client`` in its default mode (the 2026-07-28 envelope, as the OpenAI Agents SDK uses it).
 
 Printed per trial (medians): the harness's CPU time (this process: the tool server, the POST to the
 agent, the trial itself — what passhat adds, independent of machine load) and the wall time end to end
@@ -101,14 +102,14 @@ def main() -> None:
     try:
         import passhat.serve.mcp  # noqa: F401
 
-        modes.append("mcp")
+        modes += ["mcp", "mcp-2026"]
     except ImportError:
         print("MCP: skipped (pip install 'passhat[mcp]')")
     with agent_service() as url:
         for mode in modes:
             wall, cpu = asyncio.run(measure(ServiceAgent(f"{url}/{mode}"), args.trials))
             verdict = "within" if cpu - base_cpu <= 5 else "OVER"
-            print(f"{mode.upper():<11} {cpu:>15.2f} {cpu - base_cpu:>7.2f} {wall:>8.2f} {wall - base_wall:>7.2f} "
+            print(f"{mode.upper():<11.11} {cpu:>15.2f} {cpu - base_cpu:>7.2f} {wall:>8.2f} {wall - base_wall:>7.2f} "
                   f"{wall / base_wall:>6.1f}   harness: {verdict} the 5 ms goal")
 
     spawn_wall, _ = asyncio.run(measure(CommandAgent([sys.executable, "-c", "print('done')"]), 10, expected_calls=0))

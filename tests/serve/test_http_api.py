@@ -102,6 +102,9 @@ def test_a_request_without_this_trials_token_is_refused_and_recorded_nowhere(tmp
                 (await http.get(f"{server.base_url}/trials/nonexistent/tools",
                                 headers={"authorization": f"Bearer {ep.token}"})).status_code,
             ]
+            over_mcp = await http.post(f"{ep.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                       headers={"authorization": f"Bearer {seen['a'].token}"})
+            seen["mcp"] = (over_mcp.status_code, over_mcp.json())
             seen["statuses"], seen["refused"] = statuses, server.router.refused
         b_done.set()
         return ""
@@ -113,7 +116,9 @@ def test_a_request_without_this_trials_token_is_refused_and_recorded_nowhere(tmp
             await server.close()
 
     rec_a, rec_b = asyncio.run(go())
-    assert seen["statuses"] == [401, 401, 401, 401, 401] and seen["refused"] == 5
+    assert seen["statuses"] == [401, 401, 401, 401, 401] and seen["refused"] == 6
+    assert seen["mcp"] == (401, {"jsonrpc": "2.0", "id": None,  # a JSON-RPC error an MCP client can show
+                                 "error": {"code": -32600, "message": "missing or wrong bearer token for this trial"}})
     assert rec_a.calls == [] and rec_b.calls == [] and rec_b.diff == {} and rec_a.diff == {}
 
 

@@ -121,8 +121,11 @@ class TrialRouter:
                 await send_json(send, 410, {"error": "the trial is over; no more calls are accepted"})
                 return
             self.refused += 1
-            await send_json(send, 401, {"error": "missing or wrong bearer token for this trial"},
-                            [(b"www-authenticate", b"Bearer")])
+            message = "missing or wrong bearer token for this trial"
+            # over MCP, a JSON-RPC error body is what clients show their users (-32600: invalid request)
+            body = ({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+                    if rest[:1] == ["mcp"] else {"error": message})
+            await send_json(send, 401, body, [(b"www-authenticate", b"Bearer")])
             return
         endpoint.requests += 1
         try:
