@@ -14,7 +14,7 @@ a service of your own::
         return {"reply": reply}
 
 A planned timeout or lost response really withholds the answer; ``call`` gives up after ``tool_timeout_s``
-and returns a timeout error, as a production client would.
+(the start message's suggestion) and returns a timeout error, as a production client would.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from typing import Any
 from passhat.episode import ToolResult
 from passhat.serve.protocol import TrialStart
 
-TOOL_TIMEOUT_ENV = "PASSHAT_TOOL_TIMEOUT_S"
 START_ENV = "PASSHAT_START"
 """The whole start message as JSON (``cmd:`` agents also get each field as ``PASSHAT_<FIELD>``)."""
 
@@ -77,10 +76,9 @@ class RemoteEpisode:
         s = self.start
         self.case_id, self.trial, self.seed, self.domain = s.case_id, s.trial, s.seed, s.domain
         self.instruction, self.policy, self.identity = s.instruction, s.policy, s.identity
-        env_timeout = os.environ.get(TOOL_TIMEOUT_ENV)
-        self.tool_timeout_s = tool_timeout_s if tool_timeout_s is not None else (
-            float(env_timeout) if env_timeout else min(30.0, max(1.0, s.time_limit_s / 4)))
-        """How long a tool call may go unanswered before the client gives up (a production client's timeout)."""
+        self.tool_timeout_s = tool_timeout_s if tool_timeout_s is not None else s.tool_timeout_s
+        """How long a tool call may go unanswered before the client gives up (a production client's timeout);
+        by default what the start message suggests."""
         self.replies: list[str] = []
         self.user_left = False
         self._http = httpx2.AsyncClient(headers={"authorization": f"Bearer {s.token}"},
@@ -150,7 +148,9 @@ class RemoteEpisode:
         self.replies.append(text)
         if self.user_left:
             return None
-        data = self._json(await self._http.post(self.start.user_url, json={"text": text}, timeout=None))
+        data = self._json(await self._http.post(self.start.user_url, json={"text": text}, timeout=None), allow=(200, 409))
+        if data.get("limit"):
+            raise TrialOver(data.get("error") or data["limit"])
         answer = data.get("reply")
         if answer is None:
             self.user_left = True

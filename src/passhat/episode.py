@@ -75,6 +75,8 @@ class ToolResult(BaseModel):
     withheld: bool = False
     """No answer came back (a planned ``timeout`` or ``drop_response``): in-process the agent gets the
     timeout text at once; over HTTP and MCP the request really hangs until the client gives up."""
+    step: int | None = None
+    """The call's position in the trial (its ``ToolCall.step``)."""
 
     def text(self) -> str:
         """A compact text form for feeding back to a model."""
@@ -177,7 +179,14 @@ class Episode:
             raise self._stop("step_limit", f"step limit reached: at most {self._max_steps} tool calls")
         rec = await self._boundary.call(name, {} if arguments is None else arguments)
         withheld = rec.status == "fault" and rec.fault_kind in ("timeout", "drop_response")
-        return ToolResult(ok=rec.ok, content=rec.result, error=rec.error, withheld=withheld)
+        return ToolResult(ok=rec.ok, content=rec.result, error=rec.error, withheld=withheld, step=rec.step)
+
+    def abandon(self, step: int) -> None:
+        """Record that the agent's client gave up on call ``step`` before its answer was sent (transports
+        call this; the trajectory then shows the agent never saw that answer)."""
+        for rec in self._boundary.calls:
+            if rec.step == step:
+                rec.abandoned = True
 
     async def say(self, text: str) -> str | None:
         """Send a message to the user and get their answer (``None`` when the user has left)."""

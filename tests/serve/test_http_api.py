@@ -259,3 +259,32 @@ def test_requests_after_the_trial_are_refused_with_410(tmp_path: Path) -> None:
             await server.close()
 
     assert asyncio.run(go()) == 410
+
+
+def test_a_call_the_client_gave_up_on_is_recorded_as_abandoned(tmp_path: Path) -> None:
+    """A real (unplanned) slow answer the agent stopped waiting for: the record explains the retry after it."""
+    case, domain = notes_case(tmp_path, "faults: [{tool: add_note, kind: latency, seconds: 0.5}]\n")
+
+    async def body(ep: TrialEndpoint, http: httpx2.AsyncClient) -> str:
+        with pytest.raises(httpx2.ReadTimeout):
+            await http.post(f"{ep.url}/tools/add_note", json={"title": "call mom", "priority": 2}, timeout=0.1)
+        await asyncio.sleep(0.6)  # the call completes after the client has gone
+        await http.post(f"{ep.url}/tools/list_notes", json={})
+        return "added"
+
+    rec = run(case, domain, body)
+    assert [(c.tool, c.status, c.committed, c.abandoned) for c in rec.calls] == [
+        ("add_note", "ok", True, True), ("list_notes", "ok", True, False)]
+
+
+def test_the_start_message_suggests_a_client_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from passhat.errors import PasshatError
+    from passhat.serve.endpoint import tool_timeout
+
+    monkeypatch.delenv("PASSHAT_TOOL_TIMEOUT_S", raising=False)
+    assert [tool_timeout(limit) for limit in (2, 60, 600)] == [1.0, 15.0, 30.0]
+    monkeypatch.setenv("PASSHAT_TOOL_TIMEOUT_S", "0.25")
+    assert tool_timeout(60) == 0.25
+    monkeypatch.setenv("PASSHAT_TOOL_TIMEOUT_S", "soon")
+    with pytest.raises(PasshatError, match="PASSHAT_TOOL_TIMEOUT_S='soon': expected a number of seconds > 0"):
+        tool_timeout(60)

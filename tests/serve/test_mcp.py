@@ -189,7 +189,7 @@ def test_tool_errors_reach_the_boundary_are_recorded_and_come_back_as_errors(era
     assert [c.status for c in record.calls] == ["unknown_tool", "invalid_arguments", "forbidden", "denied"]
     for result, call, (name, arguments) in zip(results, record.calls, calls, strict=True):
         assert result.is_error
-        assert text(result) == call.error
+        assert text(result) == f"ERROR: {call.error}"  # what an in-process model reads, ToolResult.text()
         assert (call.tool, call.arguments) == (name, arguments)
     assert "order_id" in text(results[1]) and "note" in text(results[1])
     assert record.diff == {}
@@ -205,7 +205,7 @@ def test_a_call_past_the_step_limit_is_refused_with_the_reason_and_ends_the_tria
 
     record = run("refund-4812", era, body)
     assert [r.is_error for r in results] == [False] * (len(results) - 1) + [True]
-    assert text(results[-1]) == f"step limit reached: at most {len(results) - 1} tool calls"
+    assert text(results[-1]) == f"ERROR: step limit reached: at most {len(results) - 1} tool calls"
     assert record.end_reason == "step_limit" and len(record.calls) == len(results) - 1
 
 
@@ -324,12 +324,15 @@ class McpEpisode:
             assert exc.code == mcp_types.REQUEST_TIMEOUT
             return ToolResult(ok=False, error=f"timeout: {name} did not answer")
         if result.is_error:
-            return ToolResult(ok=False, error=text(result))
+            return ToolResult(ok=False, error=text(result).removeprefix("ERROR: "))
         return ToolResult(ok=True, content=json.loads(text(result)))
 
     async def say(self, message: str) -> str | None:
-        reply = text(await self.session.call_tool(USER_TOOL, {"text": message}))
-        return None if reply == USER_LEFT else reply
+        answer = await self.session.call_tool(USER_TOOL, {"text": message})
+        assert answer.structured_content is not None
+        reply = answer.structured_content["reply"]  # null once the user has left, as over plain HTTP
+        assert text(answer) == (USER_LEFT if reply is None else reply)
+        return reply  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize(("case_id", "style"), [

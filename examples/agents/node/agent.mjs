@@ -20,8 +20,8 @@ const auth = { authorization: `Bearer ${start.token}` };
 const model = process.env.OPENAI_MODEL ?? "gpt-4o-mini";
 const baseUrl = (process.env.OPENAI_BASE_URL ?? "https://api.openai.com/v1").replace(/\/$/, "");
 // How long a tool may go unanswered: a production client gives up at some point, and passhat's planned
-// timeouts and lost responses really withhold the answer, so this is what decides how long they cost.
-const toolTimeoutS = Number(process.env.PASSHAT_TOOL_TIMEOUT_S ?? Math.min(30, Math.max(1, start.time_limit_s / 4)));
+// timeouts and lost responses really withhold the answer; the start message suggests how long to wait.
+const toolTimeoutS = Number(start.tool_timeout_s);
 
 class TrialOver extends Error {}
 

@@ -66,9 +66,8 @@ def main() -> None:
     start = json.loads(os.environ["PASSHAT_START"])
     set_tracing_disabled(True)  # no trace upload: the run stays offline
     client = AsyncOpenAI(base_url=os.environ.get("OPENAI_BASE_URL"), api_key=os.environ.get("OPENAI_API_KEY") or "none")
-    timeout = float(os.environ.get("PASSHAT_TOOL_TIMEOUT_S") or min(30.0, max(1.0, start["time_limit_s"] / 4)))
     answer = asyncio.run(run_trial(start, model=os.environ.get("OPENAI_MODEL", "gpt-4o-mini"), client=client,
-                                   tool_timeout_s=timeout))
+                                   tool_timeout_s=start["tool_timeout_s"]))  # the start message's suggestion
     print(json.dumps(answer))
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from passhat.episode import Episode
 from passhat.serve import AgentReply, ToolServer, TrialEndpoint
-from passhat.serve.endpoint import PriceLookup
+from passhat.serve.endpoint import PriceLookup, tool_timeout
 
 
 class ExternalAgent:
@@ -24,6 +24,7 @@ class ExternalAgent:
     kind = "external"
 
     def __init__(self, *, server: ToolServer | None = None, prices: PriceLookup | None = None) -> None:
+        tool_timeout(1.0)  # a bad $PASSHAT_TOOL_TIMEOUT_S is bad input now, not an error in every trial
         self.server = server or ToolServer(prices=prices)
 
     async def run(self, endpoint: TrialEndpoint) -> AgentReply:

@@ -11,6 +11,7 @@ reaches an episode, so nothing is recorded. Routes (relative to ``/trials/{id}``
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -171,12 +172,16 @@ async def _call(endpoint: TrialEndpoint, name: str, receive: Receive, send: Send
     if endpoint.ended.is_set():
         await send_json(send, 410, {"error": "the trial is over; no more calls are accepted"})
         return
-    answer = await endpoint.call(name, arguments)
-    if answer.withheld:
-        await endpoint.hold(wait_disconnect(receive))
-        await send_json(send, 504, {"error": "no response (the trial ended while the call was pending)"})
-        return
-    await send_json(send, 409 if answer.limit else 200, answer.body())
+    gone = asyncio.ensure_future(wait_disconnect(receive))
+    try:
+        answer = await endpoint.call(name, arguments, client_gone=gone)
+        if answer.withheld:
+            await endpoint.hold(gone)
+            await send_json(send, 504, {"error": "no response (the trial ended while the call was pending)"})
+        elif not answer.abandoned:
+            await send_json(send, 409 if answer.limit else 200, answer.body())
+    finally:
+        gone.cancel()
 
 
 async def _say(endpoint: TrialEndpoint, receive: Receive, send: Send) -> None:

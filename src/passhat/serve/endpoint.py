@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import math
+import os
 import secrets
 import time
 from collections.abc import Awaitable
@@ -18,7 +20,25 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from passhat.episode import Episode, LimitExceeded
+from passhat.errors import PasshatError
 from passhat.serve.protocol import ReportedUsage, TrialStart
+
+TOOL_TIMEOUT_ENV = "PASSHAT_TOOL_TIMEOUT_S"
+
+
+def tool_timeout(time_limit_s: float) -> float:
+    """The client timeout passhat suggests per tool call: ``$PASSHAT_TOOL_TIMEOUT_S`` when set, else a quarter
+    of the time limit, between 1 and 30 seconds (a planned timeout costs the agent this much real time)."""
+    configured = os.environ.get(TOOL_TIMEOUT_ENV)
+    if configured:
+        try:
+            value = float(configured)
+        except ValueError:
+            value = float("nan")
+        if not (math.isfinite(value) and value > 0):
+            raise PasshatError(f"{TOOL_TIMEOUT_ENV}={configured!r}: expected a number of seconds > 0")
+        return value
+    return min(30.0, max(1.0, time_limit_s / 4))
 
 
 class PriceLookup(Protocol):
@@ -38,6 +58,8 @@ class CallAnswer:
     """A planned timeout or lost response: send nothing (hold the request) instead."""
     limit: str | None = None
     """The trial's budget ran out (e.g. ``step_limit``): the call was refused and the trial is ending."""
+    abandoned: bool = False
+    """The client went away while the call ran: there is nobody to answer (the record says so)."""
 
     def body(self) -> dict[str, Any]:
         """The JSON answer of the plain HTTP tool API."""
@@ -78,18 +100,24 @@ class TrialEndpoint:
             user_url=f"{self.url}/user", usage_url=f"{self.url}/usage", mcp_url=f"{self.url}/mcp" if self.mcp else None,
             otlp_url=f"{self.url}/otlp", token=self.token,
             deadline=time.time() + (remaining if remaining is not None else limit), time_limit_s=limit,
+            tool_timeout_s=tool_timeout(limit),
         )
 
     def tool_specs(self) -> list[dict[str, Any]]:
         return self.episode.tool_specs()
 
-    async def call(self, name: str, arguments: Any) -> CallAnswer:
-        """Call a tool through the episode (recorded like any in-process call)."""
+    async def call(self, name: str, arguments: Any, client_gone: asyncio.Future[Any] | None = None) -> CallAnswer:
+        """Call a tool through the episode (recorded like any in-process call). ``client_gone`` completes when
+        the client closes the request: if it did so while the call ran, the record is marked abandoned."""
         try:
             result = await self.episode.call(name, arguments)
         except LimitExceeded as exc:
             return CallAnswer(ok=False, error=str(exc), limit=exc.reason)
-        return CallAnswer(ok=result.ok, result=result.content, error=result.error, withheld=result.withheld)
+        abandoned = client_gone is not None and client_gone.done() and not result.withheld
+        if abandoned and result.step is not None:
+            self.episode.abandon(result.step)
+        return CallAnswer(ok=result.ok, result=result.content, error=result.error, withheld=result.withheld,
+                          abandoned=abandoned)
 
     async def say(self, text: str) -> str | None:
         """Send a message to the simulated user; ``None`` when the user has left."""
@@ -118,4 +146,4 @@ class TrialEndpoint:
                 task.cancel()
 
 
-__all__ = ["CallAnswer", "PriceLookup", "TrialEndpoint"]
+__all__ = ["TOOL_TIMEOUT_ENV", "CallAnswer", "PriceLookup", "TrialEndpoint", "tool_timeout"]

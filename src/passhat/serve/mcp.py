@@ -93,11 +93,12 @@ def text_result(text: str, *, error: bool = False) -> types.CallToolResult:
 
 
 def call_result(answer: CallAnswer) -> types.CallToolResult:
-    """A boundary answer as an MCP tool result: the result as JSON text (the same text an in-process agent's
-    ``ToolResult.text()`` gives) and, when it is an object, as ``structuredContent``; or ``isError`` with
-    the error text the boundary recorded."""
+    """A boundary answer as an MCP tool result: the result as JSON text and, when it is an object, as
+    ``structuredContent``; or ``isError`` with ``ERROR: `` and the error the boundary recorded. Both texts
+    are what an in-process model agent's ``ToolResult.text()`` gives, so a model reads the same whatever the
+    transport — frameworks that drop the ``isError`` flag (the OpenAI Agents SDK does) included."""
     if not answer.ok:
-        return text_result(answer.error or "error", error=True)
+        return text_result(f"ERROR: {answer.error or 'error'}", error=True)
     text = json.dumps(answer.result, ensure_ascii=False, default=str)
     structured = answer.result if isinstance(answer.result, dict) else None
     return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
@@ -178,18 +179,22 @@ class McpBridge:
             return text_result("the trial is over; no more calls are accepted", error=True)
         if params.name == USER_TOOL:
             return await self._say(endpoint, params.arguments)
-        # Shielded: a client that cancels mid-call must not cut a write, or the boundary's record of it, in
-        # half (over plain HTTP a client that goes away does not stop the call either).
-        with anyio.CancelScope(shield=True):
-            answer = await endpoint.call(params.name, params.arguments)
-        if not answer.withheld:
-            return call_result(answer)
-        self.held += 1
+        gone = asyncio.ensure_future(_client_gone(ctx))  # a client that gives up mid-call: the record says so
         try:
-            await endpoint.hold(_client_gone(ctx))
+            # Shielded: a client that cancels mid-call must not cut a write, or the boundary's record of it, in
+            # half (over plain HTTP a client that goes away does not stop the call either).
+            with anyio.CancelScope(shield=True):
+                answer = await endpoint.call(params.name, params.arguments, client_gone=gone)
+            if not answer.withheld:
+                return call_result(answer)
+            self.held += 1
+            try:
+                await endpoint.hold(gone)
+            finally:
+                self.held -= 1
+            return text_result(TRIAL_OVER, error=True)
         finally:
-            self.held -= 1
-        return text_result(TRIAL_OVER, error=True)
+            gone.cancel()
 
     async def _say(self, endpoint: TrialEndpoint, arguments: dict[str, Any] | None) -> types.CallToolResult:
         try:
@@ -202,8 +207,10 @@ class McpBridge:
         try:
             reply = await endpoint.say(text)
         except LimitExceeded as exc:
-            return text_result(str(exc), error=True)
-        return text_result(USER_LEFT if reply is None else reply)
+            return text_result(f"ERROR: {exc}", error=True)
+        # the text for models; `{"reply": null}` for programs, as over plain HTTP, so "left" is a signal too
+        return types.CallToolResult(content=[types.TextContent(text=USER_LEFT if reply is None else reply)],
+                                    structured_content={"reply": reply})
 
 
 async def _client_gone(ctx: Context) -> None:

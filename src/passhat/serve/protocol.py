@@ -63,6 +63,10 @@ class TrialStart(BaseModel):
     """When the trial's time runs out, as Unix time in seconds; the agent is stopped then."""
     time_limit_s: float
     """The case's time limit in seconds."""
+    tool_timeout_s: float
+    """How long to wait for a tool's answer before treating the call as timed out (it may or may not have
+    happened). A planned timeout or lost response withholds the answer, so this is what one costs the agent.
+    passhat's own clients use it; a quarter of the time limit (1–30 s), or ``$PASSHAT_TOOL_TIMEOUT_S``."""
 
 
 class ReportedUsage(BaseModel):

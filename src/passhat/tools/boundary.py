@@ -57,6 +57,9 @@ class ToolCall(BaseModel):
     """Its kind: over HTTP and MCP a ``timeout`` or ``drop_response`` really withholds the answer."""
     committed: bool = False
     """True when the tool ran to completion (for ``drop_response``, even though the agent never saw it)."""
+    abandoned: bool = False
+    """The agent's client gave up (closed the request) before the answer was sent: the agent never saw it.
+    Only agents that run elsewhere can do this; it explains, say, a retry of a write that had succeeded."""
     hidden_result: Any = None
     """The real result when a fault hid or changed it."""
     started_at: float = 0.0
