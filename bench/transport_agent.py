@@ -61,7 +61,11 @@ async def over_mcp_2026(start: dict[str, Any]) -> None:
             await connected.session.call_tool(name, args)
 
 
-MODES = {"/http": over_http, "/mcp": over_mcp, "/mcp-2026": over_mcp_2026}
+async def nothing(start: dict[str, Any]) -> None:
+    """No tool calls: what starting an external trial costs by itself."""
+
+
+MODES = {"/http": over_http, "/mcp": over_mcp, "/mcp-2026": over_mcp_2026, "/nothing": nothing}
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:

@@ -2,7 +2,8 @@
 
 It runs on the runner's event loop (uvicorn's HTTP protocol on a socket passhat binds itself, so a port
 that cannot be bound is an infrastructure error, not a process exit), listens on 127.0.0.1 only, and is
-shared by every trial of the run: opening a trial costs a dict entry and two random tokens.
+shared by every trial of the run: opening a trial costs a dict entry and two random tokens. uvicorn
+parses HTTP with httptools (a dependency: it halves the server's CPU per request against h11).
 """
 
 from __future__ import annotations
