@@ -3,7 +3,8 @@
 Builds a retail-like domain (customers, products, orders, order items) at two sizes — about 1,500
 rows / 3 MB (τ-bench retail scale) and 100× that — runs the same scripted agent (3 reads, 2 writes)
 through the real runner path, and prints the median milliseconds of each phase and the ratio between
-sizes. Run: ``python bench/bench_overhead.py [--trials N]``.
+sizes. It also prints the cost of one tool call through the boundary and, within it, of the savepoint
+that makes each call atomic. Run: ``python bench/bench_overhead.py [--trials N]``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import time
 from passhat.cases import Case
 from passhat.domain import Domain
 from passhat.runner.trial import run_trial
-from passhat.tools import ToolContext, tool
+from passhat.tools import ToolBoundary, ToolContext, tool
+from passhat.tools.boundary import CALL_SAVEPOINT
+from passhat.world import World
 
 SCHEMA = """
 CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, email TEXT, address TEXT, notes TEXT);
@@ -113,6 +116,27 @@ async def measure(scale: int, trials: int) -> dict[str, float]:
     return out
 
 
+async def per_call(scale: int, calls: int) -> dict[str, float]:
+    """Microseconds per call through the boundary (read, write), and of the per-call savepoint alone."""
+    domain = Domain("bench", schema=SCHEMA, fixtures={"default": fixture(scale)}, policy="", tools=[get_order, refund])
+    world = World.restore(domain.image("default"), 1)
+    boundary = ToolBoundary([get_order, refund], ToolContext(world))
+    out: dict[str, float] = {}
+    calls_made = (("read_call", "get_order", {"order_id": 7}), ("write_call", "refund", {"order_id": 7, "amount": 1.0}))
+    for key, name, args in calls_made:
+        t = time.perf_counter()
+        for _ in range(calls):
+            await boundary.call(name, args)
+        out[key] = (time.perf_counter() - t) / calls * 1e6
+    t = time.perf_counter()
+    for _ in range(calls):
+        world.db.execute(f"SAVEPOINT {CALL_SAVEPOINT}")
+        world.db.execute(f"RELEASE {CALL_SAVEPOINT}")
+    out["savepoint"] = (time.perf_counter() - t) / calls * 1e6
+    world.close()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--trials", type=int, default=50)
@@ -125,6 +149,9 @@ def main() -> None:
         a, b = small[key], large[key]
         print(f"{key + unit:16}{a:12.3f}{b:12.3f}{b / a if a else float('nan'):10.1f}")
     print("(build_s is once per run; reset/diff/grade are per trial, medians)")
+    calls = asyncio.run(per_call(1, 2000))
+    print(f"per tool call through the boundary: read {calls['read_call']:.0f} µs, write {calls['write_call']:.0f} µs; "
+          f"of which the savepoint that makes the call atomic: {calls['savepoint']:.1f} µs")
 
 
 if __name__ == "__main__":

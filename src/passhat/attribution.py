@@ -2,12 +2,16 @@
 
 A pass rate says that something is wrong; this says what. Each failed trial gets exactly one primary
 category. Candidates are collected from the grades and the trajectory; the one with the earliest step
-wins (a finding about the final state has no step and comes last), ties broken by ``PRIORITY``. The
-taxonomy follows seed 002 and the P4 issue; docs/failures.md describes each category.
+wins (a finding about the final state has no step and comes last), ties broken by ``PRIORITY``. An
+agent that raised is an ``agent_error``: what it left undone (a wrong final state, a required call never
+made, a fault it did not get past) follows from the crash and is not a finding of its own; what it did
+wrong before crashing (a denied call, a duplicate write, …) still is. The taxonomy follows seed 002
+and the P4 issue; docs/failures.md describes each category.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Literal
 
@@ -25,6 +29,14 @@ FailureCategory = Literal[
     "infrastructure_error",
 ]
 PRIORITY: tuple[FailureCategory, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
+LEFT_UNDONE: frozenset[FailureCategory] = frozenset({
+    "unrecovered_tool_error", "claimed_success_without_state", "wrong_final_state", "missing_information_in_reply",
+    "judge_failure",
+})
+"""Findings that an agent which raised explains by itself (see the module doc)."""
+REQUEST_KEY = re.compile(r"idempoten|request_?id|dedup|nonce|client_?token", re.IGNORECASE)
+"""Argument names of per-request keys: a retry that only changes one of them repeats the same write
+(a fresh idempotency key makes the service pay again; the agent should have reused the key)."""
 SUCCESS_CLAIM = re.compile(
     r"\b(done|created|submitted|filed|processed|refunded|completed|success(fully)?|sent|approved)\b|已(完成|提交|创建|退款)",
     re.IGNORECASE,
@@ -59,14 +71,17 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
         seen: dict[str, ToolCall] = {}
         for c in calls:
             if c.kind == "write" and c.committed:
-                if c.signature() in seen:
-                    first = seen[c.signature()]
+                key = _write_signature(c)
+                if key in seen:
+                    first = seen[key]
                     lost = " whose response was lost" if first.status == "fault" else ""
+                    same = "the same arguments" if c.signature() == first.signature() else (
+                        "the same arguments but a new " + ", ".join(_request_keys(c, first)))
                     out.append(Failure(category="duplicate_write", step=c.step,
-                                       evidence=f"{c.tool} committed again at step {c.step} with the same arguments "
+                                       evidence=f"{c.tool} committed again at step {c.step} with {same} "
                                                 f"after step {first.step}{lost}; {state_failed[0].reason}"))
                     break
-                seen[c.signature()] = c
+                seen[key] = c
     if "no_loop" in names:
         g = next(g for g in failed if g.name == "no_loop")
         counts: dict[str, int] = {}
@@ -76,19 +91,29 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
                 out.append(Failure(category="tool_loop", step=c.step, evidence=g.reason))
                 break
     faulted_tools = {c.tool for c in calls if c.fault or c.status in ("tool_error", "exception")}
+    crashed = end_reason == "agent_error"
     for g in failed:
         if g.grader == "trajectory":
-            if g.name.startswith("required ") and g.name.split()[1].split("(")[0] in faulted_tools:
-                continue  # the required call failed on a fault: unrecovered_tool_error says it better
-            if g.name.startswith("required ") and not calls:
-                continue  # nothing was done at all: that is the wrong final state, not a skipped check
+            if g.name.startswith("required "):
+                if g.name.split()[1].split("(")[0] in faulted_tools:
+                    continue  # the required call failed on a fault: unrecovered_tool_error says it better
+                if not calls or crashed:
+                    continue  # nothing was done, or the agent crashed first: not a skipped check
+                write = next((c for c in calls if c.kind == "write" and c.committed), None)
+                if write is not None:  # the agent changed the world without the required call
+                    out.append(Failure(category="skipped_verification", step=write.step,
+                                       evidence=f"{g.reason}; {write.tool} at step {write.step} went ahead without it"))
+                else:
+                    out.append(Failure(category="skipped_verification", step=None, evidence=g.reason))
+                continue
             m = re.search(r"at step (\d+)", g.reason)
             out.append(Failure(category="skipped_verification", step=int(m.group(1)) if m else None, evidence=g.reason))
     outcome_failed = [g for g in failed if g.grader in ("state", "reply", "trajectory")]
     faulted = [c for c in calls if c.fault or c.status in ("tool_error", "exception")]
     if outcome_failed and faulted:
         f = faulted[0]
-        after = next((c.step for c in calls if c.step > f.step), None)
+        # the first step after the fault; the faulted call itself when the agent stopped there
+        after = next((c.step for c in calls if c.step > f.step), f.step)
         out.append(Failure(category="unrecovered_tool_error", step=after,
                            evidence=f"after {f.tool} at step {f.step} ({f.fault or f.status}: {f.error or 'changed result'}): "
                                     f"{outcome_failed[0].reason}"))
@@ -115,10 +140,27 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
             out.append(Failure(category="missing_information_in_reply", step=None, evidence=g.reason))
         if g.grader == "judge":
             out.append(Failure(category="judge_failure", step=None, evidence=g.reason))
-    if end_reason == "agent_error":
+    if crashed:
         last = (error or "").strip().splitlines()[-1:] or ["agent raised"]
-        out.append(Failure(category="agent_error", step=None, evidence=last[0]))
+        where = f" after step {calls[-1].step} ({calls[-1].tool})" if calls else " before any tool call"
+        out = [f for f in out if f.category not in LEFT_UNDONE]
+        out.append(Failure(category="agent_error", step=None, evidence=f"the agent raised{where}: {last[0]}"))
     return out
+
+
+def _request_keys(a: ToolCall, b: ToolCall) -> list[str]:
+    """Per-request key arguments whose values differ between two calls."""
+    if not isinstance(a.arguments, dict) or not isinstance(b.arguments, dict):
+        return []
+    return sorted(k for k in a.arguments if REQUEST_KEY.search(k) and a.arguments.get(k) != b.arguments.get(k))
+
+
+def _write_signature(c: ToolCall) -> str:
+    """What makes two writes the same: tool and arguments, per-request keys left out (see ``REQUEST_KEY``)."""
+    if not isinstance(c.arguments, dict):
+        return c.signature()
+    args = {k: v for k, v in c.arguments.items() if not REQUEST_KEY.search(k)}
+    return f"{c.tool}|{json.dumps(args, sort_keys=True, default=str)}"
 
 
 def attribute(case: Case, outcome: str, grades: list[Grade], calls: list[ToolCall], messages: list[Message],

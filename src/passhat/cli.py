@@ -2,7 +2,8 @@
 
 Exit codes: 0 success (a run that completed, whatever the agent scored); 1 a gate FAIL, lint findings,
 a suite that differs from its snapshot or a calibration threshold missed; 2 bad input (a malformed
-case, an unknown agent, an unusable run folder, a file that cannot be written); 3 a gate INCONCLUSIVE.
+case, an unknown agent, an unusable run folder, a file that cannot be written); 3 a gate INCONCLUSIVE;
+4 an incomplete run (more than --max-error-rate of its trials ended in infrastructure errors).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +44,8 @@ from passhat.report.terminal import print_summary
 from passhat.results import build_summary, current_summary, tag_keys
 from passhat.results.tally import tally_records
 from passhat.runner import RunConfig, RunStore, TrialRecord, execute
+from passhat.runner.health import DEFAULT_MAX_ERROR_RATE, EXIT_INCOMPLETE, incomplete
+from passhat.runner.health import exit_code as health_exit_code
 from passhat.runner.sanity import noop_passes
 from passhat.suites.plan import plan_run, run_notes
 
@@ -72,7 +76,8 @@ class PasshatGroup(click.Group):
 
 
 @click.group(cls=PasshatGroup, epilog="Exit codes: 0 success; 1 gate FAIL, lint findings, suite differs from its snapshot, "
-             "calibration below a minimum; 2 bad input; 3 gate INCONCLUSIVE.")
+             "calibration below a minimum; 2 bad input; 3 gate INCONCLUSIVE; 4 incomplete run (too many "
+             "infrastructure errors).")
 @click.version_option(package_name="passhat")
 def main() -> None:
     """passhat — evaluate tool-using agents: sandboxed worlds, final-state grading, pass^k."""
@@ -85,12 +90,17 @@ def main() -> None:
 @main.command()
 @click.argument("suite")
 @click.option("--agent", "agent_spec", required=True,
-              help="careful, hasty, flaky, noop, openai:MODEL, anthropic:MODEL, or module:function / path.py:function")
+              help="careful, hasty, flaky, noop, openai:MODEL, anthropic:MODEL, module:function / path.py:function, "
+                   "a service http://HOST:PORT/PATH, or a program cmd:\"COMMAND ARGS\"")
+@click.option("--isolate", type=click.Choice(["none", "process"]), default="none", show_default=True,
+              help="Run a Python agent in a process of its own per trial: a hung, CPU-bound or crashing agent "
+                   "cannot stall or corrupt the run.")
 @click.option("--trials", "-k", "--repeat", type=click.IntRange(1), default=4, show_default=True,
               help="Trials per case.")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True,
               help="Trials in flight at once (agents waiting on a model cost nothing).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Run seed; trial seeds derive from it.")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+              help="Run seed (≥ 0); trial seeds derive from it.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run folder (default: runs/SUITE-AGENT-TIMESTAMP).")
 @click.option("--resume", is_flag=True, help="Continue a killed run in --out without repeating trials.")
@@ -118,18 +128,21 @@ def main() -> None:
 @click.option("--no-report", is_flag=True, help="Do not write RUN/report.html at the end.")
 @click.option("--otlp", metavar="URL", default=None,
               help="At the end, export every trial's trace to this OTLP/HTTP endpoint (needs passhat[otel]).")
+@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=DEFAULT_MAX_ERROR_RATE, show_default=True,
+              help="Exit 4 (incomplete) when more than this share of trials ended in infrastructure errors.")
 @model_options
 def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, out: Path | None,
         resume: bool, quiet: bool, by: tuple[str, ...], no_sanity: bool, no_redact: bool,
         redact_field: tuple[str, ...], redact_pattern: tuple[str, ...], gate_file: Path | None = None,
         junit: Path | None = None, summary_md: Path | None = None, no_report: bool = False,
         otlp: str | None = None, splits: tuple[str, ...] = (), tags: tuple[str, ...] = (),
-        frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, **model_kw: Any) -> None:
+        frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, isolate: str = "none",
+        max_error_rate: float = DEFAULT_MAX_ERROR_RATE, **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     if resume and out is None:
         _fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
     try:
-        check_agent_spec(agent_spec)
+        check_agent_spec(agent_spec, isolate)  # type: ignore[arg-type]
         if otlp:
             check_otlp_url(otlp, "--otlp")
         redactor = build_redactor(no_redact, redact_field, redact_pattern)
@@ -137,13 +150,13 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         loaded = plan.suite
         if resume and out is not None:
             check_same_selection(out, plan.manifest.get("selection"))
-        setup = build_model_setup(agent_spec, **model_kw)
+        setup = build_model_setup(agent_spec, isolate=isolate, **model_kw)
     except (PasshatError, ValueError) as exc:
         _fail(suite_hint(str(exc), suite))
         return
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        safe_agent = agent_spec.replace(":", "_").replace("/", "_")
+        safe_agent = re.sub(r"[^A-Za-z0-9._-]+", "_", agent_spec).strip("_")[:60] or "agent"
         out = Path("runs") / f"{loaded.name}-{safe_agent}-{stamp}"
     sanity = None if no_sanity else asyncio.run(noop_passes(loaded))
     if sanity:
@@ -155,7 +168,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
                     concurrency=concurrency, out=out, user=setup.user, judge=setup.judge, redactor=redactor,
                     cassette=plan.cassette,
                     extra_manifest={"sanity": {"checked": sanity is not None, "noop_passes": sanity or []},
-                                    **setup.manifest, **plan.manifest})
+                                    "isolate": isolate, **setup.manifest, **plan.manifest})
     try:
         registered_gate = register_gate(gate_file, out, resume)
     except PasshatError as exc:
@@ -191,8 +204,13 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     for note in run_notes(summary, manifest):
         err.print(note, highlight=False)
     err.print(f"run folder: {out}", highlight=False)
-    after_run(out, summary, html=not no_report, otlp=otlp)
+    # the gate, gate.json, CI outputs and run health first: the report and export after them cannot change the exit code
     code = finish_run(out, summary, gated=registered_gate is not None, junit=junit, summary_md=summary_md, quiet=quiet)
+    problem = incomplete(summary, store.iter_records(), max_error_rate)
+    if problem is not None:
+        err.print(f"[red]incomplete run:[/red] {escape(problem)} (exit {EXIT_INCOMPLETE})", highlight=False)
+    code = health_exit_code(code, problem)
+    after_run(out, summary, html=not no_report, otlp=otlp)
     if code:
         sys.exit(code)
 
@@ -315,6 +333,29 @@ def cases_schema() -> None:
     from passhat.cases import Case
 
     click.echo(json.dumps(Case.model_json_schema(), indent=2))
+
+
+@main.group()
+def agents() -> None:
+    """The protocol for agents that run elsewhere (services, programs, isolated processes)."""
+
+
+@agents.command("protocol")
+def agents_protocol() -> None:
+    """Print the agent protocol reference (Markdown), generated from the models."""
+    from passhat.serve.protocol import protocol_reference
+
+    click.echo(protocol_reference(), nl=False)
+
+
+@agents.command("schema")
+def agents_schema() -> None:
+    """Print the JSON Schemas of the start message, the reply and a usage report."""
+    import json
+
+    from passhat.serve.protocol import protocol_schemas
+
+    click.echo(json.dumps(protocol_schemas(), indent=2))
 
 
 main.add_command(calibrate)

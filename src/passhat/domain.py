@@ -21,6 +21,7 @@ import yaml
 from passhat.errors import DomainError
 from passhat.imports import import_file
 from passhat.tools import Tool
+from passhat.validation import load_yaml
 from passhat.world import FixtureImage
 from passhat.world.image import insert_rows
 
@@ -97,7 +98,7 @@ def _loader(source: FixtureSource, default_start: datetime) -> tuple[Callable[[s
         return source, default_start
     path = Path(source)
     try:
-        data = yaml.safe_load(path.read_text("utf-8")) or {}
+        data = load_yaml(path.read_text("utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise DomainError(f"{path}: cannot read fixture: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("tables", {}), dict):

@@ -6,6 +6,8 @@ which is how the harness sees every side effect and records a trajectory no agen
 
 from __future__ import annotations
 
+import asyncio
+import math
 import time
 from typing import Any, Literal, Protocol
 
@@ -70,6 +72,11 @@ class ToolResult(BaseModel):
     ok: bool
     content: Any = None
     error: str | None = None
+    withheld: bool = False
+    """No answer came back (a planned ``timeout`` or ``drop_response``): in-process the agent gets the
+    timeout text at once; over HTTP and MCP the request really hangs until the client gives up."""
+    step: int | None = None
+    """The call's position in the trial (its ``ToolCall.step``)."""
 
     def text(self) -> str:
         """A compact text form for feeding back to a model."""
@@ -104,6 +111,7 @@ class Episode:
         max_steps: int,
         max_cost: float | None,
         t0: float | None = None,
+        time_limit_s: float | None = None,
     ) -> None:
         self.case_id = case_id
         self.domain = domain
@@ -124,6 +132,27 @@ class Episode:
         self.model_calls: list[ModelCall] = []
         self.user_left = False
         self.limit: LimitExceeded | None = None
+        self.limit_reached = asyncio.Event()
+        """Set when a budget runs out, so an agent running elsewhere (a service, a process) can be stopped
+        at once: it cannot receive :class:`LimitExceeded` as an in-process agent does."""
+        self.time_limit_s = time_limit_s
+        """The case's time limit (``None``: no limit known to the episode)."""
+
+    @property
+    def deadline(self) -> float | None:
+        """When the trial's time runs out, in ``time.monotonic()`` seconds (``None`` without a limit)."""
+        return None if self.time_limit_s is None else self._t0 + self.time_limit_s
+
+    def remaining_s(self) -> float | None:
+        """Seconds left before the time limit (never negative; ``None`` without a limit). Retries and
+        request timeouts are cut to fit it, so an outage ends as an infrastructure error, not a time limit."""
+        deadline = self.deadline
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+    def _stop(self, reason: EndReason, message: str) -> LimitExceeded:
+        self.limit = LimitExceeded(reason, message)
+        self.limit_reached.set()
+        return self.limit
 
     @property
     def tools(self) -> list[Tool]:
@@ -147,10 +176,17 @@ class Episode:
         if self.limit is not None:
             raise self.limit
         if len(self._boundary.calls) >= self._max_steps:
-            self.limit = LimitExceeded("step_limit", f"step limit reached: at most {self._max_steps} tool calls")
-            raise self.limit
+            raise self._stop("step_limit", f"step limit reached: at most {self._max_steps} tool calls")
         rec = await self._boundary.call(name, {} if arguments is None else arguments)
-        return ToolResult(ok=rec.ok, content=rec.result, error=rec.error)
+        withheld = rec.status == "fault" and rec.fault_kind in ("timeout", "drop_response")
+        return ToolResult(ok=rec.ok, content=rec.result, error=rec.error, withheld=withheld, step=rec.step)
+
+    def abandon(self, step: int) -> None:
+        """Record that the agent's client gave up on call ``step`` before its answer was sent (transports
+        call this; the trajectory then shows the agent never saw that answer)."""
+        for rec in self._boundary.calls:
+            if rec.step == step:
+                rec.abandoned = True
 
     async def say(self, text: str) -> str | None:
         """Send a message to the user and get their answer (``None`` when the user has left)."""
@@ -181,7 +217,14 @@ class Episode:
         error: str | None = None,
     ) -> None:
         """Add one model call's usage (call it when the call ends). Exceeding the case's cost budget
-        raises :class:`LimitExceeded`."""
+        raises :class:`LimitExceeded`; a value that is not a finite number ≥ 0 raises ``ValueError`` (the
+        agent's bug, which must not make the run folder unreadable)."""
+        for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens), ("cost", cost),
+                            ("latency_s", latency_s), ("time_to_first_token_s", time_to_first_token_s)):
+            if value is None and name in ("latency_s", "time_to_first_token_s"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"report_usage: {name} must be a finite number ≥ 0, got {value!r}")
         now = self._elapsed()
         self.model_calls.append(ModelCall(
             model=model, input_tokens=input_tokens, output_tokens=output_tokens, cost=cost,
@@ -198,8 +241,7 @@ class Episode:
         if time_to_first_token_s is not None and u.time_to_first_token_s is None:
             u.time_to_first_token_s = time_to_first_token_s
         if self._max_cost is not None and u.cost > self._max_cost:
-            self.limit = LimitExceeded("cost_limit", f"cost limit exceeded: {u.cost:.4f} > {self._max_cost}")
-            raise self.limit
+            raise self._stop("cost_limit", f"cost limit exceeded: {u.cost:.4f} > {self._max_cost}")
 
     @property
     def agent_messages(self) -> list[str]:

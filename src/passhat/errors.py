@@ -37,3 +37,10 @@ class InfrastructureError(PasshatError):
     Raised from inside an agent (or a user simulator or judge), it is *not* the agent's failure: the
     runner records the trial as outcome ``error`` (neither pass nor fail) and retries it once.
     """
+
+
+class AgentCrashed(Exception):
+    """The agent under test failed in a way passhat saw from outside: a command that exited non-zero or
+    printed something that is not a reply, a service that answered 500 or not JSON, a connection it
+    dropped mid-answer. It is the agent's failure (outcome ``fail``, end reason ``agent_error``) with this
+    message as the evidence — unlike :class:`InfrastructureError`, which is never the agent's."""

@@ -3,33 +3,121 @@
 Tool results, messages, diffs and grade reasons can all carry what the sandbox's fixture holds —
 e-mail addresses, phone numbers, card numbers. The runner passes every record through a
 :class:`Redactor` before it is written, so everything downstream (summary, reports, OTLP export,
-regression cases) only ever sees redacted values. Defaults cover e-mail, phone and card numbers;
-users add field names (any value under that key is replaced) and named patterns.
+regression cases) only ever sees redacted values. Defaults cover e-mail, phone and card numbers, in
+values and in dict keys; users add field names (any value under that key is replaced) and named
+patterns.
+
+**Linear time.** Records hold whatever an agent or a tool produced, so a reply of a megabyte must not
+stall the run. Python's ``re`` backtracks, so every default pattern is written such that the work at
+one starting position is bounded by a constant: every repetition has an upper bound (``{1,64}``,
+never ``+`` or ``*``), and a fixed-width look-behind lets a match start only where a run of candidate
+characters begins, so the engine does not rescan the same run from each of its positions. What a
+pattern cannot say in that form (Luhn, digit counts, which separators split a number) is decided by a
+function on the bounded match. ``bench/bench_redaction.py`` shows 1 MB costing ~10× 100 KB.
+
+**What counts.** A card number is 13–19 digits that pass the Luhn check, written in one piece or in
+groups of a common spelling (4-4-4-4, 4-6-5, …) separated by one kind of space, dash or dot; digits
+that belong to a decimal number (``113.71000000000004``), a longer digit run or an identifier
+(``ORD-4111…``) are not. A phone number is international (``+44 20 7946 0958``, ``+1-555-123-4567``,
+``+1 (555) 123-4567``, ``+14155552671``), North American (``(555) 123-4567``, ``555.123.4567``,
+``1-555-123-4567``), 3-4-4 grouped (``020 7946 0958``, ``138 0013 8000``) or a Chinese mobile number
+(``13800138000``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_PATTERNS: dict[str, str] = {
-    "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}",
-    "card": r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])",
-    "phone": r"(?<![\w+])(?:\+\d{1,3}[ -]?\d{1,4}(?:[ -]?\d{2,4}){2,4}|1[3-9]\d{9}|\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4})(?![\w])",
+    # the local part starts where its run of characters starts (RFC 5321: at most 64 of them)
+    "email": r"(?<![A-Za-z0-9_.%+\-])[A-Za-z0-9_.%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,8}"
+             r"\.[A-Za-z]{2,24}",
+    # a run of up to 12 digit groups joined by single spaces, dashes or dots; _card_spans picks the card out
+    "card": r"(?<![A-Za-z0-9_.+\-])[0-9]{1,19}(?:[ .\-][0-9]{1,19}){0,11}",
+    "phone": (
+        r"(?<![A-Za-z0-9_+])\+[0-9]{1,3}(?:[ .\-]?(?:\([0-9]{1,4}\)|[0-9]{1,6})){1,8}"
+        r"|(?<![A-Za-z0-9_.+\-])(?:(?:1[ .\-])?(?:\([0-9]{3}\)[ .\-]?|[0-9]{3}[ .\-])[0-9]{3}[ .\-][0-9]{4}"
+        r"|[0-9]{3}[ \-][0-9]{4}[ \-][0-9]{4}|1[3-9][0-9]{9})(?![0-9]|[.\-][0-9])"
+    ),
 }
+_GROUP = re.compile(r"[0-9]{1,19}")
+_DIGIT = re.compile(r"[0-9]")
+_DOUBLED = str.maketrans("0123456789", "0246813579")
 
 
 def luhn_ok(digits: str) -> bool:
     """The Luhn checksum card numbers carry; keeps long order numbers and IDs from being redacted."""
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2 == 1:
-            d = d * 2 - 9 if d * 2 > 9 else d * 2
-        total += d
-    return total % 10 == 0
+    doubled = digits[-2::-2].translate(_DOUBLED)  # every second digit from the right, doubled, digits summed
+    return (sum(map(int, digits[-1::-2])) + sum(map(int, doubled))) % 10 == 0
+
+
+def _is_card(groups: list[str], seps: list[str]) -> bool:
+    """One piece of 13–19 digits, or a grouped spelling (a 4-digit group, then groups of 3–6, one separator)."""
+    if len(groups) > 1 and (len(set(seps)) != 1 or len(groups[0]) != 4 or any(not 3 <= len(g) <= 6 for g in groups[1:])):
+        return False
+    return luhn_ok("".join(groups))
+
+
+def _card_spans(m: re.Match[str]) -> str:
+    """Redact the card numbers inside one run of digit groups.
+
+    A run may hold a card and its neighbours (``qty 2 4111 1111 1111 1111 2027``): it is cut only at
+    spaces, because digits joined by a dot or a dash belong to one number (a decimal, a date, an ID).
+    """
+    text = m.group(0)
+    if len(text) < 13:  # fewer than 13 digits: most numbers end here
+        return text
+    spans = [(g.start(), g.end()) for g in _GROUP.finditer(text)]
+    groups = [text[a:b] for a, b in spans]
+    seps = [text[spans[i][1]:spans[i + 1][0]] for i in range(len(spans) - 1)]
+    rest = m.string[m.end():m.end() + 2]
+    continued = rest[:1].isdigit() or (rest[:1] in (" ", ".", "-") and rest[1:2].isdigit())
+    n = len(groups)
+    at = [0]  # digits before group i
+    for g in groups:
+        at.append(at[-1] + len(g))
+    if at[-1] < 13:
+        return text
+
+    def start_ok(i: int) -> bool:
+        return i == 0 or seps[i - 1] == " "
+
+    def end_ok(j: int) -> bool:
+        return (j == n and not continued) or (j < n and seps[j - 1] == " ")
+
+    out, last, i = [], 0, 0
+    while i < n:
+        found = None
+        if start_ok(i):
+            found = next((j for j in range(min(n, i + 6), i, -1)
+                          if 13 <= at[j] - at[i] <= 19 and end_ok(j) and _is_card(groups[i:j], seps[i:j - 1])), None)
+        if found is None:
+            i += 1
+            continue
+        out += [text[last:spans[i][0]], "[REDACTED:card]"]
+        last, i = spans[found - 1][1], found
+    return "".join(out) + text[last:] if out else text
+
+
+def _phone(m: re.Match[str]) -> str:
+    """International numbers need 7–15 digits (E.164) and must not run on into more digits."""
+    text = m.group(0)
+    if text.startswith("+"):
+        digits = len(_DIGIT.findall(text))
+        if not 7 <= digits <= 15 or m.string[m.end():m.end() + 1].isdigit():
+            return text
+    return "[REDACTED:phone]"
+
+
+_CHECKS: dict[str, Callable[[re.Match[str]], str]] = {"card": _card_spans, "phone": _phone}
+"""Decisions a bounded regular expression cannot express, applied to each match of a default pattern."""
+_NEEDS = {"email": "@"}
+"""A character a match cannot do without: text without it skips the pattern (a cheap pre-filter)."""
+_SHORTEST = 6
+"""No default pattern matches fewer characters ("a@b.co", 7 phone digits)."""
 
 
 @dataclass
@@ -42,7 +130,12 @@ class Redactor:
     enabled: bool = True
 
     def __post_init__(self) -> None:
-        self._compiled = [(name, re.compile(p)) for name, p in self.patterns.items()]
+        self._compiled: list[tuple[str, re.Pattern[str], Any]] = []
+        for name, p in self.patterns.items():
+            default = DEFAULT_PATTERNS.get(name) == p
+            repl = _CHECKS.get(name, f"[REDACTED:{name}]") if default else f"[REDACTED:{name}]"
+            self._compiled.append((name if default else "", re.compile(p), repl))
+        self._only_defaults = all(default for default, _, _ in self._compiled)
 
     @classmethod
     def build(cls, *, extra_fields: Iterable[str] = (), extra_patterns: Mapping[str, str] | None = None,
@@ -56,27 +149,29 @@ class Redactor:
 
     def text(self, value: str) -> str:
         """Redact one string."""
-        for name, rx in self._compiled:
-            if name == "card":
-                value = rx.sub(lambda m: self._card(m), value)
-            else:
-                value = rx.sub(f"[REDACTED:{name}]", value)
+        if len(value) < _SHORTEST and self._only_defaults:
+            return value
+        for default, rx, repl in self._compiled:
+            needed = _NEEDS.get(default)
+            if needed is not None and needed not in value:
+                continue
+            value = rx.sub(repl, value)
         return value
 
-    @staticmethod
-    def _card(m: re.Match[str]) -> str:
-        digits = re.sub(r"\D", "", m.group(0))
-        return "[REDACTED:card]" if 13 <= len(digits) <= 19 and luhn_ok(digits) else m.group(0)
-
     def value(self, data: Any) -> Any:
-        """Redact any JSON-like structure (returns a new structure)."""
+        """Redact any JSON-like structure (returns a new structure); keys are redacted like values."""
         if not self.enabled:
             return data
         if isinstance(data, str):
             return self.text(data)
         if isinstance(data, dict):
-            return {k: (f"[REDACTED:{k}]" if k in self.fields and data[k] is not None else self.value(v))
-                    for k, v in data.items()}
+            out: dict[Any, Any] = {}
+            for k, v in data.items():
+                key = self.text(k) if isinstance(k, str) else k
+                if key in out:  # two keys redacted alike (two e-mail addresses): keep both values
+                    key = next(f"{key}#{i}" for i in range(2, len(data) + 2) if f"{key}#{i}" not in out)
+                out[key] = f"[REDACTED:{k}]" if k in self.fields and v is not None else self.value(v)
+            return out
         if isinstance(data, list | tuple):
             return [self.value(v) for v in data]
         return data

@@ -1,10 +1,18 @@
-"""Turning YAML and pydantic errors into "file: field: what is wrong" messages, the same way everywhere."""
+"""Reading the YAML users give us safely, and turning YAML and pydantic errors into "file: field: what is
+wrong" messages, the same way everywhere."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
+
+MAX_ALIAS_NODES = 1_000_000
+"""How many nodes aliases may add to a YAML document. PyYAML shares an aliased node instead of copying
+it, so a "billion laughs" file (nine levels of ten aliases each) loads in microseconds, and then
+whatever walks the result — validation, hashing, JSON — expands it to 10⁹ values and gigabytes. A
+real file that reuses an anchor adds a few hundred nodes."""
 
 
 def field_path(loc: tuple[Any, ...]) -> str:
@@ -12,10 +20,112 @@ def field_path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc) or "(root)"
 
 
+class YamlExpansionError(yaml.MarkedYAMLError):
+    """A YAML document whose aliases expand too far (or into themselves); names the field it happens under."""
+
+    def __init__(self, field: str, mark: Any, problem: str) -> None:
+        super().__init__(problem=problem, problem_mark=mark)
+        self.field = field
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` that refuses alias bombs and recursive aliases before building anything.
+
+    The document is composed into nodes first (aliases are shared there, so this is cheap); the nodes
+    are counted as if every alias were copied (each shared node counted once, then multiplied by its
+    uses), and the document is rejected when aliases would add more than ``MAX_ALIAS_NODES``. Raises
+    ``yaml.YAMLError`` (a :class:`YamlExpansionError` for these), like ``safe_load``.
+    """
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except RecursionError:
+            raise YamlExpansionError("", None, "the document is nested too deeply") from None
+        if node is None:
+            return None
+        _check_expansion(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _children(node: yaml.Node) -> list[tuple[str, yaml.Node]]:
+    """(field name, child) pairs: keys and values of a mapping, items of a sequence."""
+    if isinstance(node, yaml.MappingNode):
+        out = []
+        for k, v in node.value:
+            name = str(k.value) if isinstance(k, yaml.ScalarNode) else "?"
+            out += [(name, k), (name, v)]
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [(str(i), child) for i, child in enumerate(node.value)]
+    return []
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Count the nodes ``root`` expands to, without expanding it (iterative: no recursion limit)."""
+    size: dict[int, int] = {}
+    uses: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            children = [c for _, c in _children(node)]
+            size[key] = 1 + sum(size[id(c)] for c in children)
+            for c in children:
+                uses[id(c)] = uses.get(id(c), 0) + 1
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise YamlExpansionError(_path_to(root, node), node.start_mark, "an alias refers to the node that contains it")
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for _, c in _children(node) if id(c) not in size)
+    if size[id(root)] - len(size) > MAX_ALIAS_NODES:
+        field, node = _where_it_expands(root, size, uses)
+        raise YamlExpansionError(field, node.start_mark,
+                                 f"aliases expand this document to {size[id(root)]:,} nodes (it writes {len(size):,}); "
+                                 f"at most {MAX_ALIAS_NODES:,} may come from aliases (a YAML alias bomb?)")
+
+
+def _where_it_expands(root: yaml.Node, size: dict[int, int], uses: dict[int, int]) -> tuple[str, yaml.Node]:
+    """The field whose own value (not an alias) holds the aliases that expand past the limit."""
+    path: list[str] = []
+    node = root
+    while True:
+        big = [(name, c) for name, c in _children(node) if size[id(c)] > MAX_ALIAS_NODES and uses.get(id(c), 0) == 1]
+        if not big:
+            return ".".join(path) or "(root)", node
+        name, node = max(big, key=lambda nc: size[id(nc[1])])
+        path.append(name)
+
+
+def _path_to(root: yaml.Node, target: yaml.Node) -> str:
+    """The field path of ``target`` (first found, depth first), for messages."""
+    stack: list[tuple[yaml.Node, list[str]]] = [(root, [])]
+    seen: set[int] = set()
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return ".".join(path) or "(root)"
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend((c, [*path, name]) for name, c in _children(node))
+    return ""
+
+
 def yaml_problem(exc: Exception) -> tuple[str, str]:
-    """(where, message) for a YAML parse error: line and column when PyYAML knows them."""
+    """(where, message) for a YAML error: the field when known, then line and column when PyYAML knows them."""
     mark = getattr(exc, "problem_mark", None)
-    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    line = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    field = getattr(exc, "field", "")
+    where = f"{field} ({line})" if field and line else field or line
     return where, f"invalid YAML: {getattr(exc, 'problem', None) or exc}"
 
 

@@ -78,3 +78,91 @@ def test_cli_rejects_unknown_agent_and_suite(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "cannot import agent module" in r.output
     r = CliRunner().invoke(main, ["run", "no-such-suite", "--agent", "careful"])
     assert r.exit_code == 2 and "not a built-in suite" in r.output
+
+
+def alias_bomb(levels: int) -> str:
+    """A "billion laughs" under ``user.facts``: 10**levels values from a few lines."""
+    lines = ["user:", "  identity: alice", "  facts:", "    l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"    l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_rejected_before_anything_expands_it(tmp_path: Path) -> None:
+    good = GOOD.replace("user: {identity: alice, facts: {body: \"about the weekend\"}}\n", "")
+    folder = suite_with(tmp_path, good + alias_bomb(7))  # 10 million values: past the limit, harmless to build
+    with pytest.raises(CaseError) as info:
+        load_suite(str(folder))
+    assert info.value.field.startswith("user.facts.l6") and "alias bomb" in info.value.message
+    (tmp_path / "b").mkdir()
+    billion = suite_with(tmp_path / "b", good + alias_bomb(9))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["run", str(billion), "--agent", "careful", "--out", str(out)])
+    assert result.exit_code == 2 and "bad.yaml: user.facts.l8" in result.output and "alias bomb" in result.output
+    assert not out.exists()
+
+
+def test_anchors_that_expand_a_little_are_fine(tmp_path: Path) -> None:
+    text = GOOD.replace('facts: {body: "about the weekend"}', 'facts: {body: &b "about the weekend", again: *b}')
+    [case] = load_suite(str(suite_with(tmp_path, text))).cases
+    assert case.user.facts == {"body": "about the weekend", "again": "about the weekend"}
+
+
+RUNAWAY = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r"
+
+
+@pytest.mark.parametrize(("assertion", "field"), [
+    (f'- sql: {{query: "{RUNAWAY}", expect: 1}}', "assertions.3.sql.query"),
+    (f'- field_equals: {{table: notes, field: priority, equals: {{sql: "{RUNAWAY}"}}}}', "assertions.3.field_equals.equals.sql"),
+])
+def test_a_runaway_sql_assertion_is_bad_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, assertion: str,
+                                              field: str) -> None:
+    monkeypatch.setattr("passhat.world.query.QUERY_STEP_BUDGET", 2_000_000)  # the default takes a second to reach
+    folder = suite_with(tmp_path, GOOD.replace('- reply_contains: "added"', assertion))
+    with pytest.raises(CaseError) as info:
+        load_suite(str(folder))
+    assert info.value.field == field and "SQLite steps" in info.value.message and "WITH RECURSIVE" in info.value.message
+    lint = CliRunner().invoke(main, ["cases", "lint", str(folder)])
+    assert lint.exit_code == 1 and "bad-sql" in lint.output and "SQLite steps" in lint.output
+
+
+def test_a_query_that_runs_away_on_the_final_state_fails_its_grade_closed(monkeypatch: pytest.MonkeyPatch,
+                                                                          notes_domain: object) -> None:
+    from passhat.cases import Case
+    from passhat.graders.state import grade_state
+    from passhat.world import QueryBudgetExceeded, World, bounded_query
+
+    monkeypatch.setattr("passhat.world.query.QUERY_STEP_BUDGET", 2_000_000)
+    loops = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r "
+             "WHERE (SELECT count(*) FROM notes WHERE title = 'loop') > 0) SELECT count(*) FROM r")
+    world = World.restore(notes_domain.image("default"), 1)  # type: ignore[attr-defined]
+    assert world.query(loops) == [(1,)]  # finishes on the fixture: lint and load accept it
+    world.db.execute("INSERT INTO notes (id, owner, title) VALUES ('N-9', 'alice', 'loop')")
+    with pytest.raises(QueryBudgetExceeded):
+        bounded_query(world.db, loops, steps=100_000)
+    case = Case.model_validate({"id": "c", "domain": "notes", "instruction": "x",
+                                "assertions": [{"sql": {"query": loops, "expect": 1}}]})
+
+    class View:
+        pass
+
+    view = View()
+    view.case, view.query = case, world.query  # type: ignore[attr-defined]
+    [grade] = grade_state(view)  # type: ignore[arg-type]
+    assert not grade.passed and "could not evaluate: QueryBudgetExceeded" in grade.reason
+    world.db.execute("SELECT 1")  # the connection is usable afterwards (no progress handler left behind)
+    world.close()
+
+
+@pytest.mark.parametrize(("limits", "field"), [("{max_seconds: .inf}", "limits.max_seconds"),
+                                               ("{max_cost: .nan}", "limits.max_cost"),
+                                               ("{max_cost: -1}", "limits.max_cost")])
+def test_budgets_are_finite_numbers(tmp_path: Path, limits: str, field: str) -> None:
+    with pytest.raises(CaseError) as info:
+        load_suite(str(suite_with(tmp_path, GOOD + f"limits: {limits}\n")))
+    assert info.value.field == field
+
+
+def test_a_negative_seed_is_refused_before_any_trial(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["run", str(NOTES / "cases"), "--agent", "careful", "--seed", "-5", "--out", str(out)])
+    assert result.exit_code == 2 and "--seed" in result.output and not out.exists()

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from passhat.cli import main
 from passhat.domain import load_domain
+from passhat.runner.health import EXIT_INCOMPLETE
 from passhat.tools.cassette import argument_diff
 
 WEATHER = Path(__file__).parents[1] / "data" / "weather"
@@ -23,10 +24,10 @@ def service_calls() -> dict[str, int]:
     return dict(calls)
 
 
-def run(suite: Path, out: Path, *extra: str) -> list[dict[str, Any]]:
+def run(suite: Path, out: Path, *extra: str, code: int = 0) -> list[dict[str, Any]]:
     r = CliRunner().invoke(main, ["run", str(suite), "--agent", AGENT, "-k", "2", "--out", str(out), "-q",
                                   "--no-report", "--no-sanity", *extra])
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == code, r.output
     return [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
 
 
@@ -74,7 +75,7 @@ def test_a_changed_request_is_refused_with_a_readable_diff(tmp_path: Path) -> No
     case = changed / "picnic.yaml"
     case.write_text(case.read_text().replace("in Paris", "in Lyon").replace("../domain.py", str(WEATHER / "domain.py")))
     before = service_calls()
-    records = run(changed, tmp_path / "stale", "--replay", str(cassettes))
+    records = run(changed, tmp_path / "stale", "--replay", str(cassettes), code=EXIT_INCOMPLETE)  # nothing was measured
     assert service_calls() == before
     for r in records:
         assert r["outcome"] == "error" and r["failure"]["category"] == "infrastructure_error"
@@ -89,7 +90,7 @@ def test_a_changed_request_is_refused_with_a_readable_diff(tmp_path: Path) -> No
 def test_missing_cassette_and_bad_options(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    records = run(WEATHER / "cases", tmp_path / "nothing", "--replay", str(empty))
+    records = run(WEATHER / "cases", tmp_path / "nothing", "--replay", str(empty), code=EXIT_INCOMPLETE)
     assert all(r["outcome"] == "error" and "no cassette recorded for case 'picnic'" in r["error"] for r in records)
     args = ["run", str(WEATHER / "cases"), "--agent", AGENT, "-q", "--out", str(tmp_path / "x")]
     r = CliRunner().invoke(main, [*args, "--record", str(tmp_path / "a"), "--replay", str(tmp_path / "b")])

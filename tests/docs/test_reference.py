@@ -15,3 +15,12 @@ def test_every_field_is_documented() -> None:
     text = case_file_reference()
     undocumented = [line for line in text.splitlines() if line.startswith("| `") and line.endswith("|  |")]
     assert undocumented == []
+
+
+def test_agent_protocol_reference_is_up_to_date() -> None:
+    from passhat.serve.protocol import protocol_reference
+
+    doc = DOC.parent / "agent-protocol.md"
+    assert doc.read_text("utf-8") == protocol_reference(), "run: passhat agents protocol > docs/agent-protocol.md"
+    rows = [line for line in protocol_reference().splitlines() if line.startswith("| `")]
+    assert len(rows) > 20 and [line for line in rows if line.endswith("|  |")] == []  # every field has a meaning

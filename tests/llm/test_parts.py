@@ -32,10 +32,19 @@ def test_prices_extend_by_file_and_env_and_match_dated_names(tmp_path: Path, mon
         "my-local-llama": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}, "nope": None}
 
 
+LEVELS = [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"), ("e", "f"), ("f", "g")]
+"""A "billion laughs" of 7 levels: 21 lines that expand to 11 million nodes."""
+
+
 @pytest.mark.parametrize("text, message", [
     ("- a\n- b\n", "a price table maps model names"),
     ("m: {input: cheap}\n", "prices must be numbers"),
     ("m: {inputs: 1}\n", "expected {input: USD per Mtok"),
+    ("m: {input: .nan, output: 1}\n", r"p\.yaml: m\.input: prices must be numbers, finite and ≥ 0 .*got nan"),
+    ("m: {input: 1, output: .inf}\n", r"m\.output: .*got inf"),
+    ("m: {input: -0.5, output: 1}\n", r"m\.input: .*got -0\.5"),
+    ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n" for p, n in LEVELS),
+     "alias bomb"),
 ])
 def test_bad_price_files_say_what_is_expected(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "p.yaml"

@@ -94,3 +94,72 @@ def test_exported_spans_carry_no_personal_data(tmp_path: Path) -> None:
     raw = b"".join(bodies)
     assert b"REDACTED" in raw  # the spans did carry the (redacted) content
     assert not [s for s in SECRETS if s.encode() in raw]
+
+
+def _max_width(pattern: str) -> int:
+    from re import _parser  # type: ignore[attr-defined]
+
+    return int(_parser.parse(pattern).getwidth()[1])
+
+
+def test_default_patterns_cannot_backtrack_over_the_whole_text() -> None:
+    """Linear time, checked by the form of the patterns rather than by a clock.
+
+    A pattern whose matches are at most W characters long does at most a pattern-dependent constant of
+    work from each starting position, so redacting n characters costs O(n); one unbounded ``+`` (as in
+    ``[A-Za-z0-9._%+-]+@``) rescans the rest of a token-like run from every position: O(n²), minutes for
+    a 200 KB reply. ``bench/bench_redaction.py`` measures the result.
+    """
+    from re import _constants  # type: ignore[attr-defined]
+
+    from passhat.redaction import DEFAULT_PATTERNS
+
+    for name, pattern in DEFAULT_PATTERNS.items():
+        width = _max_width(pattern)
+        assert width < _constants.MAXREPEAT, f"{name}: unbounded repetition"
+        assert width <= 1024, f"{name}: a match may span {width} characters"
+
+
+def test_large_adversarial_text_is_redacted_whole() -> None:
+    r = Redactor()
+    blob = "a" * 300_000 + " mei.chen@example.com " + "1" * 300_000 + " 4111 1111 1111 1111 " + "+1" * 100_000
+    out = r.text(blob)
+    assert "mei.chen@example.com" not in out and "4111 1111 1111 1111" not in out
+    assert out.count("[REDACTED:email]") == 1 and out.count("[REDACTED:card]") == 1
+    assert out.startswith("a" * 300_000 + " [REDACTED:email] " + "1" * 300_000)
+
+
+def test_numbers_that_are_not_cards_stay() -> None:
+    r = Redactor()
+    for text in ["actual 113.71000000000004", "ratio 0.4111111111111111", "id 41111111111111111111111",
+                 "ORD-4111111111111111", "at 1764451200.123456", "total 1,234,567.89", "2026-10-31T09:00:00"]:
+        assert r.text(text) == text
+
+
+def test_card_numbers_in_common_spellings() -> None:
+    r = Redactor()
+    for card in ["4111111111111111", "4111 1111 1111 1111", "4111-1111-1111-1111", "4111.1111.1111.1111",
+                 "3782 822463 10005", "3782-822463-10005"]:
+        assert r.text(f"card {card}, thanks") == "card [REDACTED:card], thanks", card
+    assert r.text("qty 2 4111 1111 1111 1111 exp 2027") == "qty 2 [REDACTED:card] exp 2027"
+    assert r.text("[4111111111111111,5500000000000004]") == "[[REDACTED:card],[REDACTED:card]]"
+    assert r.text("卡号4111111111111111") == "卡号[REDACTED:card]"
+    assert r.text("4111 1111-1111 1111") == "4111 1111-1111 1111"  # mixed separators: not a card spelling
+
+
+def test_phone_numbers_in_common_spellings() -> None:
+    r = Redactor()
+    for phone in ["+44 20 7946 0958", "+44 (0)20 7946 0958", "(555) 123-4567", "555.123.4567", "555-123-4567",
+                  "+1-555-123-4567", "+1 (555) 123-4567", "1-555-123-4567", "+14155552671", "+86 138 0013 8000",
+                  "138 0013 8000", "020 7946 0958", "13800138000"]:
+        assert r.text(f"call {phone} today") == "call [REDACTED:phone] today", phone
+    for text in ["on 2026-10-31 at 10:00:00 +08:00", "order 1234567", "INV-102 and R-55821", "+1 2", "v10.0.19041.1"]:
+        assert r.text(text) == text
+
+
+def test_personal_data_in_keys_is_redacted() -> None:
+    r = Redactor()
+    data = {"mei.chen@example.com": {"4111 1111 1111 1111": "visa"}, "li.wei@example.com": 2, "plain": "x"}
+    out = r.value(data)
+    assert "mei.chen@example.com" not in str(out) and "4111 1111 1111 1111" not in str(out)
+    assert out == {"[REDACTED:email]": {"[REDACTED:card]": "visa"}, "[REDACTED:email]#2": 2, "plain": "x"}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from passhat.report.junit import junit_xml
 from passhat.runner.records import Timing, TrialRecord
@@ -105,3 +108,24 @@ def test_github_actions_example_gates_the_pull_request() -> None:
     assert "--gate examples/gates/release.yaml" in script and "--junit results.xml" in script
     assert '"$code" -eq 3' in script and "::warning" in script and 'exit "$code"' in script
     assert any(s.get("uses", "").startswith("actions/upload-artifact") and s.get("if") == "always()" for s in steps)
+
+
+@pytest.mark.parametrize(("case", "code"), [("steady", 0), ("shaky", 1)])
+def test_a_full_disk_while_writing_the_report_changes_nothing_the_gate_decides(
+        cli: Any, write_suite: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, code: int) -> None:
+    from passhat.report.trials import TrialData
+
+    def disk_full(self: TrialData) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(self.trials_dir / "c00000.js"))
+
+    monkeypatch.setattr(TrialData, "flush", disk_full)
+    gate = tmp_path / "gate.yaml"
+    gate.write_text(f"name: ci\nrules:\n  - never_fails: {{select: {{cases: [{case}]}}}}\n")
+    out, xml = tmp_path / "run", tmp_path / "results.xml"
+    r = run_with(cli, write_suite(PLANS), out, "--gate", gate, "--junit", xml)
+    assert r.exit_code == code, r.output  # exactly what the gate says, as without a report
+    assert "warning: no report written" in r.output and "No space left on device" in r.output
+    assert "retry with: passhat report" in r.output
+    assert ET.parse(xml).getroot().find("testsuite") is not None and (out / "gate.json").exists()
+    assert not (out / "report.html").exists()
+    assert not [p for p in (out / "report" / "trials").iterdir()], "the half-written chunks are removed"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from passhat.cli import main
@@ -17,8 +19,10 @@ ADD = re.compile(r"^passhat\.add\((\d+),(.*)\);$")
 
 
 def chunk_trials(run: Path) -> dict[int, list[dict]]:
+    folders = list((run / "report" / "trials").iterdir())
+    assert len(folders) == 1 and folders[0].is_dir(), "one report's chunks; earlier reports' are removed"
     out: dict[int, list[dict]] = {}
-    for path in sorted((run / "report" / "trials").glob("c*.js")):
+    for path in sorted(folders[0].glob("c*.js")):
         for line in path.read_text("utf-8").splitlines():
             m = ADD.match(line)
             assert m, f"{path.name}: not a passhat.add statement: {line[:80]}"
@@ -47,7 +51,7 @@ def test_page_holds_summaries_and_chunks_hold_every_trial(hasty_run: Path) -> No
     assert row and "duplicate_write" in row.group(0) and "0/2" in row.group(0)
     stored = [r for r in records if r["case_id"] == "timeout-after-write"]
     loaded = chunks[int(row.group(1))]
-    assert row.group(2) == f"report/trials/c{int(row.group(1)):05d}.js"
+    assert re.fullmatch(rf"report/trials/[0-9a-f]+/c{int(row.group(1)):05d}\.js", row.group(2))
     assert sorted(t["trial"] for t in loaded) == sorted(r["trial"] for r in stored)
     assert [c["tool"] for c in loaded[0]["calls"]] == [c["tool"] for c in stored[0]["calls"]]
     assert loaded[0]["seed"] == str(stored[0]["seed"]), "64-bit seeds travel as strings (JS numbers are doubles)"
@@ -95,3 +99,56 @@ def test_a_run_killed_before_its_first_trial_still_gets_a_page(run_copy: Path) -
     page = written.path.read_text("utf-8")
     assert written.trials == 0 and "0 graded trials" in page and page.count('<tr class="case') == 19
     assert "<button class=\"expand\"" not in page, "nothing to expand without trials"
+
+
+def assert_page_matches_its_chunks(run: Path) -> None:
+    """Every case row the page announces trials for points at a chunk holding exactly that many."""
+    page = (run / "report.html").read_text("utf-8")
+    rows = re.findall(r'data-chunk="([^"]+)" data-trials="(\d+)"', page)
+    assert rows
+    for chunk, trials in rows:
+        path = run / chunk
+        assert path.is_file(), f"the page announces {trials} trial(s) in {chunk}, which is missing"
+        assert len(path.read_text("utf-8").splitlines()) == int(trials), chunk
+
+
+def test_a_report_killed_half_way_leaves_the_previous_page_and_its_chunks(run_copy: Path, monkeypatch: Any) -> None:
+    from passhat.report.trials import TrialData
+
+    assert_page_matches_its_chunks(run_copy)
+    before = (run_copy / "report.html").read_bytes()
+
+    def killed(self: TrialData) -> None:  # half the chunks written, then the process dies (no clean-up)
+        for idx, lines in list(self._pending.items())[: len(self._pending) // 2]:
+            with (self.trials_dir / f"c{idx:05d}.js").open("ab") as fh:
+                fh.write(b"".join(lines[:1]))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(TrialData, "flush", killed)
+    monkeypatch.setattr(TrialData, "discard", lambda self: None, raising=False)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(run_copy)
+    assert (run_copy / "report.html").read_bytes() == before
+    assert_page_matches_its_chunks(run_copy)
+    monkeypatch.undo()
+    write_report(run_copy)  # the next report replaces the page and removes the leftovers
+    assert_page_matches_its_chunks(run_copy)
+    assert sum(len(v) for v in chunk_trials(run_copy).values()) == 38
+
+
+def test_report_files_are_replaced_whole_or_not_at_all(tmp_path: Path, monkeypatch: Any) -> None:
+    import errno
+    import os
+
+    from passhat.report.files import write_atomic
+
+    page = tmp_path / "report.html"
+    write_atomic(page, "old")
+
+    def full(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", dst)
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(OSError):
+        write_atomic(page, "new " * 1000)
+    assert page.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["report.html"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from passhat.tools import Fault, ToolBoundary, ToolContext
+from passhat.tools import Fault, ToolBoundary, ToolContext, tool
 from passhat.world import World
 
 
@@ -78,3 +78,129 @@ def test_latency_delays_and_advances_the_clock(boundary_for: Any) -> None:
     before = world.clock.now()
     assert call(b, "list_notes").ok
     assert (world.clock.now() - before).total_seconds() == pytest.approx(1.01)
+
+
+@tool(kind="write")
+def add_then_raise(ctx: ToolContext, title: str, how: str) -> dict:
+    """Write a note, then fail in the way ``how`` names.
+
+    Args:
+        title: Note title.
+        how: "exception", "fail", "deny" or "ok".
+    """
+    ctx.db.execute("INSERT INTO notes (id, owner, title) VALUES (?, ?, ?)", (ctx.new_id("N-", 4), ctx.identity, title))
+    ctx.db.execute("DELETE FROM audit")
+    if how == "exception":
+        raise KeyError("bug after the write")
+    if how == "fail":
+        ctx.fail("quota exceeded after the write")
+    if how == "deny":
+        ctx.deny("not yours, noticed after the write")
+    return {"ok": True}
+
+
+@tool(kind="write")
+def grouped_then_raise(ctx: ToolContext, title: str, raise_after: bool) -> dict:
+    """Write two notes in ``ctx.transaction()``, then maybe raise outside it.
+
+    Args:
+        title: Note title.
+        raise_after: Raise once the transaction has completed.
+    """
+    with ctx.transaction() as db:
+        for _ in range(2):
+            db.execute("INSERT INTO notes (id, owner, title) VALUES (?, ?, ?)", (ctx.new_id("N-", 4), ctx.identity, title))
+    if raise_after:
+        raise RuntimeError("bug after the transaction")
+    return {"ok": True}
+
+
+@tool(kind="write")
+async def add_slowly(ctx: ToolContext, title: str, fail: bool) -> dict:
+    """Write a note, wait, then maybe fail.
+
+    Args:
+        title: Note title.
+        fail: Fail after the wait.
+    """
+    ctx.db.execute("INSERT INTO notes (id, owner, title) VALUES (?, ?, ?)", (ctx.new_id("N-", 4), ctx.identity, title))
+    await asyncio.sleep(0.01)
+    if fail:
+        ctx.fail("downstream refused")
+    return {"ok": True}
+
+
+@tool(kind="write")
+def add_and_commit(ctx: ToolContext, title: str) -> dict:
+    """A badly behaved tool: commits the trial's transaction, then raises.
+
+    Args:
+        title: Note title.
+    """
+    ctx.db.execute("INSERT INTO notes (id, owner, title) VALUES (?, ?, ?)", (ctx.new_id("N-", 4), ctx.identity, title))
+    ctx.db.execute("COMMIT")
+    raise RuntimeError("after commit")
+
+
+@pytest.fixture
+def atomic_boundary(notes_domain: Any) -> Any:
+    def make(**kw: Any) -> tuple[ToolBoundary, World]:
+        world = World.restore(notes_domain.image("default"), 1)
+        tools = [*notes_domain.tool_list(), add_then_raise, grouped_then_raise, add_slowly, add_and_commit]
+        return ToolBoundary(tools, ToolContext(world, identity="alice"), **kw), world
+
+    return make
+
+
+@pytest.mark.parametrize(("how", "status"), [("exception", "exception"), ("fail", "tool_error"), ("deny", "denied")])
+def test_a_call_that_raises_fails_or_denies_leaves_no_write(atomic_boundary: Any, how: str, status: str) -> None:
+    b, world = atomic_boundary()
+    kept = call(b, "add_note", {"title": "before"})
+    rec = call(b, "add_then_raise", {"title": "half", "how": how})
+    assert rec.status == status and not rec.committed
+    diff = world.diff()
+    assert [c.after["title"] for c in diff.rows("notes")] == ["before"] and kept.ok
+    assert diff.rows("audit") == [], "the delete before the error was rolled back too"
+    assert world.db.execute("SELECT COUNT(*) FROM notes WHERE title = 'half'").fetchone()[0] == 0
+    assert call(b, "add_then_raise", {"title": "whole", "how": "ok"}).ok
+    assert {c.after["title"] for c in world.diff().rows("notes")} == {"before", "whole"}
+    world.close()
+
+
+def test_tool_transactions_nest_inside_the_call(atomic_boundary: Any) -> None:
+    b, world = atomic_boundary()
+    assert call(b, "grouped_then_raise", {"title": "t", "raise_after": False}).ok
+    assert call(b, "grouped_then_raise", {"title": "u", "raise_after": True}).status == "exception"
+    assert sorted(c.after["title"] for c in world.diff().rows("notes")) == ["t", "t"]
+    world.close()
+
+
+def test_drop_response_keeps_the_write_of_a_completed_call(atomic_boundary: Any) -> None:
+    b, world = atomic_boundary(faults=[Fault(tool="add_then_raise", kind="drop_response")])
+    rec = call(b, "add_then_raise", {"title": "lost answer", "how": "ok"})
+    assert rec.status == "fault" and rec.committed
+    assert [c.after["title"] for c in world.diff().rows("notes")] == ["lost answer"]
+    world.close()
+
+
+def test_concurrent_async_calls_stay_atomic(atomic_boundary: Any) -> None:
+    b, world = atomic_boundary()
+
+    async def both() -> list[Any]:
+        return list(await asyncio.gather(b.call("add_slowly", {"title": "fails", "fail": True}),
+                                         b.call("add_slowly", {"title": "stays", "fail": False})))
+
+    failed, ok = asyncio.run(both())
+    assert failed.status == "tool_error" and ok.ok
+    assert [c.after["title"] for c in world.diff().rows("notes")] == ["stays"]
+    world.close()
+
+
+def test_a_tool_that_commits_does_not_crash_the_boundary(atomic_boundary: Any, notes_domain: Any) -> None:
+    b, world = atomic_boundary()
+    assert call(b, "add_and_commit", {"title": "escaped"}).status == "exception"
+    assert call(b, "add_note", {"title": "next"}).ok
+    world.close()  # the connection escaped its savepoint: discarded, never pooled
+    fresh = World.restore(notes_domain.image("default"), 2)
+    assert fresh.db.execute("SELECT COUNT(*) FROM notes WHERE title IN ('escaped', 'next')").fetchone()[0] == 0
+    fresh.close()

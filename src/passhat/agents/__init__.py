@@ -1,7 +1,13 @@
-"""Agents: the protocol, built-in reference agents and adapters."""
+"""Agents: the protocol, built-in reference agents and adapters.
+
+In-process: ``careful``/``hasty``/``flaky``/``noop``, ``openai:MODEL`` / ``anthropic:MODEL`` and
+``module:function``. Elsewhere, through the trial's tool server (:mod:`passhat.serve`): an HTTP service
+(``http://HOST:PORT/PATH``), a command (``cmd:"COMMAND ARGS"``), or any Python agent in a process of
+its own (``isolate="process"``).
+"""
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from passhat.agents.protocol import Agent
 from passhat.agents.python import SyncEpisode, python_agent
@@ -9,26 +15,50 @@ from passhat.agents.reference import REFERENCE_AGENTS, reference_agent
 from passhat.episode import Episode
 from passhat.errors import PasshatError
 
+Isolation = Literal["none", "process"]
 
-def check_agent_spec(spec: str) -> None:
-    """Fail fast on a bare name that is not a built-in agent (other forms report their own errors on load)."""
+
+def _is_external(spec: str) -> bool:
+    return spec.startswith(("http://", "https://", "cmd:"))
+
+
+def check_agent_spec(spec: str, isolate: Isolation = "none") -> None:
+    """Fail fast on an agent spec that cannot work (other forms report their own errors on load)."""
+    if isolate == "process" and (_is_external(spec) or spec.partition(":")[0] in ("openai", "anthropic")):
+        raise PasshatError(f"--isolate process applies to Python agents (module:function, path.py:function or a "
+                           f"built-in agent), not to {spec!r}, which already runs as it runs")
     if ":" not in spec and spec not in REFERENCE_AGENTS:
         raise PasshatError(f"--agent {spec!r}: not a built-in agent ({', '.join(sorted(REFERENCE_AGENTS))}); "
                            "for your own agent give module:function or path/to/file.py:function, "
+                           "a service http://HOST:PORT/PATH, a program cmd:\"COMMAND ARGS\", "
                            "for a model openai:MODEL or anthropic:MODEL")
 
 
-def load_agent(spec: str, **model_options: Any) -> Callable[[Episode], Awaitable[str | None]]:
-    """Resolve ``careful``/``hasty``/``flaky``/``noop``, ``openai:MODEL`` / ``anthropic:MODEL`` (a model-driven
-    agent; ``model_options`` go to :func:`passhat.agents.llm.model_agent`), or ``module:function``."""
+def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None,
+               **model_options: Any) -> Callable[[Episode], Awaitable[str | None]]:
+    """Resolve an agent spec (see module docstring). ``model_options`` go to
+    :func:`passhat.agents.llm.model_agent`; ``prices`` price the usage external agents report."""
+    check_agent_spec(spec, isolate)
+    if spec.startswith(("http://", "https://")):
+        from passhat.agents.service import ServiceAgent
+
+        return ServiceAgent(spec, prices=prices)
+    if spec.startswith("cmd:"):
+        from passhat.agents.command import CommandAgent, parse_command
+
+        return CommandAgent(parse_command(spec), prices=prices)
+    if isolate == "process":
+        from passhat.agents.isolated import isolated_agent
+
+        return isolated_agent(spec, prices=prices)
     if spec in REFERENCE_AGENTS:
         return reference_agent(spec)
     if spec.partition(":")[0] in ("openai", "anthropic"):
         from passhat.agents.llm import model_agent
 
         return model_agent(spec, **model_options)
-    check_agent_spec(spec)
     return python_agent(spec)
 
 
-__all__ = ["REFERENCE_AGENTS", "Agent", "SyncEpisode", "check_agent_spec", "load_agent", "python_agent", "reference_agent"]
+__all__ = ["REFERENCE_AGENTS", "Agent", "Isolation", "SyncEpisode", "check_agent_spec", "load_agent", "python_agent",
+           "reference_agent"]

@@ -1,21 +1,26 @@
 """Plugging in a Python function or class as the agent: ``module:function`` or ``path.py:function``.
 
-Async functions are awaited. Plain functions run in a worker thread and receive a
-:class:`SyncEpisode`, whose methods block on the event loop; the time limit still ends the trial
-(the thread cannot be killed, but its result is ignored and its further tool calls are refused).
+Async functions are awaited. Plain functions run in a daemon thread and receive a :class:`SyncEpisode`,
+whose methods block on the event loop; the time limit still ends the trial and the run still finishes
+(the thread cannot be killed, but its result is ignored and its further tool calls are refused). An agent
+that blocks the event loop itself (a CPU-bound ``async def``) can only be stopped in a process of its own:
+``--isolate process``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
+import threading
+import traceback
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from passhat.episode import Episode, ToolResult
-from passhat.errors import PasshatError
+from passhat.errors import AgentCrashed, PasshatError
 from passhat.imports import import_file
 
 
@@ -44,9 +49,33 @@ class SyncEpisode:
 
 def _wrap_sync(func: Callable[[Any], Any]) -> Callable[[Episode], Awaitable[str | None]]:
     async def agent(episode: Episode) -> str | None:
-        facade = SyncEpisode(episode, asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        facade = SyncEpisode(episode, loop)
+        done: asyncio.Future[Any] = loop.create_future()
+
+        def settle(outcome: Callable[[], None]) -> None:
+            if not done.done():  # the trial may have ended (time limit) long ago
+                outcome()
+
+        def report(outcome: Callable[[], None]) -> None:
+            with contextlib.suppress(RuntimeError):  # the run is over and its loop closed: nobody waits
+                loop.call_soon_threadsafe(settle, outcome)
+
+        def target() -> None:
+            try:
+                result = func(facade)
+            except BaseException as exc:  # SystemExit too: it is the agent's failure, not the run's
+                failure = exc if isinstance(exc, Exception) else AgentCrashed(
+                    f"the agent raised {exc!r}\n{traceback.format_exc()}")
+                report(lambda: done.set_exception(failure))
+            else:
+                report(lambda: done.set_result(result))
+
+        # a daemon thread, not the loop's default executor: asyncio.run() waits for executor threads at
+        # exit, so an agent that never returns kept the whole process (summary, gate, JUnit) from finishing
+        threading.Thread(target=target, name=f"passhat-agent {episode.case_id}#{episode.trial}", daemon=True).start()
         try:
-            result = await asyncio.to_thread(func, facade)
+            result = await done
         finally:
             facade.closed = True
         return result if isinstance(result, str) else None

@@ -25,7 +25,8 @@ class SqlValue(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     sql: str
-    """A read-only query returning one row with one column; evaluated on the final state."""
+    """A read-only query returning one row with one column; evaluated on the final state (with the
+    step budget of ``sql`` assertions)."""
 
 
 Expected = Annotated[Scalar | SqlValue, Field(union_mode="left_to_right")]
@@ -62,7 +63,9 @@ class SqlCheck(_Base):
 
     kind: Literal["sql"] = "sql"
     query: str
-    """Read-only SQL (SELECT or WITH) run on the final state."""
+    """Read-only SQL (SELECT or WITH) run on the final state. A query gets 100 million SQLite steps
+    (about a second): one that runs away on the fixture (a ``WITH RECURSIVE`` that never stops) is
+    rejected when the suite loads, one that runs away on a final state fails its grade."""
     expect: Any
     """Expected result: a scalar for one value, a list for one row, a list of lists for several rows."""
 

@@ -16,7 +16,8 @@ from pydantic import ValidationError
 
 from passhat.cases.model import Case
 from passhat.errors import CaseError
-from passhat.validation import field_path, first_problem, yaml_problem
+from passhat.validation import field_path, first_problem, load_yaml, yaml_problem
+from passhat.world.query import QueryBudgetExceeded, bounded_query
 
 _field_path = field_path  # kept for the linter, which reuses this module's helpers
 
@@ -68,7 +69,7 @@ def load_case(path: Path) -> Case:
     except OSError as exc:
         raise CaseError(str(path), "", f"cannot read: {exc}") from exc
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise CaseError(str(path), *yaml_problem(exc)) from None
     return parse_case(data, str(path))
@@ -118,12 +119,26 @@ def _check_regex(pattern: str | None, file: str, field: str) -> None:
 
 
 def _check_sql(sql: str, file: str, field: str, conn: sqlite3.Connection) -> None:
+    """Read-only, compiles against the fixture, and finishes on it within the step budget.
+
+    A query that runs away on the initial state (a ``WITH RECURSIVE`` that never stops) would hang or
+    fail every trial; it is the case's bug, so it is bad input now rather than a failed grade later.
+    """
     if not re.match(r"\s*(select|with)\b", sql, re.IGNORECASE):
         raise CaseError(file, field, "must be a read-only query starting with SELECT or WITH")
     try:
         conn.execute("EXPLAIN " + sql)
     except sqlite3.Error as exc:
         raise CaseError(file, field, f"SQL does not compile against the fixture: {exc}") from None
+    conn.execute("PRAGMA query_only = ON")
+    try:
+        bounded_query(conn, sql)
+    except QueryBudgetExceeded as exc:
+        raise CaseError(file, field, f"on the fixture, the {exc}") from None
+    except sqlite3.Error:
+        pass  # compiles but fails on the fixture's rows: graded (and failed closed) on the final state
+    finally:
+        conn.execute("PRAGMA query_only = OFF")
 
 
 def _check_assertion(a: Any, field: str, file: str, tables: dict[str, Any], conn: sqlite3.Connection) -> None:

@@ -72,9 +72,10 @@ class OrderConstraint(BaseModel):
 
 
 class Limits(BaseModel):
-    """Budgets for one trial; exceeding one fails the trial."""
+    """Budgets for one trial; exceeding one fails the trial. Budgets are finite numbers (``.inf`` and
+    ``.nan`` are refused; leave ``max_cost`` out for no cost budget)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
     max_steps: int = Field(30, ge=1)
     """Maximum tool calls."""
     max_seconds: float = Field(60.0, gt=0)

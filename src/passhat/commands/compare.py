@@ -20,6 +20,7 @@ from rich.table import Table
 from passhat.compare import compare_runs
 from passhat.console import stderr_console
 from passhat.errors import PasshatError
+from passhat.report.files import write_atomic
 
 EXIT_BAD_INPUT = 2
 
@@ -123,7 +124,8 @@ def print_comparison(result: dict[str, Any], console: Console) -> None:
 @click.option("--interval", "interval", type=click.Choice(["t", "bca"]), default="t", show_default=True,
               help="t: t-interval over cases (Tango's score interval for 0/1 metrics), consistent with the reported "
                    "test — the default, see docs/design/004-paired-intervals.md; bca: the paired BCa bootstrap.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed (used with --interval bca).")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+              help="Bootstrap seed ≥ 0 (used with --interval bca).")
 @click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
               help="Level of the two-sided intervals.")
 @click.option("--quiet", "-q", is_flag=True, help="No tables (use with --json).")
@@ -138,10 +140,10 @@ def compare(base: Path, candidate: Path, json_out: Path | None, allow_changed_ca
         stderr_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         sys.exit(EXIT_BAD_INPUT)
     if json_out is not None:
-        json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        write_atomic(json_out, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     if html_out is not None:
         from passhat.report.html import render_compare_html
 
-        html_out.write_text(render_compare_html(result), "utf-8")
+        write_atomic(html_out, render_compare_html(result))
     if not quiet:
         print_comparison(result, Console())

@@ -1,7 +1,8 @@
 """CI outputs of ``run`` and ``gate``: JUnit XML, and the Markdown summary (to a file and to GitHub).
 
 GitHub Actions shows whatever a step appends to the file named by ``$GITHUB_STEP_SUMMARY``; we append
-(never overwrite) because other steps may have written there too.
+(never overwrite) because other steps may have written there too. The JUnit and Markdown files are
+written whole or not at all (:func:`passhat.report.files.write_atomic`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from passhat.report.files import write_atomic
 from passhat.report.junit import junit_xml
 from passhat.report.markdown import markdown_summary
 from passhat.runner.store import RunStore
@@ -23,7 +25,7 @@ def write_ci_outputs(run_folder: Path, summary: dict[str, Any], gate: dict[str, 
     written: list[Path] = []
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(junit_xml(summary, RunStore(run_folder).iter_records(), gate), "utf-8")
+        write_atomic(junit, junit_xml(summary, RunStore(run_folder).iter_records(), gate))
         written.append(junit)
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if summary_md is None and not step_summary:
@@ -31,7 +33,7 @@ def write_ci_outputs(run_folder: Path, summary: dict[str, Any], gate: dict[str, 
     text = markdown_summary(summary, gate)
     if summary_md is not None:
         summary_md.parent.mkdir(parents=True, exist_ok=True)
-        summary_md.write_text(text, "utf-8")
+        write_atomic(summary_md, text)
         written.append(summary_md)
     if step_summary:
         with Path(step_summary).open("a", encoding="utf-8") as fh:

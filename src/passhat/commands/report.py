@@ -18,6 +18,12 @@ from passhat.report.html import write_report
 EXIT_BAD_INPUT = 2
 
 
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return str(exc) if isinstance(exc, PasshatError) else f"{type(exc).__name__}: {exc}"
+
+
 def _size(n: int) -> str:
     return f"{n / 1024:.0f} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.1f} MiB"
 
@@ -39,18 +45,18 @@ def report(run_folder: Path, open_browser: bool) -> None:
 
 
 def after_run(folder: Path, summary: dict[str, Any], *, html: bool, otlp: str | None) -> None:
-    """The report and the OTLP export at the end of ``passhat run``.
+    """The report and the OTLP export at the end of ``passhat run``, after the gate has decided.
 
-    Neither changes the run's exit code: the records and summary are already on disk, and a collector
-    that is down must not fail a build whose gate passed. A failure is printed with the command that
-    redoes the step.
+    Neither changes the run's exit code: the records, summary, gate result and CI outputs are already
+    on disk, and a full disk or a collector that is down must not fail a build whose gate passed (nor
+    pass one that failed). A failure is printed with the command that redoes the step.
     """
     if html:
         try:
             written = write_report(folder, summary=summary)
             click.echo(f"report: {written.path}", err=True)
-        except PasshatError as exc:
-            click.echo(f"warning: no report written ({exc}); retry with: passhat report {folder}", err=True)
+        except Exception as exc:  # whatever broke the view of the run, the run itself is done
+            click.echo(f"warning: no report written ({_reason(exc)}); retry with: passhat report {folder}", err=True)
     if otlp:
         from passhat.commands.export import quiet_exporter_logs
         from passhat.export import ExportError, export_run

@@ -19,6 +19,7 @@ from passhat.cases.load import _check_assertion, _check_regex, _field_path, _mod
 from passhat.domain import Domain, load_domain
 from passhat.errors import CaseError, DomainError
 from passhat.lint.findings import Code, Finding
+from passhat.validation import load_yaml, yaml_problem
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,9 @@ def parse_file(path: Path) -> tuple[Case | None, Any, list[Finding]]:
     """(case or None, raw data, findings) for one YAML file."""
     file = str(path)
     try:
-        data = yaml.safe_load(path.read_text("utf-8"))
+        data = load_yaml(path.read_text("utf-8"))
     except (OSError, yaml.YAMLError) as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        return None, None, [Finding("yaml", file, where, f"invalid YAML: {getattr(exc, 'problem', None) or exc}")]
+        return None, None, [Finding("yaml", file, *yaml_problem(exc))]
     if not isinstance(data, dict):
         return None, data, [Finding("schema", file, "", "a case file holds one mapping (id, domain, instruction, ...)")]
     raw_id = data.get("id") if isinstance(data.get("id"), str) else None

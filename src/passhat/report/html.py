@@ -2,16 +2,19 @@
 
 The page inlines its CSS, JavaScript and SVG figures (no CDN, no fetched library), so it works offline
 and from ``file://``. It holds only summaries — curves, strata, distributions, the case table — and
-loads a case's trials from ``RUN/report/trials/cNNNNN.js`` when the case is expanded (see
+loads a case's trials from ``RUN/report/trials/VERSION/cNNNNN.js`` when the case is expanded (see
 :mod:`passhat.report.trials` for why script files). A 10,000-trial run therefore opens as fast as a
 small one. Records are read once, streamed: chunks are written and the summary is built in the same pass.
+
+Nothing is half-written: the chunks go to a folder of their own, the page is written atomically
+(:func:`passhat.report.files.write_atomic`) only once they are complete, and the previous report's
+chunks are removed only after that. A report killed or out of disk space at any point leaves the
+previous report whole (or none).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import time
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -21,7 +24,8 @@ from typing import Any
 import jinja2
 
 from passhat.report import figures
-from passhat.report.trials import DATA_DIR, TRIALS_DIR, TrialData, chunk_json, chunk_name
+from passhat.report.files import write_atomic
+from passhat.report.trials import TrialData, chunk_json
 from passhat.results import build_summary, tag_keys
 from passhat.runner.store import SUMMARY, RunStore
 
@@ -83,16 +87,19 @@ def write_report(folder: Path, *, summary: dict[str, Any] | None = None) -> Repo
     keys = tag_keys(manifest)
     data = TrialData(folder)
     data.reset(manifest["suite"]["cases"])
-    if summary is None or (keys and not summary.get("strata")):
-        summary = build_summary(data.tee(store.iter_records()), manifest, by=keys)
-    else:
-        data.copy_lines(store.trials_path)
-    html = render_report(summary, manifest, data, title=folder.name)
-    path = folder / REPORT
-    tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(html, "utf-8")
-    os.replace(tmp, path)
-    return ReportFiles(path, len(html.encode("utf-8")), data.lazy_bytes, sum(data.trials.values()))
+    try:
+        if summary is None or (keys and not summary.get("strata")):
+            summary = build_summary(data.tee(store.iter_records()), manifest, by=keys)
+        else:
+            data.copy_lines(store.trials_path)
+        html = render_report(summary, manifest, data, title=folder.name)
+        page = html.encode("utf-8")
+        write_atomic(folder / REPORT, page)
+    except BaseException:
+        data.discard()
+        raise
+    data.prune()
+    return ReportFiles(folder / REPORT, len(page), data.lazy_bytes, sum(data.trials.values()))
 
 
 def case_rows(summary: dict[str, Any], data: TrialData, ks: list[int]) -> list[dict[str, Any]]:
@@ -106,7 +113,7 @@ def case_rows(summary: dict[str, Any], data: TrialData, ks: list[int]) -> list[d
             "pass_hat": [c["pass_hat_k"].get(str(k)) for k in ks],
             "category": next(iter(cats), None), "categories": cats,
             "tags": " ".join(f"{k}={v}" for k, v in (c.get("tags") or {}).items()),
-            "chunk": f"{DATA_DIR}/{TRIALS_DIR}/{chunk_name(data.case_index[c['id']])}" if c["id"] in data.case_index else None,
+            "chunk": data.chunk_path(c["id"]) if c["id"] in data.case_index else None,
             "trials": data.trials.get(c["id"], 0),
         })
     return rows
@@ -134,7 +141,7 @@ def render_report(summary: dict[str, Any], manifest: dict[str, Any], data: Trial
         curve=figures.curve_svg(suite, n), strata=strata_figures(summary, n),
         categories=figures.bars_svg(suite.get("failure_categories") or {}),
         latency=figures.histogram_svg(data.latencies, "s"), cost=figures.histogram_svg(data.costs, "$"),
-        exp=exp, rows=case_rows(summary, data, ks), version=f"{time.time_ns():x}",
+        exp=exp, rows=case_rows(summary, data, ks), version=data.version,
         hat_curve=[(k, suite["pass_hat_k"].get(str(k))) for k in ks],
     )
 

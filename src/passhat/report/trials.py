@@ -2,11 +2,16 @@
 
 Why script files and not ``fetch()``: a report opened straight from disk (``file://``) may not fetch
 its neighbours in Chromium, but it may always load a ``<script src>``. Each case gets one file,
-``RUN/report/trials/cNNNNN.js``, holding one ``passhat.add(N, {...});`` statement per trial, the
+``RUN/report/trials/VERSION/cNNNNN.js``, holding one ``passhat.add(N, {...});`` statement per trial, the
 record exactly as stored in trials.jsonl (already redacted) except that the seed becomes a string:
 a 64-bit integer does not survive as a JavaScript number. One statement per trial makes the files
 append-only, so records are streamed once in any order and memory stays bounded by ``FLUSH_BYTES``
 whatever the size of the run. The page itself carries only summaries.
+
+Each report writes its chunks into a folder of its own (``VERSION``, unique per write) and the page
+names that folder, so the page on disk always points at chunks that are complete: a report killed
+half-way leaves the previous page and its folder untouched, and the previous folder is removed only
+after the new page has replaced the old one (:meth:`TrialData.prune`).
 
 Speed: when the summary is already known, stored lines are copied without building a ``TrialRecord``
 — only ``TrialHead`` (case, outcome, latency, cost) is parsed, about 15× faster than full validation.
@@ -15,8 +20,10 @@ Speed: when the summary is already known, stored lines are copied without buildi
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +67,8 @@ class TrialData:
     """What a streaming pass over the records leaves behind: chunk files and per-trial distributions."""
 
     folder: Path
+    version: str = field(default_factory=lambda: f"{time.time_ns():x}")
+    """Names this report's chunk folder (and busts the browser cache of a re-written report)."""
     case_index: dict[str, int] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
     costs: list[float] = field(default_factory=list)
@@ -71,15 +80,31 @@ class TrialData:
 
     @property
     def trials_dir(self) -> Path:
-        return self.folder / DATA_DIR / TRIALS_DIR
+        return self.folder / DATA_DIR / TRIALS_DIR / self.version
+
+    def chunk_path(self, case_id: str) -> str:
+        """The chunk of a case, relative to the run folder (as the page refers to it)."""
+        return f"{DATA_DIR}/{TRIALS_DIR}/{self.version}/{chunk_name(self.case_index[case_id])}"
 
     def reset(self, case_ids: Iterable[str]) -> None:
-        """Start from an empty trials folder (a previous report's chunks would otherwise be appended to)."""
-        if self.trials_dir.exists():
-            shutil.rmtree(self.trials_dir)
+        """Start this report's own, empty chunk folder (earlier reports' folders stay until :meth:`prune`)."""
         self.trials_dir.mkdir(parents=True)
         for cid in case_ids:
             self.case_index.setdefault(cid, len(self.case_index))
+
+    def discard(self) -> None:
+        """Remove this report's chunks (its page was never written)."""
+        shutil.rmtree(self.trials_dir, ignore_errors=True)
+
+    def prune(self) -> None:
+        """Remove every other report's chunks, once this report's page is in place."""
+        for entry in self.trials_dir.parent.iterdir():
+            if entry.name == self.version:
+                continue
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)  # chunks of reports written before chunk folders had versions
 
     def add(self, record: TrialRecord | TrialHead, stored: bytes) -> None:
         """Queue one stored record line for its case's chunk and note its latency and cost."""
@@ -88,9 +113,11 @@ class TrialData:
         self._pending.setdefault(idx, []).append(line)
         self._pending_bytes += len(line)
         self.trials[record.case_id] = self.trials.get(record.case_id, 0) + 1
-        if record.outcome != "error":
-            self.latencies.append(record.timing.agent_s)
-            self.costs.append(record.usage.cost)
+        if record.outcome != "error":  # a non-finite value (an agent reporting NaN cost) has no place on an axis
+            if math.isfinite(record.timing.agent_s):
+                self.latencies.append(record.timing.agent_s)
+            if math.isfinite(record.usage.cost):
+                self.costs.append(record.usage.cost)
         if self._pending_bytes >= FLUSH_BYTES:
             self.flush()
 

@@ -52,6 +52,12 @@ class RunConfig:
     cassette: Cassette | None = None
     """Record (``--record``) or replay (``--replay``) the domain's external tools (tools/cassette.py)."""
 
+    def __post_init__(self) -> None:
+        if self.seed < 0:  # checked here too, for library users: the CLI's option refuses it already
+            raise RunError(f"seed must be ≥ 0, got {self.seed}")
+        if self.trials < 1 or self.concurrency < 1:
+            raise RunError(f"trials and concurrency must be ≥ 1, got {self.trials} and {self.concurrency}")
+
 
 def build_manifest(cfg: RunConfig) -> dict[str, Any]:
     suite = cfg.suite
@@ -79,9 +85,9 @@ def build_manifest(cfg: RunConfig) -> dict[str, Any]:
 
 def check_resumable(old: dict[str, Any], new: dict[str, Any]) -> None:
     """A run can only be resumed with the same suite, agent, trials and seed."""
-    for key in ("agent", "trials", "seed", "models"):
-        if old.get(key) != new.get(key):
-            raise RunError(f"cannot resume: {key} was {old.get(key)!r}, now {new.get(key)!r}")
+    for key, default in (("agent", None), ("trials", None), ("seed", None), ("models", None), ("isolate", "none")):
+        if old.get(key, default) != new.get(key, default):
+            raise RunError(f"cannot resume: {key} was {old.get(key, default)!r}, now {new.get(key, default)!r}")
     if old.get("suite", {}).get("hash") != new["suite"]["hash"]:
         raise RunError("cannot resume: the suite changed since the run started (different content hash)")
 
@@ -96,8 +102,8 @@ async def _attempt(case: Case, cfg: RunConfig, trial: int) -> TrialRecord:
                                      cassette=cfg.cassette)
             record.attempt = attempt
             return record
-        except Exception:
-            failed = error_record(case, trial, seed, attempt, started)
+        except Exception as exc:
+            failed = error_record(case, trial, seed, attempt, started, exc)
     return failed
 
 
@@ -111,16 +117,21 @@ async def execute(
     store = RunStore(cfg.out, cfg.redactor)
     manifest = build_manifest(cfg)
     done: set[tuple[str, int]] = set()
-    if resume:
-        old = store.read_manifest()
-        check_resumable(old, manifest)
-        manifest["started_at"] = old.get("started_at")
-        manifest["resumed_at"] = [*old.get("resumed_at", []), datetime.now(UTC).isoformat()]
-        done = {r.key for r in store.iter_records()}
-    elif (cfg.out / "trials.jsonl").exists() and any(store.iter_records()):
-        raise RunError(f"{cfg.out} already holds a run; use --resume to continue it or choose another --out")
-    store.write_manifest(manifest)
-    store.open_for_append()
+    store.lock()
+    try:
+        if resume:
+            old = store.read_manifest()
+            check_resumable(old, manifest)
+            manifest["started_at"] = old.get("started_at")
+            manifest["resumed_at"] = [*old.get("resumed_at", []), datetime.now(UTC).isoformat()]
+            done = {r.key for r in store.iter_records()}
+        elif (cfg.out / "trials.jsonl").exists() and any(store.iter_records()):
+            raise RunError(f"{cfg.out} already holds a run; use --resume to continue it or choose another --out")
+        store.write_manifest(manifest)
+        store.open_for_append()
+    except BaseException:
+        store.close()
+        raise
 
     queue: asyncio.Queue[tuple[Case, int]] = asyncio.Queue()
     for case in cfg.suite.cases:
@@ -140,10 +151,15 @@ async def execute(
                 on_record(record)
 
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, cfg.concurrency))))
+        try:
+            await asyncio.gather(*(worker() for _ in range(max(1, cfg.concurrency))))
+        finally:
+            close = getattr(cfg.agent, "aclose", None)
+            if close is not None:  # agents that run elsewhere stop their tool server
+                await close()
+        manifest["finished_at"] = datetime.now(UTC).isoformat()
+        manifest["status"] = "complete"
+        store.write_manifest(manifest)
     finally:
-        store.close()
-    manifest["finished_at"] = datetime.now(UTC).isoformat()
-    manifest["status"] = "complete"
-    store.write_manifest(manifest)
+        store.close()  # the records are durable already; this also releases the folder's lock
     return store

@@ -7,9 +7,11 @@ leaves whole records plus at most one partial last line, which :meth:`RunStore.l
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,8 @@ from passhat.redaction import Redactor
 from passhat.runner.records import TrialRecord
 
 MANIFEST, TRIALS, SUMMARY = "manifest.json", "trials.jsonl", "summary.json"
+LOCK = ".passhat.lock"
+"""Held (``flock``) by the run writing the folder; the kernel releases it when that process ends, however."""
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -37,6 +41,7 @@ class RunStore:
     def __init__(self, folder: Path, redactor: Redactor | None = None) -> None:
         self.folder = folder
         self._fh: Any = None
+        self._lock_fd: int | None = None
         self.redactor = redactor or Redactor(enabled=False)
         """Applied to every record before it is written (the runner passes the run's redactor)."""
 
@@ -80,6 +85,24 @@ class RunStore:
     def load(self) -> list[TrialRecord]:
         return list(self.iter_records())
 
+    def lock(self) -> None:
+        """Become the folder's only writer until :meth:`close`. A second ``passhat run`` on the same folder
+        (two CI jobs with one ``--out``) is refused here instead of interleaving duplicate records."""
+        if self._lock_fd is not None:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 200).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise RunError(f"{self.folder} is being written by another passhat run ({holder}); "
+                           "wait for it to finish, or choose another --out") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} since {datetime.now(UTC).isoformat(timespec='seconds')}".encode())
+        self._lock_fd = fd
+
     def open_for_append(self) -> None:
         """Open ``trials.jsonl`` for appending, first cutting any partial last line."""
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -97,7 +120,8 @@ class RunStore:
         if self._fh is None:
             raise RunError("run store is not open for appending")
         data = self.redactor.value(record.model_dump(mode="json"))
-        line = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        # allow_nan=False: NaN is not JSON; a record that holds one must fail here, loudly, not make the file unreadable
+        line = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8") + b"\n"
         self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())
@@ -106,3 +130,6 @@ class RunStore:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the lock
+            self._lock_fd = None

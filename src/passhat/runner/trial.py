@@ -7,16 +7,18 @@ the harness or the world are infrastructure: the trial's outcome is ``error`` an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import traceback
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
+from passhat import outages
 from passhat.attribution import attribute
 from passhat.cases import Case
 from passhat.domain import Domain
 from passhat.episode import EndReason, Episode, LimitExceeded, UserSimulator
-from passhat.errors import InfrastructureError
+from passhat.errors import AgentCrashed, InfrastructureError
 from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial_passed
 from passhat.graders.judge import Judge, judge_trial
 from passhat.runner.records import Outcome, Timing, TrialRecord
@@ -33,16 +35,54 @@ UserFactory = Callable[[Case, int, ToolBoundary], UserSimulator]
 model-played user can see whether the agent's write has happened). Default: the scripted user."""
 
 
+async def _guarded(agent: AgentFn, episode: Episode) -> str | None:
+    """The agent's coroutine with its exits that asyncio would let escape turned into agent failures:
+    ``SystemExit`` and ``KeyboardInterrupt`` raised inside a task stop the event loop (the whole run),
+    and a ``CancelledError`` the agent raises on its own would cancel its worker. A real cancellation
+    (the time limit, Ctrl-C) still propagates."""
+    try:
+        return await agent(episode)
+    except (SystemExit, KeyboardInterrupt) as exc:
+        raise AgentCrashed(f"the agent raised {exc!r}\n{traceback.format_exc()}") from None
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+        raise AgentCrashed(f"the agent raised CancelledError itself (nothing cancelled it)\n{traceback.format_exc()}") from None
+
+
+async def _within_limit(agent: AgentFn, episode: Episode, seconds: float) -> str | None:
+    """The agent's reply, or :class:`TimeoutError` at the time limit — unless the time went to a failing
+    or stalled model provider, which makes the trial an infrastructure error (passhat/outages.py)."""
+    with outages.watching(episode.deadline) as watch:
+        task = asyncio.ensure_future(_guarded(agent, episode))  # created inside: the task sees the watch
+        try:
+            await asyncio.wait({task}, timeout=seconds)
+        finally:
+            blame = None if task.done() else watch.blame()  # judged before cancelling unwinds the calls
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+    if blame is not None:
+        raise InfrastructureError(f"time limit of {seconds:g}s reached while {blame}")
+    if task.cancelled():
+        raise TimeoutError
+    return task.result()
+
+
 async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndReason, str | None]:
     """Run the agent under the time limit; returns how it ended and the traceback if it raised."""
     try:
-        reply = await asyncio.wait_for(agent(episode), timeout=seconds)
+        reply = await _within_limit(agent, episode, seconds)
     except TimeoutError:
         return "time_limit", f"time limit: the agent did not finish within {seconds:g}s"
     except LimitExceeded as exc:
         return exc.reason, str(exc)
     except InfrastructureError:  # a provider kept failing: not the agent's fault, the runner records `error`
         raise
+    except AgentCrashed as exc:  # seen from outside (exit status, bad answer): the message is the evidence
+        return "agent_error", str(exc)
     except Exception:
         if episode.limit is not None:  # the agent caught LimitExceeded and raised something else
             return episode.limit.reason, str(episode.limit)
@@ -84,7 +124,7 @@ async def run_trial(
             case_id=case.id, domain=domain.name, trial=trial, seed=derive_seed("agent", seed),
             instruction=case.instruction, policy=domain.policy, identity=case.user.identity,
             boundary=boundary, user=simulator, max_steps=case.limits.max_steps,
-            max_cost=case.limits.max_cost, t0=t0,
+            max_cost=case.limits.max_cost, t0=t0, time_limit_s=case.limits.max_seconds,
         )
         t_agent = time.perf_counter()
         end_reason, error = await _drive(agent, episode, case.limits.max_seconds)
@@ -131,9 +171,10 @@ async def run_trial(
     )
 
 
-def error_record(case: Case, trial: int, seed: int, attempt: int, started: float) -> TrialRecord:
-    """The record of a trial the harness could not run (outcome ``error``), with the traceback."""
-    error = traceback.format_exc()
+def error_record(case: Case, trial: int, seed: int, attempt: int, started: float, exc: BaseException) -> TrialRecord:
+    """The record of a trial the harness could not run (outcome ``error``): what failed outside the agent
+    (a provider, a service, a port) in its own words, or the traceback of a harness bug."""
+    error = f"{type(exc).__name__}: {exc}" if isinstance(exc, InfrastructureError) else traceback.format_exc()
     return TrialRecord(
         case_id=case.id, trial=trial, seed=seed, outcome="error", end_reason="harness_error",
         attempt=attempt, error=error, failure=attribute(case, "error", [], [], [], "harness_error", error),

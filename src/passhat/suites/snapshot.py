@@ -23,6 +23,7 @@ from passhat.cases import Suite
 from passhat.domain import Domain
 from passhat.errors import PasshatError
 from passhat.suites.changes import changed_cases, describe_changes
+from passhat.validation import load_yaml
 
 FORMAT = "passhat-suite-snapshot/1"
 
@@ -84,7 +85,7 @@ def write_snapshot(path: Path, snapshot: dict[str, Any]) -> None:
 def load_snapshot(path: Path) -> dict[str, Any]:
     """Read a snapshot file; anything else is bad input naming the file."""
     try:
-        data = yaml.safe_load(Path(path).read_text("utf-8"))  # JSON is YAML
+        data = load_yaml(Path(path).read_text("utf-8"))  # JSON is YAML
     except (OSError, yaml.YAMLError) as exc:
         raise PasshatError(f"{path}: cannot read suite snapshot: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("suite"), dict):

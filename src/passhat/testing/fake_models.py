@@ -51,6 +51,10 @@ class Turn:
     """Reported prompt tokens (default: request size / 4)."""
     output_tokens: int | None = None
     """Reported completion tokens (default: answer size / 4, at least 1)."""
+    stall_s: float = 0.0
+    """Streamed answers only: after the first event, go silent this long (a stream that stalls mid-answer)."""
+    garbage: bool = False
+    """Streamed answers only: send a data line that is not JSON after the first event (a broken proxy)."""
 
 
 @dataclass
@@ -123,21 +127,32 @@ def scripted(turns: Sequence[Turn]) -> Script:
 
 
 class FakeModelServer:
-    """A threaded HTTP server on 127.0.0.1 (a free port), started and stopped as a context manager."""
+    """A threaded HTTP server on 127.0.0.1 (``port``, or a free one), started and stopped as a context manager."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, port: int = 0) -> None:
         self.script = script
         self.requests: list[FakeRequest] = []
         self._hits: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._ids = 0
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self._server.daemon_threads = True
+        self._server.handle_error = self._client_gone  # type: ignore[method-assign]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     @property
     def port(self) -> int:
         return int(self._server.server_address[1])
+
+    @staticmethod
+    def _client_gone(request: Any, client_address: Any) -> None:
+        """A client that gave up (a timeout, a cancelled trial) is part of what this server tests: stay quiet."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            import traceback
+
+            traceback.print_exc()
 
     @property
     def openai_url(self) -> str:
@@ -202,7 +217,7 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             n = server._next_id()
             answer = _OpenAIAnswer(req, turn, n) if api == "openai" else _AnthropicAnswer(req, turn, n)
             if body.get("stream"):
-                self._sse(answer.events())
+                self._sse(answer.events(), turn)
             else:
                 self._json(200, answer.whole())
 
@@ -224,17 +239,22 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             else:
                 self._json(status, {"type": "error", "error": {"type": kind, "message": message}}, headers)
 
-        def _sse(self, events: list[tuple[str | None, Any]]) -> None:
+        def _sse(self, events: list[tuple[str | None, Any]], turn: Turn) -> None:
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("cache-control", "no-cache")
             self.send_header("connection", "close")
             self.end_headers()
-            for name, data in events:
+            for i, (name, data) in enumerate(events):
                 prefix = f"event: {name}\n" if name else ""
                 payload = data if isinstance(data, str) else json.dumps(data)
                 self.wfile.write(f"{prefix}data: {payload}\n\n".encode())
                 self.wfile.flush()
+                if i == 0 and turn.garbage:
+                    self.wfile.write(f"{prefix}data: <html>502 Bad Gateway</html>\n\n".encode())
+                    self.wfile.flush()
+                if i == 0 and turn.stall_s:
+                    time.sleep(turn.stall_s)
             self.close_connection = True
 
     return Handler

@@ -2,12 +2,20 @@
 
 Nothing an agent sends can crash the run: unknown tools, bad arguments, denials, business errors and
 tool exceptions all come back to the agent as tool errors and are recorded with a status.
+
+A call is atomic: the tool runs inside a savepoint of its own, released when it returns and rolled
+back when it raises (``ctx.fail()`` and ``ctx.deny()`` included), so a write made before the error
+never outlives the call — the agent was told the call failed, and the world agrees. The change log rolls back with it, so
+``World.diff()`` shows only what completed calls did. A ``drop_response`` fault hides the answer of a
+call that *completed*, so its write stays. The calls of one trial share one connection; their tool
+bodies therefore run one at a time (matters only for async tools that an agent calls concurrently).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 import traceback
 from collections import Counter
@@ -18,7 +26,8 @@ from pydantic import BaseModel, ValidationError
 
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
-from passhat.tools.faults import Fault, corrupt, timeout_message
+from passhat.tools.faults import Fault, FaultKind, corrupt, timeout_message
+from passhat.tools.jsondata import as_json_data
 
 CallStatus = Literal[
     "ok", "unknown_tool", "invalid_arguments", "not_allowed", "forbidden", "denied", "tool_error",
@@ -44,8 +53,13 @@ class ToolCall(BaseModel):
     """Error text the agent received, if any."""
     fault: str | None = None
     """The fault injected on this call, if any."""
+    fault_kind: FaultKind | None = None
+    """Its kind: over HTTP and MCP a ``timeout`` or ``drop_response`` really withholds the answer."""
     committed: bool = False
     """True when the tool ran to completion (for ``drop_response``, even though the agent never saw it)."""
+    abandoned: bool = False
+    """The agent's client gave up (closed the request) before the answer was sent: the agent never saw it.
+    Only agents that run elsewhere can do this; it explains, say, a retry of a write that had succeeded."""
     hidden_result: Any = None
     """The real result when a fault hid or changed it."""
     started_at: float = 0.0
@@ -83,13 +97,15 @@ class ToolBoundary:
         self.calls: list[ToolCall] = []
         self._per_tool: Counter[str] = Counter()
         self._t0 = time.monotonic() if t0 is None else t0
+        self._one_at_a_time = asyncio.Lock()
 
     def _fault_for(self, name: str, number: int) -> Fault | None:
         return next((f for f in self.faults if f.tool == name and f.applies_to(number)), None)
 
     async def call(self, name: str, arguments: Any) -> ToolCall:
-        """Run one call through the boundary and record it."""
+        """Run one call through the boundary and record it (arguments as JSON data: tools/jsondata.py)."""
         start = time.monotonic()
+        name, arguments = str(name), as_json_data(arguments)
         record = ToolCall(step=len(self.calls) + 1, tool=name, arguments=arguments, status="ok",
                           started_at=start - self._t0)
         try:
@@ -126,7 +142,7 @@ class ToolBoundary:
         fault = self._fault_for(rec.tool, self._per_tool[rec.tool])
         self.ctx.world.clock.tick()
         if fault is not None:
-            rec.fault = fault.describe()
+            rec.fault, rec.fault_kind = fault.describe(), fault.kind
             if fault.kind in ("timeout", "error"):
                 self.ctx.world.clock.advance(fault.seconds)
                 rec.status = "fault"
@@ -147,19 +163,50 @@ class ToolBoundary:
 
     async def _run(self, tool: Tool, args: BaseModel, rec: ToolCall) -> None:
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
-        try:
-            out = tool.func(self.ctx, **kwargs)
-            if tool.is_async:
-                out = await out
-        except PermissionDenied as exc:
-            rec.status, rec.error = "denied", f"permission denied: {exc}"
-        except ToolFailure as exc:
-            rec.status, rec.error = "tool_error", str(exc)
-        except Exception as exc:  # a tool bug must not crash the run; the agent sees an error
-            rec.status, rec.error = "exception", f"{type(exc).__name__}: {exc}"
-            rec.traceback = traceback.format_exc()
-        else:
-            rec.status, rec.result, rec.committed = "ok", _jsonable(out), True
+        async with self._one_at_a_time:
+            db = self.ctx.db
+            db.execute(f"SAVEPOINT {CALL_SAVEPOINT}")
+            try:
+                out = tool.func(self.ctx, **kwargs)
+                if tool.is_async:
+                    out = await out
+                result = _jsonable(out)
+            except PermissionDenied as exc:
+                _end_call(db, undo=True)
+                rec.status, rec.error = "denied", f"permission denied: {exc}"
+            except ToolFailure as exc:
+                _end_call(db, undo=True)
+                rec.status, rec.error = "tool_error", str(exc)
+            except Exception as exc:  # a tool bug must not crash the run; the agent sees an error
+                _end_call(db, undo=True)
+                rec.status, rec.error = "exception", f"{type(exc).__name__}: {exc}"
+                rec.traceback = traceback.format_exc()
+            except BaseException:  # cancelled mid-call (the trial's time limit): the call did not happen
+                _end_call(db, undo=True)
+                raise
+            else:
+                _end_call(db, undo=False)
+                rec.status, rec.result, rec.committed = "ok", result, True
+
+
+CALL_SAVEPOINT = "passhat_call"
+
+
+def _end_call(db: sqlite3.Connection, *, undo: bool) -> None:
+    """Release the call's savepoint, first rolling its writes back when the call failed.
+
+    A tool that ended the transaction itself (``COMMIT``) left no savepoint to return to; its writes
+    cannot be undone, and the trial's connection is discarded when the trial ends (``FixtureImage.release``).
+    """
+    if not db.in_transaction:
+        return
+    try:
+        if undo:
+            db.execute(f"ROLLBACK TO {CALL_SAVEPOINT}")
+        db.execute(f"RELEASE {CALL_SAVEPOINT}")
+    except sqlite3.OperationalError as exc:
+        if "no such savepoint" not in str(exc):
+            raise
 
 
 def _jsonable(value: Any) -> Any:

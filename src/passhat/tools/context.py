@@ -45,18 +45,20 @@ class ToolContext:
         return self.world.ids.next(prefix, digits)
 
     def deny(self, reason: str) -> NoReturn:
-        """Refuse the call for lack of permission."""
+        """Refuse the call for lack of permission; whatever the call wrote so far is rolled back."""
         raise PermissionDenied(reason)
 
     def fail(self, reason: str) -> NoReturn:
-        """Refuse the call for a business reason."""
+        """Refuse the call for a business reason; whatever the call wrote so far is rolled back."""
         raise ToolFailure(reason)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Group several writes so they happen together or not at all.
+        """Group several writes so they happen together or not at all, inside a call that goes on.
 
-        A nested savepoint, because the whole trial runs inside the harness's own savepoint; tools must
+        Every call is already atomic (the boundary rolls back a call that raises, including through
+        ``fail()`` and ``deny()``); this is for a tool that catches an error itself and carries on. A nested
+        savepoint, because the trial and the call run inside the harness's own savepoints; tools must
         never ``BEGIN``/``COMMIT`` themselves.
         """
         self.db.execute("SAVEPOINT tool_transaction")

@@ -7,6 +7,7 @@ docstring (summary and ``Args:`` section). Each tool says whether it reads or wr
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,9 +31,10 @@ class Tool:
     external: bool = False
     tags: tuple[str, ...] = field(default=())
 
-    @property
+    @functools.cached_property
     def parameters(self) -> dict[str, Any]:
-        """JSON Schema of the arguments (an object schema, as model APIs expect)."""
+        """JSON Schema of the arguments (an object schema, as model APIs expect). Computed once: building
+        it costs about a millisecond per tool, and model agents send every tool's schema on every call."""
         schema = self.arguments.model_json_schema()
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():

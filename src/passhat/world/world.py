@@ -11,6 +11,7 @@ from passhat.seeding import derive_seed
 from passhat.world.clock import Clock, IdGenerator
 from passhat.world.diff import Diff, RowChange, same_row
 from passhat.world.image import LOG_TABLE, FixtureImage, TableInfo, _quote
+from passhat.world.query import bounded_query
 
 
 class World:
@@ -59,10 +60,14 @@ class World:
         return Diff(result)
 
     def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
-        """Run a read-only query (graders use this; writes are refused by ``query_only``)."""
+        """Run a read-only query (graders use this; writes are refused by ``query_only``).
+
+        A query that runs past :data:`~passhat.world.query.QUERY_STEP_BUDGET` raises
+        :class:`~passhat.world.query.QueryBudgetExceeded`: the grade fails closed instead of the run hanging.
+        """
         self.db.execute("PRAGMA query_only = ON")
         try:
-            return [tuple(r) for r in self.db.execute(sql, params).fetchall()]
+            return bounded_query(self.db, sql, params)
         finally:
             self.db.execute("PRAGMA query_only = OFF")
 

@@ -14,6 +14,7 @@ from passhat.agents.llm.openai_chat import parse_arguments
 from passhat.agents.llm.retry import IncompleteAnswer
 from passhat.agents.llm.sdk_base import SdkChat
 from passhat.errors import PasshatError
+from passhat.outages import stream_data
 from passhat.tools import Tool
 
 DEFAULT_MAX_TOKENS = 4096
@@ -99,6 +100,7 @@ class AnthropicChat(SdkChat):
         ttft: float | None = None
         stopped = False
         async for event in stream:
+            stream_data()
             kind = event.type
             if kind == "message_start":
                 usage = event.message.usage

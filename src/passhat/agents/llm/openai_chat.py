@@ -15,6 +15,7 @@ from passhat.agents.llm.chat import CallOptions, ChatMessage, ModelReply, ToolRe
 from passhat.agents.llm.retry import IncompleteAnswer
 from passhat.agents.llm.sdk_base import SdkChat
 from passhat.errors import PasshatError
+from passhat.outages import stream_data
 from passhat.tools import Tool
 
 """Sent to a ``--base-url`` server when no key is set: local servers ignore it, the SDK requires one."""
@@ -103,6 +104,7 @@ class OpenAIChat(SdkChat):
         ttft: float | None = None
         reply = ModelReply(text="", tool_calls=[], model=self.model)
         async for chunk in stream:
+            stream_data()
             if getattr(chunk, "usage", None) is not None:
                 reply.input_tokens = chunk.usage.prompt_tokens or 0
                 reply.output_tokens = chunk.usage.completion_tokens or 0

@@ -16,6 +16,7 @@ a cost gate can see that it was not measured rather than that it was free.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,16 +25,24 @@ from typing import Any
 import yaml
 
 from passhat.errors import PasshatError
+from passhat.validation import load_yaml
 
 PRICES_ENV = "PASSHAT_PRICES"
 
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million input and output tokens."""
+    """USD per million input and output tokens: finite and not negative, or every cost of the run would be
+    NaN (and every cost statistic and gate with it)."""
 
     input: float
     output: float
+
+    def __post_init__(self) -> None:
+        for name in ("input", "output"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name}: prices must be numbers, finite and ≥ 0 (USD per million tokens), got {value!r}")
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
@@ -93,7 +102,7 @@ def read_prices(path: Path) -> dict[str, Price]:
     """Read a YAML or JSON price file: ``{model: {input: USD/Mtok, output: USD/Mtok}}``."""
     try:
         text = path.read_text("utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix == ".json" else load_yaml(text)
     except (OSError, ValueError, yaml.YAMLError) as exc:
         raise PasshatError(f"{path}: cannot read price table: {exc}") from exc
     if not isinstance(data, dict):
@@ -103,9 +112,9 @@ def read_prices(path: Path) -> dict[str, Price]:
         if not isinstance(entry, dict) or set(entry) - {"input", "output"} or not entry:
             raise PasshatError(f"{path}: {model}: expected {{input: USD per Mtok, output: USD per Mtok}}, got {entry!r}")
         try:
-            out[str(model)] = Price(float(entry.get("input", 0)), float(entry.get("output", 0)))
-        except (TypeError, ValueError):
-            raise PasshatError(f"{path}: {model}: prices must be numbers, got {entry!r}") from None
+            out[str(model)] = Price(entry.get("input", 0), entry.get("output", 0))
+        except ValueError as exc:
+            raise PasshatError(f"{path}: {model}.{exc}") from None
     return out
 
 

@@ -11,12 +11,16 @@ for the context window) are the agent's own doing and propagate as ordinary exce
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
+from passhat import outages
 from passhat.errors import InfrastructureError
+from passhat.outages import CircuitBreaker
 
 T = TypeVar("T")
 Verdict = Literal["retry", "infrastructure", "agent"]
@@ -61,8 +65,8 @@ def classify_status(status: int | None) -> Verdict:
 def inspect_error(exc: BaseException) -> tuple[Verdict, float | None] | None:
     """Map an SDK or transport exception to a verdict and the server's ``Retry-After``; ``None`` for
     exceptions that are not about reaching the provider (they propagate as the agent's own errors)."""
-    if isinstance(exc, IncompleteAnswer | TimeoutError):
-        return "retry", None
+    if isinstance(exc, IncompleteAnswer | TimeoutError | json.JSONDecodeError):
+        return "retry", None  # a JSONDecodeError escapes an SDK's stream when the server sends non-JSON data
     module = type(exc).__module__
     if module.startswith(("httpx", "httpcore")):  # transport errors raised while reading a stream
         return "retry", None
@@ -82,6 +86,13 @@ def inspect_error(exc: BaseException) -> tuple[Verdict, float | None] | None:
     return classify_status(status if isinstance(status, int) else None), retry_after
 
 
+def unanswered(exc: BaseException) -> bool:
+    """The provider did not answer at all (refused, timed out, dropped) or answered 5xx: what a circuit
+    breaker counts. A 429 is an answer: the provider is alive and asks us to slow down."""
+    status = getattr(exc, "status_code", None)
+    return not isinstance(status, int) or status >= 500
+
+
 async def with_retries(
     call: Callable[[], Awaitable[T]],
     policy: RetryPolicy,
@@ -89,26 +100,48 @@ async def with_retries(
     inspect: Callable[[BaseException], tuple[Verdict, float | None] | None],
     what: str,
     seed: int | None = None,
+    breaker: CircuitBreaker | None = None,
 ) -> tuple[T, int]:
     """Run ``call`` until it succeeds; returns (result, attempts).
 
     ``inspect`` maps an exception to (verdict, retry-after seconds), or ``None`` for exceptions that are
-    not provider errors (those propagate untouched).
+    not provider errors (those propagate untouched). Inside a trial, retries stop where the trial's time
+    would run out, and the trial's watch records the failures (passhat/outages.py); ``breaker`` fails
+    fast on a provider that has stopped answering.
     """
     rng = random.Random(seed)
-    last = ""
-    for attempt in range(1, max(1, policy.attempts) + 1):
-        try:
-            return await call(), attempt
-        except Exception as exc:
-            seen = inspect(exc)
-            if seen is None or seen[0] == "agent":
-                raise
-            verdict, retry_after = seen
-            last = f"{type(exc).__name__}: {exc}"
-            if verdict == "infrastructure":
-                raise InfrastructureError(f"{what}: {last} (not retried: fix the configuration)") from exc
-            if attempt >= policy.attempts:
-                raise InfrastructureError(f"{what}: still failing after {attempt} attempts: {last}") from exc
-            await asyncio.sleep(policy.delay(attempt, retry_after, rng))
+    watch = outages.CURRENT_TRIAL.get()
+    scope = watch.call(what) if watch is not None else contextlib.nullcontext(outages.ProviderCall(what))
+    with scope as progress:
+        last = ""
+        for attempt in range(1, max(1, policy.attempts) + 1):
+            if breaker is not None:
+                breaker.check(what)
+            progress.attempt_started()
+            try:
+                result = await call()
+            except Exception as exc:
+                seen = inspect(exc)
+                if seen is None or seen[0] == "agent":
+                    raise
+                verdict, retry_after = seen
+                last = f"{type(exc).__name__}: {exc}"
+                progress.failures.append(last)
+                if breaker is not None and unanswered(exc):
+                    breaker.failure(last)
+                if verdict == "infrastructure":
+                    raise InfrastructureError(f"{what}: {last} (not retried: fix the configuration)") from exc
+                if attempt >= policy.attempts:
+                    raise InfrastructureError(f"{what}: still failing after {attempt} attempts: {last}") from exc
+                delay = policy.delay(attempt, retry_after, rng)
+                remaining = watch.remaining() if watch is not None else None
+                if remaining is not None and delay + outages.MIN_ATTEMPT_S > remaining:
+                    raise InfrastructureError(
+                        f"{what}: still failing after {attempt} attempt(s): {last}; a retry in {delay:.1f}s would not "
+                        f"fit in the {remaining:.1f}s left of the trial's time limit") from exc
+                await asyncio.sleep(delay)
+            else:
+                if breaker is not None:
+                    breaker.success()
+                return result, attempt
     raise InfrastructureError(f"{what}: no attempt made ({last})")  # unreachable: attempts >= 1

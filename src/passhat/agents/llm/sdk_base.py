@@ -15,6 +15,7 @@ from typing import Any
 from passhat.agents.llm.chat import CallOptions, ChatMessage, ModelReply
 from passhat.agents.llm.retry import RetryPolicy, inspect_error, with_retries
 from passhat.errors import PasshatError
+from passhat.outages import CircuitBreaker
 from passhat.tools import Tool
 
 PLACEHOLDER_KEY = "not-needed"
@@ -36,6 +37,8 @@ class SdkChat:
         self.api_key_env = api_key_env
         self.retry = retry or RetryPolicy()
         self.timeout_s = timeout_s
+        self.breaker = CircuitBreaker()
+        """Shared by every call of this model in the run: a dead endpoint is found once, not per trial."""
         self._client: tuple[asyncio.AbstractEventLoop, Any] | None = None
         if not os.environ.get(api_key_env) and base_url is None:
             raise PasshatError(f"{self.provider}:{model}: set {api_key_env}, or pass --base-url for {self.key_hint}")
@@ -68,7 +71,7 @@ class SdkChat:
         t0 = time.monotonic()
         reply, attempts = await with_retries(
             lambda: self._stream(request), self.retry, inspect=inspect_error,
-            what=f"{self.provider}:{self.model}", seed=options.seed,
+            what=f"{self.provider}:{self.model}", seed=options.seed, breaker=self.breaker,
         )
         reply.latency_s = time.monotonic() - t0
         reply.attempts = attempts

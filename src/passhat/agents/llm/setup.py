@@ -64,6 +64,7 @@ def build_model_setup(
     agent_spec: str, *, base_url: str | None = None, temperature: float | None = None, max_tokens: int | None = None,
     prices: Path | None = None, user_spec: str = "scripted", user_base_url: str | None = None,
     judge_spec: str | None = None, judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
+    isolate: str = "none",
 ) -> ModelSetup:
     """Resolve the options; raises PasshatError naming the option at fault."""
     from passhat.agents import load_agent
@@ -71,7 +72,10 @@ def build_model_setup(
     table: PriceTable = load_price_table(prices)
     retry = RetryPolicy(attempts=retries, base_delay_s=retry_delay, max_delay_s=max(retry_delay, 30.0))
     models: dict[str, Any] = {}
+    runtime: dict[str, Any] | None = None
     if is_model_spec(agent_spec):
+        if isolate != "none":
+            raise PasshatError("--isolate process applies to Python agents, not to openai:/anthropic: agents")
         settings = AgentSettings(temperature=temperature, max_tokens=max_tokens)
         from passhat.agents.llm import model_agent
 
@@ -80,7 +84,10 @@ def build_model_setup(
     else:
         if base_url or temperature is not None or max_tokens is not None:
             raise PasshatError("--base-url, --temperature and --max-tokens apply to openai:MODEL / anthropic:MODEL agents")
-        agent = load_agent(agent_spec)
+        agent = load_agent(agent_spec, isolate=isolate, prices=table)  # type: ignore[arg-type]
+        describe = getattr(agent, "describe", None)
+        if callable(describe):  # a service, a command or an isolated process: how it was run
+            runtime = describe()
     user = None
     if user_spec != "scripted":
         if not is_model_spec(user_spec):
@@ -99,4 +106,7 @@ def build_model_setup(
         judge = Judge(chat_model(judge_spec, base_url=judge_base_url or base_url, retry=retry), prices=table)
         models["judge"] = judge.describe()
     warnings = [w for role in ("agent", "user", "judge") for w in _unpriced(role, models.get(role))]
-    return ModelSetup(agent, user, judge, {"models": models} if models else {}, warnings)
+    manifest: dict[str, Any] = {"models": models} if models else {}
+    if runtime is not None:
+        manifest["agent_runtime"] = runtime
+    return ModelSetup(agent, user, judge, manifest, warnings)

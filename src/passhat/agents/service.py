@@ -1,0 +1,90 @@
+"""``--agent http://HOST:PORT/PATH``: an agent that runs as an HTTP service, in any language.
+
+For each trial passhat POSTs the start message (:class:`passhat.serve.TrialStart`: the task, the
+policy, the trial's tool and MCP URLs, its token and deadline) and waits for the JSON answer
+``{"reply": ..., "usage": ...}`` until the trial's time limit. A service that cannot be reached at all is
+an infrastructure error (outcome ``error``: nothing was measured); one that answers with an error status,
+something that is not JSON, or drops the connection mid-answer has failed the trial.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+
+from passhat.agents.external import ExternalAgent
+from passhat.errors import AgentCrashed, InfrastructureError, PasshatError
+from passhat.outages import CircuitBreaker
+from passhat.serve import AgentReply, TrialEndpoint
+
+CONNECT_TIMEOUT_S = 10.0
+EXCERPT = 500
+"""Characters of a bad answer kept as evidence."""
+
+
+def is_service_spec(spec: str) -> bool:
+    return spec.startswith(("http://", "https://"))
+
+
+class ServiceAgent(ExternalAgent):
+    """POSTs each trial's start message to ``url`` and takes the JSON reply."""
+
+    kind = "http"
+
+    def __init__(self, url: str, **kw: Any) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise PasshatError(f"--agent {url!r}: expected an http(s) URL such as http://127.0.0.1:8000/agent")
+        super().__init__(**kw)
+        self.url = url
+        self._client: Any = None
+        self.breaker = CircuitBreaker(threshold=4)
+        """A service that keeps refusing connections fails the remaining trials at once (docs/design/007)."""
+
+    def _http(self) -> Any:
+        if self._client is None:
+            import httpx2
+
+            self._client = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=None, max_keepalive_connections=64))
+        return self._client
+
+    async def run(self, endpoint: TrialEndpoint) -> AgentReply:
+        import httpx2
+
+        start = endpoint.start()
+        # the runner's time limit ends the wait; the read timeout only guards against a limit-less episode
+        timeout = httpx2.Timeout(start.time_limit_s + 5, connect=min(CONNECT_TIMEOUT_S, start.time_limit_s))
+        self.breaker.check(f"agent service {self.url}")
+        try:
+            response = await self._http().post(self.url, json=start.model_dump(mode="json"), timeout=timeout)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
+            self.breaker.failure(f"{type(exc).__name__}: {exc}")
+            raise InfrastructureError(f"agent service {self.url} cannot be reached: {type(exc).__name__}: {exc}") from exc
+        except httpx2.HTTPError as exc:
+            self.breaker.success()  # it answered, then failed: the agent's failure, not an outage
+            raise AgentCrashed(f"agent service {self.url} failed mid-answer: {type(exc).__name__}: {exc}") from exc
+        self.breaker.success()
+        text = response.text
+        if response.status_code >= 400:
+            raise AgentCrashed(f"agent service {self.url} answered HTTP {response.status_code}: {text[:EXCERPT]}")
+        try:
+            return AgentReply.model_validate_json(response.content)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(body)"
+            raise AgentCrashed(f"agent service {self.url} answered something other than {{\"reply\": ..., \"usage\": ...}}: "
+                               f"{where}: {first['msg']}; body: {text[:EXCERPT]!r}") from None
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+        await super().aclose()
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "url": self.url}
+
+
+__all__ = ["ServiceAgent", "is_service_spec"]

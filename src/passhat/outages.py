@@ -1,0 +1,146 @@
+"""Whose time was it? Telling a provider outage from the agent's own slowness.
+
+A trial's time limit measures the agent. Time lost to infrastructure is not the agent's: failed model
+calls being retried, backoff between them, a stream that stopped mid-answer. Three rules keep the two
+apart (docs/design/007-outages.md):
+
+1. Retries never outlast the trial: a retry that would not fit before the trial's deadline is not
+   started; the call raises :class:`~passhat.errors.InfrastructureError` at once (outcome ``error``).
+2. A time limit reached while a model call is retrying after a failure, or while a started stream has
+   been silent for ``STALL_S`` or more, is the provider's: the trial is ``error``, not ``fail``. Waiting
+   for a model's first token is the agent's latency: a time limit reached then is the agent's.
+3. A provider that keeps refusing connections is detected fast: after ``threshold`` consecutive failed
+   attempts without an answer (connection refused, timeouts, 5xx) its :class:`CircuitBreaker` opens and
+   further calls fail at once for ``cooldown_s``, instead of every trial paying the whole retry budget.
+
+The runner sets a :class:`TrialWatch` for the agent's task (a context variable, so the model agent, the
+model-played user and their retry loops see it without being handed it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from passhat.errors import InfrastructureError
+
+STALL_S = 10.0
+"""A started stream silent this long when the time limit hits has stalled (the provider's fault)."""
+MIN_ATTEMPT_S = 1.0
+"""A retry is only started if at least this much time would be left for it before the deadline."""
+
+
+@dataclass
+class ProviderCall:
+    """One model call in progress (all its attempts)."""
+
+    what: str
+    started: float = field(default_factory=time.monotonic)
+    last_data: float | None = None
+    """When the current attempt last received stream data (``None``: none yet — waiting is latency)."""
+    failures: list[str] = field(default_factory=list)
+    """Failed attempts so far (``[]``: the first attempt is running)."""
+
+    def attempt_started(self) -> None:
+        self.last_data = None
+
+    def data(self) -> None:
+        self.last_data = time.monotonic()
+
+
+class TrialWatch:
+    """The provider calls of one trial, and its deadline."""
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
+        """``time.monotonic()`` seconds when the trial's time runs out (``None``: no limit)."""
+        self.active: list[ProviderCall] = []
+
+    def remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    @contextlib.contextmanager
+    def call(self, what: str) -> Iterator[ProviderCall]:
+        call = ProviderCall(what)
+        self.active.append(call)
+        token = CURRENT_CALL.set(call)
+        try:
+            yield call
+        finally:
+            CURRENT_CALL.reset(token)
+            self.active.remove(call)
+
+    def blame(self, now: float | None = None) -> str | None:
+        """Why the time just spent was the provider's, or ``None`` when it was the agent's (rule 2)."""
+        now = time.monotonic() if now is None else now
+        for call in self.active:
+            if call.failures:
+                return (f"{call.what} was failing: {len(call.failures)} attempt(s) failed, the last with "
+                        f"{call.failures[-1]}")
+            if call.last_data is not None and now - call.last_data >= STALL_S:
+                return f"{call.what}: the stream stalled ({now - call.last_data:.0f}s without data)"
+        return None
+
+
+CURRENT_TRIAL: contextvars.ContextVar[TrialWatch | None] = contextvars.ContextVar("passhat_trial_watch", default=None)
+CURRENT_CALL: contextvars.ContextVar[ProviderCall | None] = contextvars.ContextVar("passhat_provider_call", default=None)
+
+
+def stream_data() -> None:
+    """Called by the adapters for every chunk a stream delivers (cheap: one context-variable lookup)."""
+    call = CURRENT_CALL.get()
+    if call is not None:
+        call.data()
+
+
+@contextlib.contextmanager
+def watching(deadline: float | None) -> Iterator[TrialWatch]:
+    """Make a watch current for the code inside (the runner wraps the agent's run in it)."""
+    watch = TrialWatch(deadline)
+    token = CURRENT_TRIAL.set(watch)
+    try:
+        yield watch
+    finally:
+        CURRENT_TRIAL.reset(token)
+
+
+class CircuitBreaker:
+    """Rule 3: open after ``threshold`` consecutive unanswered attempts; one probe after ``cooldown_s``."""
+
+    def __init__(self, threshold: int = 8, cooldown_s: float = 30.0) -> None:
+        self.threshold = threshold
+        self.cooldown_s = cooldown_s
+        self.consecutive = 0
+        self.opened_at: float | None = None
+        self.last_failure = ""
+        self.trips = 0
+        """How many times it opened (recorded in errors, so a run's report can say why trials failed fast)."""
+
+    def check(self, what: str) -> None:
+        """Raise :class:`InfrastructureError` while open; after the cool-down, let one attempt through."""
+        if self.opened_at is None:
+            return
+        waited = time.monotonic() - self.opened_at
+        if waited < self.cooldown_s:
+            raise InfrastructureError(
+                f"{what}: not called — circuit open after {self.consecutive} consecutive failed attempts "
+                f"(last: {self.last_failure}); next try in {self.cooldown_s - waited:.0f}s")
+        self.opened_at = None  # half-open: this attempt is the probe; one more failure reopens at once
+        self.consecutive = self.threshold - 1
+
+    def failure(self, description: str) -> None:
+        self.consecutive += 1
+        self.last_failure = description
+        if self.consecutive >= self.threshold and self.opened_at is None:
+            self.opened_at = time.monotonic()
+            self.trips += 1
+
+    def success(self) -> None:
+        self.consecutive = 0
+        self.opened_at = None
+
+
+__all__ = ["MIN_ATTEMPT_S", "STALL_S", "CircuitBreaker", "ProviderCall", "TrialWatch", "stream_data", "watching"]

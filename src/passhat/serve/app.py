@@ -1,0 +1,229 @@
+"""The HTTP face of the tool server: a small ASGI application, routed by trial.
+
+``/trials/{id}`` and everything under it belongs to one trial and needs that trial's bearer token; a
+request without it, with another trial's token, or for an id that does not exist gets 401 and never
+reaches an episode, so nothing is recorded. Routes (relative to ``/trials/{id}``):
+
+- ``GET /`` the trial's start message; ``GET /tools`` the tools; ``POST /tools/{name}`` a call;
+- ``POST /user`` a message to the simulated user; ``POST /usage`` one model call's usage;
+- ``/mcp`` the same over MCP (streamable HTTP); ``POST /otlp/v1/traces`` the agent's traces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from passhat.episode import LimitExceeded
+from passhat.serve.endpoint import TrialEndpoint
+from passhat.serve.protocol import ReportedUsage
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+SubApp = Callable[[TrialEndpoint, Scope, Receive, Send], Awaitable[None]]
+
+MAX_BODY = 4 * 1024 * 1024
+"""Largest request body accepted (413 beyond): an agent cannot make the harness buffer without bound."""
+ENDED_KEPT = 4096
+"""Ended trials remembered so a late request gets 410 "the trial is over" instead of a bare 401."""
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def read_body(receive: Receive, limit: int = MAX_BODY) -> bytes:
+    """The whole request body, refusing more than ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+async def send_json(send: Send, status: int, data: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    raw = json.dumps(data, ensure_ascii=False, default=str).encode("utf-8")
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(raw)).encode()),
+                            *(headers or [])]})
+    await send({"type": "http.response.body", "body": raw})
+
+
+async def wait_disconnect(receive: Receive) -> None:
+    """Returns when the client closes the connection (after the body has been read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def bearer(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else None
+    return None
+
+
+class TrialRouter:
+    """Routes requests to the trial endpoints currently open."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, TrialEndpoint] = {}
+        self.ended: OrderedDict[str, TrialEndpoint] = OrderedDict()
+        self.refused = 0
+        """Requests answered 401 (no or wrong token, unknown trial)."""
+        self.mcp: SubApp | None = None
+        """Serves ``/mcp`` when the ``mcp`` extra is installed."""
+        self.otlp: SubApp | None = None
+        """Serves ``/otlp/v1/traces``."""
+
+    def add(self, endpoint: TrialEndpoint) -> None:
+        self.open[endpoint.id] = endpoint
+
+    def remove(self, endpoint: TrialEndpoint) -> None:
+        endpoint.ended.set()
+        self.open.pop(endpoint.id, None)
+        self.ended[endpoint.id] = endpoint
+        while len(self.ended) > ENDED_KEPT:
+            self.ended.popitem(last=False)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        parts = scope["path"].strip("/").split("/")
+        if len(parts) < 2 or parts[0] != "trials":
+            await send_json(send, 404, {"error": f"no such path {scope['path']!r}; trial URLs look like /trials/ID/tools"})
+            return
+        trial_id, rest = parts[1], parts[2:]
+        token = bearer(scope)
+        endpoint = self.open.get(trial_id)
+        if endpoint is None or not endpoint.authorized(token):
+            gone = self.ended.get(trial_id)
+            if gone is not None and gone.authorized(token):
+                await send_json(send, 410, {"error": "the trial is over; no more calls are accepted"})
+                return
+            self.refused += 1
+            message = "missing or wrong bearer token for this trial"
+            # over MCP, a JSON-RPC error body is what clients show their users (-32600: invalid request)
+            body = ({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+                    if rest[:1] == ["mcp"] else {"error": message})
+            await send_json(send, 401, body, [(b"www-authenticate", b"Bearer")])
+            return
+        endpoint.requests += 1
+        try:
+            await self._route(endpoint, rest, scope, receive, send)
+        except BodyTooLarge:
+            await send_json(send, 413, {"error": f"request body larger than {MAX_BODY} bytes"})
+
+    async def _route(self, endpoint: TrialEndpoint, rest: list[str], scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope["method"]
+        if rest and rest[0] == "mcp":
+            if self.mcp is None:
+                await send_json(send, 404, {"error": "MCP is not available: pip install 'passhat[mcp]'"})
+            else:
+                await self.mcp(endpoint, scope, receive, send)
+            return
+        if rest[:1] == ["otlp"]:
+            if rest[1:] != ["v1", "traces"] or self.otlp is None:
+                await send_json(send, 404, {"error": "only OTLP traces are received: POST {otlp_url}/v1/traces"})
+            else:
+                await self.otlp(endpoint, scope, receive, send)
+            return
+        route = (method, tuple(rest[:1]))
+        if route == ("GET", ()):
+            await send_json(send, 200, endpoint.start().model_dump(mode="json"))
+        elif route == ("GET", ("tools",)) and len(rest) == 1:
+            await send_json(send, 200, {"tools": endpoint.tool_specs()})
+        elif route == ("POST", ("tools",)) and len(rest) == 2:
+            await _call(endpoint, rest[1], receive, send)
+        elif route == ("POST", ("user",)) and len(rest) == 1:
+            await _say(endpoint, receive, send)
+        elif route == ("POST", ("usage",)) and len(rest) == 1:
+            await _usage(endpoint, receive, send)
+        else:
+            await send_json(send, 404, {"error": f"no route {method} {scope['path']}; see the trial's start message"})
+
+
+async def _call(endpoint: TrialEndpoint, name: str, receive: Receive, send: Send) -> None:
+    raw = await read_body(receive)
+    try:
+        arguments: Any = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        arguments = raw.decode("utf-8", "replace")  # recorded as the agent sent it; the boundary refuses it
+    if endpoint.ended.is_set():
+        await send_json(send, 410, {"error": "the trial is over; no more calls are accepted"})
+        return
+    gone = asyncio.ensure_future(wait_disconnect(receive))
+    try:
+        answer = await endpoint.call(name, arguments, client_gone=gone)
+        if answer.withheld:
+            await endpoint.hold(gone)
+            await send_json(send, 504, {"error": "no response (the trial ended while the call was pending)"})
+        elif not answer.abandoned:
+            await send_json(send, 409 if answer.limit else 200, answer.body())
+    finally:
+        gone.cancel()
+
+
+async def _say(endpoint: TrialEndpoint, receive: Receive, send: Send) -> None:
+    try:
+        data = json.loads(await read_body(receive))
+        text = data["text"]
+        if not isinstance(text, str):
+            raise TypeError
+    except (ValueError, KeyError, TypeError):
+        await send_json(send, 400, {"error": 'expected a JSON object {"text": "..."}'})
+        return
+    try:
+        reply = await endpoint.say(text)
+    except LimitExceeded as exc:
+        await send_json(send, 409, {"error": str(exc), "limit": exc.reason})
+        return
+    await send_json(send, 200, {"reply": reply})
+
+
+async def _usage(endpoint: TrialEndpoint, receive: Receive, send: Send) -> None:
+    try:
+        usage = ReportedUsage.model_validate_json(await read_body(receive))
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(body)'}: {e['msg']}" for e in exc.errors())
+        await send_json(send, 400, {"error": f"invalid usage: {problems}"})
+        return
+    try:
+        endpoint.report_usage(usage)
+    except LimitExceeded as exc:
+        await send_json(send, 409, {"error": str(exc), "limit": exc.reason})
+        return
+    await send_json(send, 200, {"ok": True})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+__all__ = ["ASGIApp", "MAX_BODY", "SubApp", "TrialRouter", "read_body", "send_json", "wait_disconnect"]

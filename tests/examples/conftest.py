@@ -1,0 +1,68 @@
+"""Running the example agents (examples/agents) against the policy model, offline."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from passhat.testing.fake_models import FakeModelServer
+from passhat.testing.policy_model import policy_model
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "agents"
+STYLES = ("careful", "hasty")
+TOOL_TIMEOUT_S = 1.0
+"""How long the examples wait for a tool in these tests (see ``example_environment``)."""
+
+
+@pytest.fixture(scope="session")
+def fake_model() -> Iterator[FakeModelServer]:
+    """The policy model on a local port: model ``policy-careful`` plays careful, ``policy-hasty`` plays hasty."""
+    with FakeModelServer(policy_model()) as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def example_environment(monkeypatch: pytest.MonkeyPatch, fake_model: FakeModelServer) -> None:
+    """What the examples read: the model endpoint (never a real provider), and a short tool timeout so a
+    withheld answer (a planned timeout or lost response) costs 1 s instead of a production client's 15
+    (shorter makes the verdicts depend on the machine: under load a real answer can take longer than 0.3 s)."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_model.openai_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+    monkeypatch.setenv("PASSHAT_TOOL_TIMEOUT_S", str(TOOL_TIMEOUT_S))
+    monkeypatch.delenv("OPENAI_MODEL", raising=False)
+
+
+def run_refunds(tmp_path: Path, spec: str, *, cases: list[str] | None = None, concurrency: int = 4) -> dict[str, Any]:
+    """One trial of every refunds case (or of ``cases``) with the agent ``spec`` through the real runner."""
+    from passhat.agents import load_agent
+    from passhat.agents.llm.pricing import load_price_table
+    from passhat.cases import load_suite
+    from passhat.runner import RunConfig, RunStore, execute
+    from passhat.suites.select import subset
+
+    out = tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"
+    agent = load_agent(spec, prices=load_price_table(None))
+    suite = load_suite("refunds") if cases is None else subset(load_suite("refunds"), cases)
+    cfg = RunConfig(suite=suite, agent=agent, agent_spec=spec, trials=1, out=out, concurrency=concurrency)
+    asyncio.run(execute(cfg))
+    return {r.case_id: r for r in RunStore(out).load()}
+
+
+def verdicts(records: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """Per case: outcome and failure category — what must not depend on how the agent is built or run."""
+    return {case: (r.outcome, r.failure.category if r.failure else None) for case, r in records.items()}
+
+
+def decisions(records: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
+    """Per case: the tool calls made, in order (name and arguments; 88 and 88.0 compare equal)."""
+    return {case: [(c.tool, c.arguments) for c in r.calls] for case, r in records.items()}
+
+
+@pytest.fixture(scope="session")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """The in-process reference agents' records on refunds, per style (run once per session)."""
+    return {style: run_refunds(tmp_path_factory.mktemp(f"reference-{style}"), style) for style in STYLES}
