@@ -159,3 +159,12 @@ def test_a_changed_domain_excludes_the_cases_that_run_on_it(cli: Any, write_suit
     edit(cand, {"notes": "v2", "other": "w1"}, {"a": "notes", "b": "other"})
     result = compare_json(cli, base, cand, "--allow-changed-cases")
     assert result["cases"]["excluded"] == [{"id": "a", "reason": "domain 'notes' changed"}]
+
+
+def test_the_terminal_separates_significant_new_failures_from_chance(cli: Any, write_suite: Any, plan_run: Any) -> None:
+    """One failed trial after 4/4 is what an unchanged agent does all the time: not shown as a NEW FAILURE."""
+    suite = write_suite({"steady": "base=pppp cand=pppp", "wobbly": "base=pppp cand=pppf"})
+    r = cli("compare", plan_run(suite, "base", 4, "base"), plan_run(suite, "cand", 4, "cand"))
+    said = " ".join(r.output.split())
+    assert r.exit_code == 0 and "NEW FAILURE" not in said and "no significant new failures" in said
+    assert "1 case(s) that passed every base trial failed a candidate trial — within what chance gives" in said

@@ -35,10 +35,12 @@ def _p(x: float | None) -> str:
 
 def changes_table(rows: list[dict[str, Any]], title: str, style: str) -> Table:
     table = Table(title=title, title_style=style)
-    for col in ("case", "base", "candidate", "candidate's most common failure"):
+    tested = any("p_value" in r for r in rows)
+    for col in ("case", "base", "candidate", *(["p (Fisher)"] if tested else []), "candidate's most common failure"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(escape(r["id"]), r["base"], r["candidate"], escape(r.get("reason") or ""), style=style)
+        p = [f"{r['p_value']:.3g}"] if tested else []
+        table.add_row(escape(r["id"]), r["base"], r["candidate"], *p, escape(r.get("reason") or ""), style=style)
     return table
 
 
@@ -91,11 +93,16 @@ def print_comparison(result: dict[str, Any], console: Console) -> None:
         if run.get("status") != "complete":
             console.print(f"[yellow]warning: the {role} run is not complete (status {run.get('status')!r})[/yellow]")
     changes = result["changes"]
-    if changes["new_failures"]:
-        console.print(changes_table(changes["new_failures"], f"{len(changes['new_failures'])} NEW FAILURE(S): "
-                                    "passed every trial in base, not in candidate", "bold red"))
+    significant = [r for r in changes["new_failures"] if r.get("significant")]
+    chance = [r for r in changes["new_failures"] if not r.get("significant")]
+    if significant:
+        console.print(changes_table(significant, f"{len(significant)} NEW FAILURE(S): passed every trial in base, "
+                                    "significantly less often in candidate (Fisher, Benjamini–Hochberg)", "bold red"))
     else:
-        console.print("[green]no new failures[/green]")
+        console.print("[green]no significant new failures[/green]")
+    if chance:
+        console.print(changes_table(chance, f"{len(chance)} case(s) that passed every base trial failed a candidate "
+                                    "trial — within what chance gives an unchanged agent", "yellow"))
     if changes["new_passes"]:
         console.print(changes_table(changes["new_passes"], f"{len(changes['new_passes'])} new pass(es)", "green"))
     if changes["missing"]:
