@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from passhat.errors import RunError
+from passhat.runner.store import read_records
 
 
 @dataclass
@@ -154,15 +154,4 @@ class TallySource(Protocol):
 
 def tally_records(path: Path) -> Iterator[TallyRecord]:
     """Stream the tally fields of every record in a ``trials.jsonl`` (see the module docstring for the rules)."""
-    if not path.exists():
-        return
-    with path.open("rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if not raw.endswith(b"\n"):
-                break
-            try:
-                yield TallyRecord.model_validate_json(raw)
-            except ValidationError as exc:
-                first = str(exc).splitlines()[0]
-                raise RunError(f"{path}:{number}: not a trial record ({first}); fix or remove that line — passhat "
-                               "never skips a recorded trial") from None
+    return read_records(path, TallyRecord)

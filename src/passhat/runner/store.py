@@ -13,7 +13,9 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from passhat.errors import RunError
 from passhat.redaction import Redactor
@@ -22,6 +24,27 @@ from passhat.runner.records import TrialRecord
 MANIFEST, TRIALS, SUMMARY = "manifest.json", "trials.jsonl", "summary.json"
 LOCK = ".passhat.lock"
 """Held (``flock``) by the run writing the folder; the kernel releases it when that process ends, however."""
+
+
+Parsed = TypeVar("Parsed", bound=BaseModel)
+
+
+def read_records(path: Path, model: type[Parsed]) -> Iterator[Parsed]:
+    """Stream the lines of a ``trials.jsonl`` parsed as ``model`` (whole records, or only the fields a
+    reader needs). An unterminated last line (a write killed mid-way) is skipped; any other line that does
+    not parse is an error naming it, never silently dropped from the statistics."""
+    if not path.exists():
+        return
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.endswith(b"\n"):
+                break
+            try:
+                yield model.model_validate_json(raw)
+            except ValueError as exc:
+                first = str(exc).splitlines()[0]
+                raise RunError(f"{path}:{number}: not a trial record ({first}); "
+                               "fix or remove that line — passhat never skips a recorded trial") from None
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -67,20 +90,8 @@ class RunStore:
         write_json_atomic(self.folder / SUMMARY, summary)
 
     def iter_records(self) -> Iterator[TrialRecord]:
-        """Stream whole records. An unterminated last line (a write killed mid-way) is skipped; any other
-        line that does not parse is an error naming it, never silently dropped from the statistics."""
-        if not self.trials_path.exists():
-            return
-        with self.trials_path.open("rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                if not raw.endswith(b"\n"):
-                    break
-                try:
-                    yield TrialRecord.model_validate_json(raw)
-                except ValueError as exc:
-                    first = str(exc).splitlines()[0]
-                    raise RunError(f"{self.trials_path}:{number}: not a trial record ({first}); "
-                                   "fix or remove that line — passhat never skips a recorded trial") from None
+        """Stream whole records (see :func:`read_records`)."""
+        return read_records(self.trials_path, TrialRecord)
 
     def load(self) -> list[TrialRecord]:
         return list(self.iter_records())
