@@ -73,3 +73,13 @@ def test_docs_embed_the_generated_reference() -> None:
 
     doc = (Path(__file__).parents[2] / "docs" / "gates.md").read_text("utf-8")
     assert gate_file_reference() in doc, "regenerate the reference section of docs/gates.md from passhat.gate.reference"
+
+
+def test_a_yaml_alias_bomb_in_a_gate_file_is_refused(tmp_path: Path) -> None:
+    levels = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 9)]  # 10^9 values if expanded
+    path = tmp_path / "gate.yaml"
+    path.write_text("description:\n  " + "\n  ".join(levels) + "\nrules:\n  - no_new_failures:\n")
+    with pytest.raises(GateError) as info:
+        load_gate(path)
+    assert str(path) in str(info.value) and "alias bomb" in str(info.value)

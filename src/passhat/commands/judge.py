@@ -28,6 +28,7 @@ from passhat.graders.judge_prompt import Evidence
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.seeding import derive_seed
+from passhat.validation import load_yaml
 
 T = TypeVar("T")
 EXIT_BAD_INPUT = 2
@@ -139,7 +140,10 @@ def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: 
         judge = _judge(judge_spec, base_url, prices, retries, retry_delay)
         suite, records_a, manifest_a = _suite(run_a)
         _, records_b, manifest_b = _suite(run_b)
-        shared = JudgeSpec.model_validate(yaml.safe_load(rubric.read_text("utf-8"))) if rubric else None
+        shared = JudgeSpec.model_validate(load_yaml(rubric.read_text("utf-8"))) if rubric else None
+    except yaml.YAMLError as exc:
+        _fail(f"{rubric}: not valid YAML: {exc}")
+        return
     except (PasshatError, ValueError, KeyError, OSError) as exc:
         _fail(str(exc))
         return

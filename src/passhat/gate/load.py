@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from passhat.errors import PasshatError
 from passhat.gate.schema import RULE_KINDS, GateFile
 from passhat.gate.select import Selection
-from passhat.validation import first_problem, yaml_problem
+from passhat.validation import first_problem, load_yaml, yaml_problem
 
 
 class GateError(PasshatError):
@@ -44,7 +44,7 @@ def load_gate(path: Path) -> LoadedGate:
     except OSError as exc:
         raise GateError(str(path), "", f"cannot read gate file: {exc.strerror or exc}") from None
     try:
-        data = yaml.safe_load(raw.decode("utf-8"))
+        data = load_yaml(raw.decode("utf-8"))  # alias bombs refused like in case files
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise GateError(str(path), *yaml_problem(exc)) from None
     return LoadedGate(Path(path), hashlib.sha256(raw).hexdigest(), parse_gate(data, str(path)))
