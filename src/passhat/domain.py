@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from passhat.errors import DomainError
-from passhat.imports import import_file
+from passhat.imports import import_file, import_module
 from passhat.tools import Tool
 from passhat.validation import load_yaml
 from passhat.world import FixtureImage
@@ -133,7 +133,7 @@ def load_domain(ref: str, base: Path | None = None) -> Domain:
             raise DomainError(f"domain {ref!r}: cannot import {file}: {exc}") from exc
         return _domain_attr(module, attr or "domain", ref)
     try:
-        module = importlib.import_module(target)
+        module = import_module(target)
     except ImportError as exc:
         raise DomainError(
             f"unknown domain {ref!r}: not a built-in ({', '.join(BUILTIN_DOMAINS)}), "
@@ -144,6 +144,9 @@ def load_domain(ref: str, base: Path | None = None) -> Domain:
 
 def _domain_attr(module: Any, attr: str, ref: str) -> Domain:
     value = getattr(module, attr, None)
+    where = getattr(module, "__file__", None) or module.__name__
+    if value is None:
+        raise DomainError(f"domain {ref!r}: {where} defines no {attr!r} (a passhat Domain)")
     if not isinstance(value, Domain):
-        raise DomainError(f"domain {ref!r}: {module.__name__}.{attr} is not a passhat Domain")
+        raise DomainError(f"domain {ref!r}: {attr!r} in {where} is a {type(value).__name__}, not a passhat Domain")
     return value

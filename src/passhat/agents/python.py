@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import inspect
 import threading
 import traceback
@@ -21,7 +20,7 @@ from typing import Any
 
 from passhat.episode import Episode, ToolResult
 from passhat.errors import AgentCrashed, PasshatError
-from passhat.imports import import_file
+from passhat.imports import import_file, import_module
 
 
 class SyncEpisode:
@@ -93,7 +92,7 @@ def _import(target: str) -> Any:
         except ImportError as exc:
             raise PasshatError(f"cannot import agent file {target}: {exc}") from exc
     try:
-        return importlib.import_module(target)
+        return import_module(target)
     except ImportError as exc:
         raise PasshatError(f"cannot import agent module {target!r}: {exc}") from exc
 

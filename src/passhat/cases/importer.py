@@ -78,11 +78,13 @@ def skeleton(obj: dict[str, Any], line: int, domain: str, redactor: Redactor) ->
 
 def domain_reference(domain: str, out: Path) -> tuple[str, Domain]:
     """The ``domain:`` value for cases in ``out`` (a file path is made relative to it) and the loaded domain."""
-    path = Path(domain.partition(":")[0])
+    target, sep, attr = domain.partition(":")
+    path = Path(target)
     if domain in BUILTIN_DOMAINS or not (path.suffix == ".py" or path.is_dir()):
         return domain, load_domain(domain)
-    loaded = load_domain(str(path.resolve()) + domain[len(str(path)):])
-    return os.path.relpath(path.resolve(), Path(out).resolve()) + domain[len(str(path)):], loaded
+    # the attribute is cut off the text as given: Path() drops a leading "./", so str(path) is shorter
+    loaded = load_domain(str(path.resolve()) + sep + attr)
+    return os.path.relpath(path.resolve(), Path(out).resolve()) + sep + attr, loaded
 
 
 def import_requests(source: Path, domain: str, out: Path, *, redactor: Redactor | None = None) -> ImportResult:
