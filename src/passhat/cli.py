@@ -1,68 +1,172 @@
-"""The ``passhat`` command line.
+"""The ``passhat`` command line: the command tree, loaded lazily, and the one way errors leave it.
 
-Exit codes: 0 success (a run that completed, whatever the agent scored); 1 a gate FAIL, lint findings,
-a suite that differs from its snapshot or a calibration threshold missed; 2 bad input (a malformed
-case, an unknown agent, an unusable run folder, a file that cannot be written); 3 a gate INCONCLUSIVE;
-4 an incomplete run (more than --max-error-rate of its trials ended in infrastructure errors).
+Exit codes, the same for every command (docs/cli.md lists which command can return which):
+
+    0    success: the command did its job (a run that completed, whatever the agent scored; gate PASS)
+    1    a negative verdict: gate FAIL, lint findings, a suite that differs from its snapshot,
+         a calibration minimum missed
+    2    bad input: a malformed case, gate or domain file, an unknown agent, an unusable run folder,
+         a file that cannot be written, a wrong option — one line naming the file and the field
+    3    gate INCONCLUSIVE: not enough evidence either way
+    4    incomplete run: more than --max-error-rate of its trials ended in infrastructure errors
+    70   a passhat bug (an unexpected exception): one line; --debug or PASSHAT_DEBUG=1 shows the traceback
+    130  interrupted (Ctrl-C); a run folder continues with --resume
+
+Commands live in ``passhat.commands`` and are imported only when used, so ``passhat --help`` and
+``passhat --version`` do not import scipy, numpy, pydantic models or model SDKs: the table below holds
+each command's module and its one-line help (``tests/cli`` checks them against the commands).
 """
 
 from __future__ import annotations
 
 import errno
-import os
+import importlib
 import sys
-from typing import Any
+import traceback
+from typing import Any, NoReturn
 
 import click
+from click.utils import make_default_short_help
 
-from passhat.commands.calibrate import calibrate
-from passhat.commands.cases import import_command, lint_command
-from passhat.commands.common import fail
-from passhat.commands.compare import compare
-from passhat.commands.export import export_otlp
-from passhat.commands.from_failure import from_failure
-from passhat.commands.gate import gate
-from passhat.commands.init import init_command
-from passhat.commands.judge import judge_command, pairwise_command
-from passhat.commands.regrade import regrade_command
-from passhat.commands.report import report
-from passhat.commands.run import run
-from passhat.commands.show import show
-from passhat.commands.suite import suite_group
-from passhat.commands.view import view
-from passhat.errors import PasshatError
+from passhat import __version__
+from passhat.errors import EXIT_BAD_INPUT, EXIT_BUG, EXIT_INTERRUPTED, UserError, describe_os_error
+
+EXIT_CODES_HELP = ("Exit codes: 0 success; 1 gate FAIL, lint findings, suite differs from its snapshot, calibration below "
+                   "a minimum; 2 bad input; 3 gate INCONCLUSIVE; 4 incomplete run (too many infrastructure errors); "
+                   "70 a passhat bug (--debug shows the traceback); 130 interrupted.")
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("passhat.commands.run:run",
+            "Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."),
+    "show": ("passhat.commands.show:show",
+             "Print the summary of RUN_FOLDER: its summary.json when that counts every record in trials.jsonl, "
+             "otherwise recomputed from trials.jsonl."),
+    "compare": ("passhat.commands.compare:compare",
+                "Compare CANDIDATE with BASE (two run folders of the same suite), case by case."),
+    "gate": ("passhat.commands.gate:gate",
+             "Evaluate the release gate of RUN_FOLDER: exit 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input."),
+    "report": ("passhat.commands.report:report",
+               "Write RUN_FOLDER/report.html: curves, strata, cases, and every trajectory (loaded on demand)."),
+    "view": ("passhat.commands.view:view",
+             "Serve FOLDER (default: runs) locally: an index of its runs, each linking to its report."),
+    "export-otlp": ("passhat.commands.export:export_otlp",
+                    "Export every trial of RUN_FOLDER as an OpenTelemetry trace (GenAI semantic conventions)."),
+    "calibrate": ("passhat.commands.calibrate:calibrate",
+                  "Agreement of the judge with human labels: p_o, Cohen's κ, Gwet's AC1, prevalence, sensitivity "
+                  "and specificity (Wilson CIs), swap and test-retest consistency, and the Rogan–Gladen corrected "
+                  "pass rate."),
+    "judge": ("passhat.commands.judge:judge_command",
+              "Judge the recorded trials of RUN_FOLDER whose cases have a judge: section; write judgments JSONL."),
+    "pairwise": ("passhat.commands.judge:pairwise_command",
+                 "Compare the replies of RUN_A and RUN_B trial by trial, each pair judged in both orders (a verdict "
+                 "that flips with the order is a tie); agent and model names are masked."),
+    "regrade": ("passhat.commands.regrade:regrade_command",
+                "Re-grade RUN_FOLDER's stored trajectories and final states without re-running the agent."),
+    "init": ("passhat.commands.init:init_command",
+             "Create a starter suite in FOLDER: domain.py, schema, fixture, policy, three cases and an agent."),
+    "suite": ("passhat.commands.suite:suite_group", "Suite versions: content hashes, frozen snapshots, what changed."),
+}
+"""Command name → ("module:attribute", the command's help up to its first blank line, on one line)."""
+
+CASES_COMMANDS: dict[str, tuple[str, str]] = {
+    "lint": ("passhat.commands.cases:lint_command",
+             "Check SUITE (a built-in name or a folder): schema, references, ids, leaks, grading, coverage."),
+    "import": ("passhat.commands.cases:import_command",
+               "Turn SOURCE (JSONL of real requests, one object per line with a `text`) into case skeletons."),
+    "from-failure": ("passhat.commands.from_failure:from_failure",
+                     "Turn failed TRIAL of CASE_ID in RUN_FOLDER into a regression case file."),
+}
 
 
-class PasshatGroup(click.Group):
-    """The command tree, with one last line of defence: a file that cannot be read or written (an
-    ``--out`` in a missing or read-only place) or a user error a command forgot to catch is reported
-    in one line naming the file, exit 2 — never a traceback."""
+class LazyGroup(click.Group):
+    """A group whose commands are imported when one is run (or asked for its own help).
+
+    ``lazy`` maps a command name to ("module:attribute", short help); the group's help lists them from
+    the table, as click would from the commands, without importing them.
+    """
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            module, _, attr = self.lazy[cmd_name][0].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = [n for n in self.list_commands(ctx) if n in self.lazy or not self.commands[n].hidden]
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            if name in self.commands:
+                rows.append((name, self.commands[name].get_short_help_str(limit)))
+            else:
+                rows.append((name, make_default_short_help(self.lazy[name][1], limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+class PasshatGroup(LazyGroup):
+    """The root of the command tree, and the one place errors become output and exit codes.
+
+    A :class:`~passhat.errors.UserError` (a bad case, gate, domain or agent spec, run folder), or a file
+    that cannot be read or written, is printed once by :func:`passhat.console.print_error` and exits 2.
+    Any other exception is a passhat bug: one line, exit 70. ``--debug`` prints the traceback first.
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except PasshatError as exc:
-            fail(str(exc))
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # usage errors (exit 2) and explicit exits: click reports them
+        except UserError as exc:
+            _stop(ctx, exc, EXIT_BAD_INPUT, str(exc))
         except OSError as exc:
             if exc.errno == errno.EPIPE:  # output piped into `head`: click handles it
                 raise
-            where = f"{exc.filename}: " if exc.filename else ""
-            fail(f"{where}{exc.strerror or exc}")
+            _stop(ctx, exc, EXIT_BAD_INPUT, describe_os_error(exc))
+        except KeyboardInterrupt as exc:
+            _stop(ctx, exc, EXIT_INTERRUPTED, None)
+        except Exception as exc:
+            _stop(ctx, exc, EXIT_BUG, None)
 
 
-@click.group(cls=PasshatGroup, epilog="Exit codes: 0 success; 1 gate FAIL, lint findings, suite differs from its snapshot, "
-             "calibration below a minimum; 2 bad input; 3 gate INCONCLUSIVE; 4 incomplete run (too many "
-             "infrastructure errors).")
-@click.version_option(package_name="passhat")
-def main() -> None:
+def _stop(ctx: click.Context, exc: BaseException, code: int, message: str | None) -> NoReturn:
+    from passhat.console import print_bug, print_error
+
+    if ctx.params.get("debug"):
+        traceback.print_exception(exc, file=sys.stderr)
+    if code == EXIT_INTERRUPTED:
+        click.echo("interrupted", err=True)
+    elif message is None:
+        print_bug(exc)
+    else:
+        print_error(message)
+    sys.exit(code)
+
+
+@click.group(cls=PasshatGroup, lazy=COMMANDS, epilog=EXIT_CODES_HELP)
+@click.option("--debug", is_flag=True, envvar="PASSHAT_DEBUG",
+              help="Print the traceback of an error (also PASSHAT_DEBUG=1).")
+@click.version_option(__version__, prog_name="passhat")
+def main(debug: bool) -> None:
     """passhat — evaluate tool-using agents: sandboxed worlds, final-state grading, pass^k."""
+    import os
+
     # `--agent my_module:fn` and `domain: my_pkg.domain:domain` find modules in the current folder, as
     # under `python -m passhat` (appended, so nothing installed is shadowed)
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.append(os.getcwd())
 
 
-@main.group()
+@main.group(cls=LazyGroup, lazy=CASES_COMMANDS)
 def cases() -> None:
     """Work with case files."""
 
@@ -106,22 +210,3 @@ def agents_schema() -> None:
     from passhat.serve.protocol import protocol_schemas
 
     click.echo(json.dumps(protocol_schemas(), indent=2))
-
-
-main.add_command(run)
-main.add_command(show)
-main.add_command(calibrate)
-main.add_command(judge_command)
-main.add_command(pairwise_command)
-main.add_command(compare)
-main.add_command(gate)
-main.add_command(report)
-main.add_command(view)
-main.add_command(export_otlp)
-
-cases.add_command(from_failure)
-cases.add_command(lint_command)
-cases.add_command(import_command)
-main.add_command(suite_group)
-main.add_command(regrade_command)
-main.add_command(init_command)

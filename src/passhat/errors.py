@@ -1,17 +1,48 @@
-"""Errors a user can act on.
+"""Errors a user can act on, and the exit codes of the command line.
 
 Every user-facing error names where the problem is (file, field) and what would be valid, so a
-person can fix it without reading our source.
+person can fix it without reading our source. The command line prints a :class:`UserError` once, on
+one line, and exits ``EXIT_BAD_INPUT``; any other exception is a passhat bug (``EXIT_BUG``).
 """
 
 from __future__ import annotations
 
+EXIT_OK = 0
+"""The command did its job (a run that completed, whatever the agent scored; a gate PASS)."""
+EXIT_FAILED = 1
+"""A negative verdict: gate FAIL, lint findings, a suite that differs from its snapshot, a calibration
+minimum missed."""
+EXIT_BAD_INPUT = 2
+"""A user error: a malformed case, gate or domain file, an unknown agent, an unusable run folder, a file
+that cannot be written, a wrong option."""
+EXIT_INCONCLUSIVE = 3
+"""A gate INCONCLUSIVE: not enough evidence either way."""
+EXIT_INCOMPLETE = 4
+"""A run that did not measure the agent: too many trials ended in infrastructure errors."""
+EXIT_BUG = 70
+"""An unexpected exception: a passhat bug (``EX_SOFTWARE`` in sysexits.h)."""
+EXIT_INTERRUPTED = 130
+"""Interrupted (Ctrl-C, 128 + SIGINT); a run folder left this way continues with ``--resume``."""
 
-class PasshatError(Exception):
-    """Base class for errors passhat reports to the user (bad input, not bugs)."""
+
+class UserError(Exception):
+    """An error in what the user gave us (a file, an option, a folder), not a bug in passhat.
+
+    Its message is the whole report: it names the file and the field, and says what would be valid.
+    """
 
 
-class CaseError(PasshatError):
+PasshatError = UserError
+"""The earlier name of :class:`UserError`, kept for code that imports it."""
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``FILE: reason`` for a file that cannot be read or written (not ``[Errno 13] …``)."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
+
+
+class CaseError(UserError):
     """A case file or suite is malformed. Raised before any trial runs."""
 
     def __init__(self, file: str, field: str, message: str) -> None:
@@ -22,15 +53,15 @@ class CaseError(PasshatError):
         super().__init__(f"{where}: {message}")
 
 
-class DomainError(PasshatError):
+class DomainError(UserError):
     """A domain (schema, fixtures, tools) is malformed."""
 
 
-class RunError(PasshatError):
+class RunError(UserError):
     """A run folder cannot be created, resumed or read."""
 
 
-class InfrastructureError(PasshatError):
+class InfrastructureError(UserError):
     """Something outside the agent under test failed and kept failing: a model provider's rate limit or
     5xx errors after bounded retries, an unreachable server, rejected credentials.
 

@@ -69,7 +69,8 @@ def test_cli_rejects_a_bad_suite_before_any_trial(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = CliRunner().invoke(main, ["run", str(folder), "--agent", "careful", "--out", str(out)])
     assert result.exit_code == 2
-    assert "bad.yaml: colour: unknown field" in result.output.replace("\n", "")
+    [line] = result.output.splitlines()
+    assert line.startswith(f"error: {folder / 'bad.yaml'}: colour: unknown field")
     assert not out.exists()
 
 

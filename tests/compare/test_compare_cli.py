@@ -94,8 +94,8 @@ def test_different_suites_are_refused_unless_changed_cases_are_excluded(
     (new / "c2.yaml").write_text((new / "c2.yaml").read_text().replace("priority 2.", "priority 2, please."))
     base, cand = plan_run(old, "base", 2, "base"), plan_run(new, "cand", 2, "cand")
     r = cli("compare", base, cand)
-    said = " ".join(r.output.split())
-    assert r.exit_code == 2
+    [said] = r.output.splitlines()
+    assert r.exit_code == 2 and said.startswith("error: ")
     assert "ran different suites" in said and "--allow-changed-cases" in said
     assert "1 case(s) changed: c2" in said and "1 case(s) added: extra" in said  # named, not just counted
     result = compare_json(cli, base, cand, "--allow-changed-cases")
@@ -109,7 +109,8 @@ def test_a_folder_that_is_not_a_run_is_bad_input(cli: Any, tmp_path: Path, write
     run = plan_run(write_suite({"c0": ""}), "base", 1, "run")
     (tmp_path / "empty").mkdir()
     r = cli("compare", run, tmp_path / "empty")
-    assert r.exit_code == 2 and "not a run folder" in " ".join(r.output.split())
+    [line] = r.output.splitlines()
+    assert r.exit_code == 2 and line.startswith(f"error: {tmp_path / 'empty'}") and "not a run folder" in line
 
 
 def test_strata_are_holm_corrected_within_each_metric(cli: Any, write_suite: Any, plan_run: Any) -> None:
@@ -153,7 +154,8 @@ def test_a_changed_domain_excludes_the_cases_that_run_on_it(cli: Any, write_suit
     edit(base, {"notes": "v1"}, None)
     edit(cand, {"notes": "v2"}, None)
     r = cli("compare", base, cand, "--allow-changed-cases")
-    assert r.exit_code == 2 and "nothing to compare" in " ".join(r.output.split())
+    [line] = r.output.splitlines()
+    assert r.exit_code == 2 and line.startswith("error: ") and "nothing to compare" in line
     # with the case → domain mapping, only the cases on the changed domain are excluded
     edit(base, {"notes": "v1", "other": "w1"}, {"a": "notes", "b": "other"})
     edit(cand, {"notes": "v2", "other": "w1"}, {"a": "notes", "b": "other"})
@@ -165,6 +167,6 @@ def test_the_terminal_separates_significant_new_failures_from_chance(cli: Any, w
     """One failed trial after 4/4 is what an unchanged agent does all the time: not shown as a NEW FAILURE."""
     suite = write_suite({"steady": "base=pppp cand=pppp", "wobbly": "base=pppp cand=pppf"})
     r = cli("compare", plan_run(suite, "base", 4, "base"), plan_run(suite, "cand", 4, "cand"))
-    said = " ".join(r.output.split())
+    said = " ".join(r.output.split())  # table titles wrap at the terminal's width (80 under a test runner)
     assert r.exit_code == 0 and "NEW FAILURE" not in said and "no significant new failures" in said
     assert "1 case(s) that passed every base trial failed a candidate trial — within what chance gives" in said

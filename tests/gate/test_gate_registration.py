@@ -27,7 +27,9 @@ def run(cli: Any, suite: Path, out: Path, *extra: Any, agent: str = "base", tria
 
 
 def said(result: Any) -> str:
-    return " ".join(result.output.split())
+    """The one line that says it (messages are never wrapped)."""
+    [line] = [x for x in result.output.splitlines() if x.startswith(("error: ", "warning: "))]
+    return line
 
 
 def test_gate_is_in_the_manifest_before_the_first_trial(cli: Any, suite: Path, tmp_path: Path, gate_file: Any) -> None:

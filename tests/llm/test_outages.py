@@ -87,9 +87,9 @@ def test_a_dead_provider_is_found_fast_and_the_run_exits_incomplete(serve: Any, 
                                   "--trials", "12", "-j", "4", "--retry-delay", "0.001", "--out", str(out),
                                   "--no-sanity", "--no-report", "-q"])
     assert r.exit_code == EXIT_INCOMPLETE, r.output
-    said = " ".join(r.output.split())
-    assert "incomplete run: 12 of 12 trial(s) (100%) ended in infrastructure errors" in said
-    assert "circuit open" in said
+    [said] = [line for line in r.output.splitlines() if line.startswith("incomplete run: ")]
+    assert said.startswith("incomplete run: 12 of 12 trial(s) (100%) ended in infrastructure errors")
+    assert "circuit open" in said and said.endswith("(exit 4)")
     recs = RunStore(out).load()
     assert [r.outcome for r in recs] == ["error"] * 12
     # 12 trials × 2 runner attempts × 6 retries would be 144 requests; the breaker stops after a handful

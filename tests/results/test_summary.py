@@ -56,7 +56,8 @@ def test_do_nothing_check_flags_cases_that_pass_without_work(tmp_path: Path) -> 
     r = CliRunner().invoke(main, ["run", str(suite), "--agent", f"{NOTES / 'agents.py'}:good", "--trials", "1",
                                   "--out", str(out), "-q"])
     assert r.exit_code == 0
-    assert "1 case(s) pass with an agent that does nothing: free-pass" in r.output.replace("\n", " ")
+    assert ("warning: 1 case(s) pass with an agent that does nothing: free-pass — their assertions do not prove the "
+            "work was done") in r.output.splitlines()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["sanity"] == {"checked": True, "noop_passes": ["free-pass"]}
 

@@ -17,7 +17,7 @@ from passhat.suites.changes import describe_changes
 
 def cli(*args: str) -> tuple[int, str]:
     r = CliRunner().invoke(main, list(args))
-    return r.exit_code, " ".join(r.output.split())  # the console wraps long lines
+    return r.exit_code, r.output
 
 
 def copy_suite(split_suite: Path, tmp_path: Path) -> Path:
@@ -65,14 +65,16 @@ def test_frozen_run_refuses_a_changed_suite_naming_the_cases(split_suite: Path, 
     code, output = cli("run", str(cases), "--agent", f"{AGENTS}:good", "--frozen", str(snap), "--out",
                        str(tmp_path / "refused"), "-q")
     assert code == 2
-    assert "1 case(s) changed: fault-dev" in output and "1 case(s) removed: add-dev" in output
+    [line] = output.splitlines()
+    assert line.startswith("error: ") and "1 case(s) changed: fault-dev" in line and "1 case(s) removed: add-dev" in line
     assert not (tmp_path / "refused").exists()
 
     fixture = cases.parent / "notes" / "fixture.yaml"
     fixture.write_text(fixture.read_text().replace("groceries", "groceries and eggs"))
     code, output = cli("suite", "verify", str(cases), "--frozen", str(snap))
     assert code == 1
-    assert "domain '../notes/domain.py' changed (fixtures: default)" in output
+    [line] = output.splitlines()
+    assert line.startswith("differs: ") and "domain '../notes/domain.py' changed (fixtures: default)" in line
 
 
 def test_changed_cases_between_manifests_and_snapshots(split_suite: Path, tmp_path: Path) -> None:

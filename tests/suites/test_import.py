@@ -28,8 +28,10 @@ def test_import_writes_redacted_skeletons_that_lint_flags(tmp_path: Path) -> Non
     out = tmp_path / "imported"
     r = CliRunner().invoke(main, ["cases", "import", str(source), "--domain", "refunds", "--out", str(out)])
     assert r.exit_code == 0, r.output
-    text = " ".join(r.output.split())
-    assert "wrote 3 skeleton(s)" in text and "channel (2 line(s))" in text and "latency_ms (1 line(s))" in text
+    assert r.output.splitlines() == [
+        f"wrote 3 skeleton(s) to {out} (tags: source=production, split: dev); finish the TODOs, then "
+        f"`passhat cases lint {out}`",
+        "ignored fields: channel (2 line(s)), latency_ms (1 line(s))"]
     files = sorted(p.name for p in out.glob("*.yaml"))
     assert files == ["prod-0002.yaml", "prod-0003.yaml", "prod-ticket-881.yaml"]
 

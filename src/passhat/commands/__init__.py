@@ -1,5 +1,6 @@
-"""Click commands that are defined outside ``passhat.cli`` and registered there with ``main.add_command``.
+"""The click commands of ``passhat``, one module each, listed in ``passhat.cli.COMMANDS``.
 
-Keeping each command in its own module keeps ``cli.py`` small and lets several people add commands
-without editing the same lines.
+``passhat.cli`` imports a module only when its command runs, so a command module may import whatever
+it needs at the top. A command reports bad input by raising :class:`passhat.errors.UserError` (or
+calling ``common.fail``): ``passhat.cli`` prints it, once, and exits 2.
 """

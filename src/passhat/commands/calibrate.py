@@ -9,13 +9,12 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from passhat.calibrate import Thresholds, calibration_report, read_judgments, read_labels, read_pairwise
 from passhat.console import stderr_console
-from passhat.errors import PasshatError
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+from passhat.errors import EXIT_FAILED, EXIT_OK, UserError
 
 
 def judge_info(path: Path) -> dict[str, Any]:
@@ -58,7 +57,7 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     table.add_row("judge undecided", str(report["judge_undecided"]), "counted as fail, as in the trials")
     console.print(table)
     for failure in report["failures"]:
-        console.print(f"[red]below threshold:[/red] {failure}", highlight=False)
+        console.print(f"[red]below threshold:[/red] {escape(failure)}", highlight=False)
 
 
 @click.command()
@@ -86,19 +85,13 @@ def calibrate(labels: Path, judgments: Path, pairwise: Path | None, out: Path | 
     """Agreement of the judge with human labels: p_o, Cohen's κ, Gwet's AC1, prevalence, sensitivity and
     specificity (Wilson CIs), swap and test-retest consistency, and the Rogan–Gladen corrected pass rate.
     Exits 1 when a --min-* threshold is not met, 2 on bad input."""
-    err = stderr_console()
     if judgments.is_dir() and not (judgments / "manifest.json").is_file():
-        err.print(f"[red]error:[/red] --judgments {judgments}: not a run folder (no manifest.json) — give a run "
-                  "folder or a judgments JSONL from `passhat judge`", highlight=False)
-        sys.exit(EXIT_BAD_INPUT)
-    try:
-        report = calibration_report(
-            read_labels(labels), read_judgments(judgments), read_pairwise(pairwise) if pairwise else None,
-            thresholds=Thresholds(**minimums), judge=judge_info(judgments),
-        )
-    except PasshatError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        sys.exit(EXIT_BAD_INPUT)
+        raise UserError(f"--judgments {judgments}: not a run folder (no manifest.json) — give a run folder or a "
+                        "judgments JSONL from `passhat judge`")
+    report = calibration_report(
+        read_labels(labels), read_judgments(judgments), read_pairwise(pairwise) if pairwise else None,
+        thresholds=Thresholds(**minimums), judge=judge_info(judgments),
+    )
     if out is not None:
         out.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
     if as_json:
@@ -106,5 +99,6 @@ def calibrate(labels: Path, judgments: Path, pairwise: Path | None, out: Path | 
     else:
         print_report(report, Console())
     if report["items"] == 0:
-        err.print("[yellow]warning:[/yellow] no labelled item has a judge verdict (check case ids, trials, criteria)")
+        stderr_console().print("[yellow]warning:[/yellow] no labelled item has a judge verdict (check case ids, trials, "
+                               "criteria)", highlight=False)
     sys.exit(EXIT_OK if report["passed"] else EXIT_FAILED)

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from passhat.console import stderr_console
-from passhat.errors import PasshatError
+from passhat.errors import EXIT_FAILED, EXIT_OK, UserError
 from passhat.lint import LintReport, lint_suite
 from passhat.lint.similarity import THRESHOLD
-
-EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def suite_hint(message: str, ref: str) -> str:
@@ -29,36 +28,31 @@ def suite_hint(message: str, ref: str) -> str:
     return message
 
 
-def _bad_input(message: str) -> None:
-    stderr_console().print(f"[red]error:[/red] {message}", highlight=False)
-    sys.exit(EXIT_BAD_INPUT)
-
-
 def print_report(report: LintReport, console: Console, strict: bool) -> None:
     """Findings first (errors, then warnings), then coverage by split, tag and tool."""
     for f in report.findings:
         style = "red" if f.severity == "error" else "yellow"
-        console.print(f"[{style}]{f.severity}[/{style}] [bold]{f.code}[/bold] {f.file}"
-                      f"{': ' + f.field if f.field else ''}: {f.message}", highlight=False, soft_wrap=True)
+        console.print(f"[{style}]{f.severity}[/{style}] [bold]{f.code}[/bold] {escape(f.file)}"
+                      f"{': ' + escape(f.field) if f.field else ''}: {escape(f.message)}", highlight=False, soft_wrap=True)
     cov = report.coverage
-    console.print(f"\n[bold]{report.suite}[/bold]: {report.cases} case file(s) · "
+    console.print(f"\n[bold]{escape(report.suite)}[/bold]: {report.cases} case file(s) · "
                   + " · ".join(f"{s} {n}" for s, n in cov.get("splits", {}).items())
                   + f" · {cov.get('families', 0)} {'family' if cov.get('families') == 1 else 'families'} "
                   f"covering {cov.get('cases_in_families', 0)} case(s)",
                   highlight=False)
     for key, values in cov.get("tags", {}).items():
-        console.print(f"  tag {key}: " + ", ".join(f"{v} {n}" for v, n in values.items()), highlight=False)
+        console.print(escape(f"  tag {key}: " + ", ".join(f"{v} {n}" for v, n in values.items())), highlight=False)
     tools = Table(title="tools (cases exercising each: required / ordered / faulted / forbidden)", title_justify="left")
     for col in ("tool", "kind", "cases", "required", "ordered", "faulted", "forbidden"):
         tools.add_column(col, justify="left" if col in ("tool", "kind") else "right")
     for name, t in cov.get("tools", {}).items():
         kind = t["kind"] + (" external" if t["external"] else "")
-        tools.add_row(name, kind, *(str(t[k]) for k in ("cases", "required", "ordered", "faulted", "forbidden")),
+        tools.add_row(escape(name), kind, *(str(t[k]) for k in ("cases", "required", "ordered", "faulted", "forbidden")),
                       style="dim" if t["cases"] == 0 else None)
     if cov.get("tools"):
         console.print(tools)
     if cov.get("unexercised_tools"):
-        console.print(f"not exercised by any case: {', '.join(cov['unexercised_tools'])}", highlight=False)
+        console.print(escape(f"not exercised by any case: {', '.join(cov['unexercised_tools'])}"), highlight=False)
     verdict = "ok" if report.ok(strict) else "FAILED"
     style = "green" if report.ok(strict) else "red"
     console.print(f"[{style}]{verdict}[/{style}]: {len(report.errors)} error(s), {len(report.warnings)} warning(s)"
@@ -73,19 +67,14 @@ def print_report(report: LintReport, console: Console, strict: bool) -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the report as JSON.")
 def lint_command(suite: str, strict: bool, threshold: float, json_out: bool) -> None:
     """Check SUITE (a built-in name or a folder): schema, references, ids, leaks, grading, coverage."""
-    try:
-        report = lint_suite(suite, threshold=threshold)
-    except PasshatError as exc:
-        _bad_input(str(exc))
-        return
+    report = lint_suite(suite, threshold=threshold)
     if report.cases == 0:  # an empty folder is not a suite (exit 2, as documented), not a suite with findings
-        _bad_input(suite_hint(f"{suite}: no case files (*.yaml) in this folder", suite))
-        return
+        raise UserError(suite_hint(f"{suite}: no case files (*.yaml) in this folder", suite))
     if json_out:
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
         print_report(report, Console(), strict)
-    sys.exit(EXIT_OK if report.ok(strict) else EXIT_FINDINGS)
+    sys.exit(EXIT_OK if report.ok(strict) else EXIT_FAILED)
 
 
 @click.command("import")
@@ -98,14 +87,10 @@ def import_command(source: Path, domain: str, out: Path, no_redact: bool) -> Non
     from passhat.cases.importer import import_requests
     from passhat.redaction import Redactor
 
-    try:
-        result = import_requests(source, domain, out, redactor=Redactor(enabled=not no_redact))
-    except PasshatError as exc:
-        _bad_input(str(exc))
-        return
+    result = import_requests(source, domain, out, redactor=Redactor(enabled=not no_redact))
     err = stderr_console()
-    err.print(f"wrote {len(result.written)} skeleton(s) to {out} (tags: source=production, split: dev); "
-              f"finish the TODOs, then `passhat cases lint {out}`", highlight=False)
+    err.print(escape(f"wrote {len(result.written)} skeleton(s) to {out} (tags: source=production, split: dev); "
+                     f"finish the TODOs, then `passhat cases lint {out}`"), highlight=False)
     if result.ignored_fields:
-        err.print("ignored fields: " + ", ".join(f"{k} ({n} line(s))" for k, n in result.ignored_fields.items()),
+        err.print(escape("ignored fields: " + ", ".join(f"{k} ({n} line(s))" for k, n in result.ignored_fields.items())),
                   highlight=False)

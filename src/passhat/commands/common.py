@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import sys
 from typing import NoReturn
 
-from rich.markup import escape
-
 from passhat.console import stderr_console
+from passhat.errors import EXIT_BAD_INPUT, EXIT_OK, UserError
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
 err = stderr_console()
 
 
 def fail(message: str) -> NoReturn:
-    """Print a user error on one unwrapped line and exit 2."""
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
-    sys.exit(EXIT_BAD_INPUT)
+    """Stop with a user error: ``passhat.cli`` prints it on one unwrapped line and exits 2."""
+    raise UserError(message)
+
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "err", "fail"]

@@ -7,7 +7,6 @@ different suites without ``--allow-changed-cases``). Gating on the result is ``p
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from passhat.compare import compare_runs
-from passhat.console import stderr_console
-from passhat.errors import PasshatError
 from passhat.report.files import write_atomic
-
-EXIT_BAD_INPUT = 2
 
 
 def _pct(x: float | None, signed: bool = False, digits: int = 3) -> str:
@@ -139,13 +134,9 @@ def print_comparison(result: dict[str, Any], console: Console) -> None:
 def compare(base: Path, candidate: Path, json_out: Path | None, allow_changed_cases: bool, by: tuple[str, ...],
             interval: str, seed: int, confidence: float, quiet: bool, html_out: Path | None = None) -> None:
     """Compare CANDIDATE with BASE (two run folders of the same suite), case by case."""
-    try:
-        result = compare_runs(base, candidate, allow_changed_cases=allow_changed_cases, by=by, seed=seed,
-                              interval=interval,  # type: ignore[arg-type]
-                              confidence=confidence)
-    except PasshatError as exc:
-        stderr_console().print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        sys.exit(EXIT_BAD_INPUT)
+    result = compare_runs(base, candidate, allow_changed_cases=allow_changed_cases, by=by, seed=seed,
+                          interval=interval,  # type: ignore[arg-type]
+                          confidence=confidence)
     if json_out is not None:
         write_atomic(json_out, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     if html_out is not None:

@@ -7,7 +7,6 @@ endpoint unreachable or refusing) — the message says which.
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,9 +14,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from passhat.errors import PasshatError
-
-EXIT_BAD_INPUT = 2
+from passhat.errors import UserError
 
 
 def _headers(items: tuple[str, ...]) -> dict[str, str]:
@@ -48,13 +45,13 @@ def check_otlp_url(url: str, option: str) -> None:
     warning after the whole run)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise PasshatError(f"{option} {url!r}: expected an http(s) URL such as http://127.0.0.1:4318")
+        raise UserError(f"{option} {url!r}: expected an http(s) URL such as http://127.0.0.1:4318")
 
 
 def _endpoint(ctx: click.Context, param: click.Parameter, value: str) -> str:
     try:
         check_otlp_url(value, "--endpoint")
-    except PasshatError as exc:
+    except UserError as exc:
         raise click.BadParameter(str(exc).split(": ", 1)[1], ctx, param) from None
     return value
 
@@ -71,11 +68,7 @@ def export_otlp(run_folder: Path, endpoint: str, header: tuple[str, ...], no_con
     """Export every trial of RUN_FOLDER as an OpenTelemetry trace (GenAI semantic conventions)."""
     from passhat.export import export_run
 
-    try:
-        with quiet_exporter_logs():
-            stats = export_run(run_folder, endpoint, headers=_headers(header) or None, timeout=timeout,
-                               include_content=not no_content)
-    except PasshatError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+    with quiet_exporter_logs():
+        stats = export_run(run_folder, endpoint, headers=_headers(header) or None, timeout=timeout,
+                           include_content=not no_content)
     click.echo(f"{stats.traces} trace(s), {stats.spans} span(s) sent to {stats.endpoint}")

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
-
-from passhat.errors import PasshatError
 
 
 @click.command("from-failure")
@@ -21,10 +18,6 @@ def from_failure(run_folder: Path, case_id: str, trial: int, out_file: Path, sui
     """Turn failed TRIAL of CASE_ID in RUN_FOLDER into a regression case file."""
     from passhat.regression import regression_case, write_regression_case
 
-    try:
-        data = regression_case(run_folder, case_id, trial, out_file, suite_ref)
-    except PasshatError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+    data = regression_case(run_folder, case_id, trial, out_file, suite_ref)
     write_regression_case(data, out_file)
     click.echo(f"wrote {out_file} ({data['id']}, split regression)")

@@ -18,9 +18,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from passhat.commands.outputs import write_ci_outputs
-from passhat.console import stderr_console
-from passhat.errors import PasshatError
-from passhat.gate import EXIT_BAD_INPUT, gate_run, registration_for_run, write_gate_result
+from passhat.console import print_error, stderr_console
+from passhat.errors import EXIT_BAD_INPUT, UserError, describe_os_error
+from passhat.gate import gate_run, registration_for_run, write_gate_result
 from passhat.report.markdown import ICONS
 from passhat.results import build_summary
 from passhat.runner.store import SUMMARY, RunStore
@@ -32,12 +32,13 @@ def print_gate(result: dict[str, Any], console: Console) -> None:
     """Every rule with its outcome, numbers and reason; overrides and missing pre-registration loudly."""
     info = result["gate"]
     if info.get("override"):
-        console.print(f"[bold white on red] GATE CHANGED AFTER THE RUN STARTED [/] {info['override']['message']}: "
+        console.print(f"[bold white on red] GATE CHANGED AFTER THE RUN STARTED [/] {escape(info['override']['message'])}: "
                       f"registered sha256 {info['override']['registered_sha256'][:12]}…, used "
-                      f"{info['override']['used_sha256'][:12]}… (recorded in gate.json)", highlight=False)
+                      f"{info['override']['used_sha256'][:12]}… (recorded in gate.json)", highlight=False, soft_wrap=True)
     elif not info.get("preregistered"):
         console.print("[bold yellow]warning:[/] this gate was NOT pre-registered (not recorded in the manifest "
-                      "before the first trial); its outcome is reported as such in gate.json", highlight=False)
+                      "before the first trial); its outcome is reported as such in gate.json", highlight=False,
+                      soft_wrap=True)
     table = Table(title=f"gate: {escape(info['name'])} (one-sided α = {info['alpha']:g})", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("outcome", no_wrap=True)
     table.add_column("rule: reason (numbers and bounds in gate.json)", overflow="fold", ratio=1)
@@ -48,10 +49,6 @@ def print_gate(result: dict[str, Any], console: Console) -> None:
     console.print(f"[{STYLES[outcome]}]{ICONS[outcome]} gate {outcome}[/] (exit {result['exit_code']})", highlight=False)
 
 
-def _error(message: str) -> None:
-    stderr_console().print(f"[red]error:[/red] {escape(message)}", highlight=False)
-
-
 def register_gate(gate_file: Path | None, out: Path, resume: bool) -> dict[str, Any] | None:
     """The manifest's ``gate`` entry for ``passhat run --gate`` (kept from the old manifest on resume)."""
     old = RunStore(out).read_manifest() if resume else None
@@ -60,24 +57,28 @@ def register_gate(gate_file: Path | None, out: Path, resume: bool) -> dict[str, 
 
 def finish_run(out: Path, summary: dict[str, Any], *, gated: bool, junit: Path | None, summary_md: Path | None,
                quiet: bool = False) -> int:
-    """After ``passhat run``: evaluate the registered gate, write gate.json and CI outputs; the exit code."""
+    """After ``passhat run``: evaluate the registered gate, write gate.json and CI outputs; the exit code.
+
+    A bad gate or an unwritable CI output is printed (as any user error) and returns 2 rather than
+    raising: the run is on disk, and its report is still written after this.
+    """
     err = stderr_console()
     result = None
     if gated:
         try:
             result = gate_run(out)
-        except PasshatError as exc:
-            _error(f"gate: {exc}")
+        except UserError as exc:
+            print_error(f"gate: {exc}")
             return EXIT_BAD_INPUT
         write_gate_result(out, result)
         print_gate(result, err if quiet else Console())
     try:
         written = write_ci_outputs(out, summary, result, junit=junit, summary_md=summary_md)
     except OSError as exc:
-        _error(f"cannot write CI output: {exc}")
+        print_error(f"cannot write CI output: {describe_os_error(exc)}")
         return EXIT_BAD_INPUT
     for path in written:
-        err.print(f"wrote {path}", highlight=False)
+        err.print(escape(f"wrote {path}"), highlight=False)
     return int(result["exit_code"]) if result else 0
 
 
@@ -106,20 +107,15 @@ def _summary(run_folder: Path) -> dict[str, Any]:
 def gate(run_folder: Path, gate_file: Path | None, baseline: Path | None, allow_gate_change: bool,
          allow_changed_cases: bool, junit: Path | None, summary_md: Path | None) -> None:
     """Evaluate the release gate of RUN_FOLDER: exit 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input."""
-    try:
-        result = gate_run(run_folder, gate_file, baseline, allow_gate_change=allow_gate_change,
-                          allow_changed_cases=allow_changed_cases)
-        summary = _summary(run_folder)
-    except PasshatError as exc:
-        _error(str(exc))
-        sys.exit(EXIT_BAD_INPUT)
+    result = gate_run(run_folder, gate_file, baseline, allow_gate_change=allow_gate_change,
+                      allow_changed_cases=allow_changed_cases)
+    summary = _summary(run_folder)
     path = write_gate_result(run_folder, result)
     print_gate(result, Console())
     try:
         written = [path, *write_ci_outputs(run_folder, summary, result, junit=junit, summary_md=summary_md)]
     except OSError as exc:
-        _error(f"cannot write CI output: {exc}")
-        sys.exit(EXIT_BAD_INPUT)
+        raise UserError(f"cannot write CI output: {describe_os_error(exc)}") from exc
     for p in written:
-        stderr_console().print(f"wrote {p}", highlight=False)
+        stderr_console().print(escape(f"wrote {p}"), highlight=False)
     sys.exit(result["exit_code"])

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
-
-from passhat.errors import PasshatError
 
 
 @click.command("init")
@@ -17,10 +14,6 @@ def init_command(folder: Path, force: bool) -> None:
     """Create a starter suite in FOLDER: domain.py, schema, fixture, policy, three cases and an agent."""
     from passhat.scaffold import create_suite
 
-    try:
-        written = create_suite(folder, force=force)
-    except PasshatError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+    written = create_suite(folder, force=force)
     click.echo(f"wrote {len(written)} files to {folder}. Next:\n"
                f"  cd {folder} && passhat run cases --agent agent.py:agent --trials 4")

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 import yaml
+from rich.markup import escape
 
 from passhat.agents.llm import RetryPolicy, chat_model, load_price_table
 from passhat.calibrate.inputs import judgments_from_grades
@@ -22,7 +22,7 @@ from passhat.cases import load_suite
 from passhat.cases.rubric import JudgeSpec
 from passhat.cases.suite import Suite
 from passhat.console import stderr_console
-from passhat.errors import PasshatError
+from passhat.errors import UserError
 from passhat.graders.judge import Judge, PairwiseVerdict, pairwise_summary
 from passhat.graders.judge_prompt import Evidence
 from passhat.runner.records import TrialRecord
@@ -31,7 +31,6 @@ from passhat.seeding import derive_seed
 from passhat.validation import load_yaml
 
 T = TypeVar("T")
-EXIT_BAD_INPUT = 2
 
 
 def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -63,8 +62,8 @@ def _suite(run: Path) -> tuple[Suite, list[TrialRecord], dict[str, Any]]:
     manifest = store.read_manifest()
     suite = load_suite(manifest["suite"]["folder"])
     if suite.content_hash() != manifest["suite"].get("hash"):
-        stderr_console().print(f"[yellow]warning:[/yellow] the suite of {run} changed since the run; judging with "
-                                   "the current rubrics", highlight=False)
+        stderr_console().print(f"[yellow]warning:[/yellow] the suite of {escape(str(run))} changed since the run; "
+                               "judging with the current rubrics", highlight=False)
     return suite, [r for r in store.iter_records() if r.outcome != "error"], manifest
 
 
@@ -83,11 +82,6 @@ async def _bounded(jobs: list[Callable[[], Awaitable[T]]], concurrency: int) -> 
     return list(await asyncio.gather(*(one(j) for j in jobs)))
 
 
-def _fail(message: str) -> None:
-    stderr_console().print(f"[red]error:[/red] {message}", highlight=False)
-    sys.exit(EXIT_BAD_INPUT)
-
-
 @click.command("judge")
 @click.argument("run_folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.option("--repeats", type=click.IntRange(1), default=1, show_default=True,
@@ -99,15 +93,13 @@ def judge_command(run_folder: Path, repeats: int, judge_spec: str, base_url: str
     try:
         judge = _judge(judge_spec, base_url, prices, retries, retry_delay)
         suite, records, _ = _suite(run_folder)
-    except (PasshatError, ValueError, KeyError) as exc:
-        _fail(str(exc))
-        return
+    except (ValueError, KeyError) as exc:  # a malformed --judge spec or price table, a manifest without a suite
+        raise UserError(str(exc)) from exc
     todo = [(r, rep) for r in records if r.case_id in {c.id for c in suite.cases} and suite.case(r.case_id).judge
             for rep in range(repeats)]
     if not todo:
-        _fail(f"{run_folder}: nothing to judge — no graded trial of this run is of a case with a judge: section "
-              "(see docs/llm.md)")
-        return
+        raise UserError(f"{run_folder}: nothing to judge — no graded trial of this run is of a case with a judge: "
+                        "section (see docs/llm.md)")
 
     def job(r: TrialRecord, rep: int) -> Callable[[], Awaitable[Any]]:
         rubric = suite.case(r.case_id).judge
@@ -122,8 +114,8 @@ def judge_command(run_folder: Path, repeats: int, judge_spec: str, base_url: str
             cost += judged.usage.cost
             for j in judgments_from_grades(r.case_id, r.trial, judged.grades, repeat=rep):
                 fh.write(json.dumps({**j.to_json(), "judge": info}, ensure_ascii=False) + "\n")
-    stderr_console().print(f"judged {len(todo)} trial(s) ({repeats} repeat(s)) · judge cost {cost:.4f} → {out}",
-                               highlight=False)
+    stderr_console().print(escape(f"judged {len(todo)} trial(s) ({repeats} repeat(s)) · judge cost {cost:.4f} → {out}"),
+                           highlight=False)
 
 
 @click.command("pairwise")
@@ -142,11 +134,9 @@ def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: 
         _, records_b, manifest_b = _suite(run_b)
         shared = JudgeSpec.model_validate(load_yaml(rubric.read_text("utf-8"))) if rubric else None
     except yaml.YAMLError as exc:
-        _fail(f"{rubric}: not valid YAML: {exc}")
-        return
-    except (PasshatError, ValueError, KeyError, OSError) as exc:
-        _fail(str(exc))
-        return
+        raise UserError(f"{rubric}: not valid YAML: {exc}") from exc
+    except (ValueError, KeyError) as exc:
+        raise UserError(str(exc)) from exc
     mask = tuple(_names(manifest_a) | _names(manifest_b))
     by_key = {r.key: r for r in records_b}
     pairs = []
@@ -156,9 +146,9 @@ def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: 
         if b is not None and case_rubric is not None:
             pairs.append((a, b, case_rubric))
     if not pairs:
-        _fail(f"nothing to compare: no graded trial of {run_a} has a graded trial of the same case and number in "
-              f"{run_b} with a judge rubric (runs of one suite, whose cases have a judge: section, or pass --rubric)")
-        return
+        raise UserError(f"nothing to compare: no graded trial of {run_a} has a graded trial of the same case and number "
+                        f"in {run_b} with a judge rubric (runs of one suite, whose cases have a judge: section, or pass "
+                        "--rubric)")
 
     def job(a: TrialRecord, b: TrialRecord, spec: JudgeSpec) -> Callable[[], Awaitable[PairwiseVerdict]]:
         return lambda: judge.compare(spec, _evidence(suite, a), _evidence(suite, b), derive_seed("pairwise", a.seed), mask)

@@ -5,14 +5,13 @@ Exit codes: 0 done (whatever changed), 2 bad input (not a run folder, suite not 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from passhat.console import stderr_console
-from passhat.errors import PasshatError
 
 
 @click.command("regrade")
@@ -28,20 +27,16 @@ def regrade_command(run_folder: Path, suite_ref: str | None, out: Path, quiet: b
     from passhat.runner.store import RunStore
 
     err = stderr_console()
-    try:
-        report = regrade_run(run_folder, out, suite_ref=suite_ref)
-    except PasshatError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        sys.exit(2)
+    report = regrade_run(run_folder, out, suite_ref=suite_ref)
     if report["changed_cases"]:
-        err.print(f"re-graded with changed case(s): {', '.join(report['changed_cases'])}", highlight=False)
+        err.print(escape(f"re-graded with changed case(s): {', '.join(report['changed_cases'])}"), highlight=False)
     if report["missing_cases"]:
         err.print(f"[yellow]not in the suite any more (skipped {report['skipped_trials']} trial(s)):[/yellow] "
-                  f"{', '.join(report['missing_cases'])}", highlight=False)
+                  f"{escape(', '.join(report['missing_cases']))}", highlight=False)
     for ch in report["outcome_changes"]:
-        err.print(f"  {ch['case_id']} trial {ch['trial']}: {ch['before']} → {ch['after']}", highlight=False)
-    err.print(f"{report['trials']} trial(s) re-graded, {len(report['outcome_changes'])} outcome(s) changed; "
-              f"run folder: {out}", highlight=False)
+        err.print(escape(f"  {ch['case_id']} trial {ch['trial']}: {ch['before']} → {ch['after']}"), highlight=False)
+    err.print(escape(f"{report['trials']} trial(s) re-graded, {len(report['outcome_changes'])} outcome(s) changed; "
+                     f"run folder: {out}"), highlight=False)
     if not quiet:
         import json
 

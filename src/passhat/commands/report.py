@@ -5,23 +5,20 @@ Exit codes: 0 report written, 2 bad input (not a run folder).
 
 from __future__ import annotations
 
-import sys
 import webbrowser
 from pathlib import Path
 from typing import Any
 
 import click
 
-from passhat.errors import PasshatError
+from passhat.errors import UserError
 from passhat.report.html import write_report
-
-EXIT_BAD_INPUT = 2
 
 
 def _reason(exc: Exception) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
-    return str(exc) if isinstance(exc, PasshatError) else f"{type(exc).__name__}: {exc}"
+    return str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
 
 
 def _size(n: int) -> str:
@@ -33,11 +30,7 @@ def _size(n: int) -> str:
 @click.option("--open", "open_browser", is_flag=True, help="Open the report in the default browser.")
 def report(run_folder: Path, open_browser: bool) -> None:
     """Write RUN_FOLDER/report.html: curves, strata, cases, and every trajectory (loaded on demand)."""
-    try:
-        written = write_report(run_folder)
-    except PasshatError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+    written = write_report(run_folder)
     click.echo(f"{written.path} ({_size(written.page_bytes)}; {written.trials} trial(s), "
                f"{_size(written.lazy_bytes)} loaded on demand from {written.path.parent / 'report'})")
     if open_browser:

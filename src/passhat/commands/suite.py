@@ -12,21 +12,24 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from passhat.cases import load_suite
+from passhat.cases import Suite, load_suite
 from passhat.commands.cases import suite_hint
 from passhat.console import stderr_console
-from passhat.errors import PasshatError
+from passhat.errors import EXIT_FAILED, UserError
 from passhat.suites.changes import changed_cases, describe_changes
 from passhat.suites.snapshot import SuiteChanged, freeze, load_snapshot, suite_block, verify_snapshot, write_snapshot
 
-EXIT_DIFFERS, EXIT_BAD_INPUT = 1, 2
 
-
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    stderr_console().print(f"[red]error:[/red] {message}", highlight=False)
-    sys.exit(code)
+def _load(suite: str) -> Suite:
+    """The suite, or a user error that points at FOLDER/cases when FOLDER is a suite's root."""
+    try:
+        return load_suite(suite)
+    except UserError as exc:
+        raise UserError(suite_hint(str(exc), suite)) from exc
 
 
 @click.group("suite")
@@ -39,25 +42,21 @@ def suite_group() -> None:
 @click.option("--json", "json_out", is_flag=True, help="Print the hashes as JSON.")
 def hash_command(suite: str, json_out: bool) -> None:
     """Show the suite hash with per-case, per-domain and per-fixture content hashes."""
-    try:
-        block = suite_block(load_suite(suite))
-    except PasshatError as exc:
-        _fail(suite_hint(str(exc), suite))
-        return
+    block = suite_block(_load(suite))
     if json_out:
         click.echo(json.dumps(block, indent=2, ensure_ascii=False))
         return
     console = Console()
-    console.print(f"[bold]{block['name']}[/bold] suite hash {block['hash']}", highlight=False)
+    console.print(f"[bold]{escape(block['name'])}[/bold] suite hash {block['hash']}", highlight=False)
     for name, h in block["domains"].items():
         fixtures = ", ".join(f"{f} {fh[:12]}" for f, fh in block["fixtures"].get(name, {}).items())
-        console.print(f"  domain {name}: {h[:16]} (fixtures: {fixtures})", highlight=False)
+        console.print(escape(f"  domain {name}: {h[:16]} (fixtures: {fixtures})"), highlight=False)
     table = Table(box=None, pad_edge=False)
     for col in ("case", "split", "group", "content hash"):
         table.add_column(col)
     for cid, h in block["cases"].items():
         meta = block["case_meta"][cid]
-        table.add_row(cid, meta["split"], meta["group"] or "", h[:16])
+        table.add_row(escape(cid), meta["split"], escape(meta["group"] or ""), h[:16])
     console.print(table)
 
 
@@ -67,15 +66,11 @@ def hash_command(suite: str, json_out: bool) -> None:
               help="Snapshot file to write (.json, or .yaml).")
 def freeze_command(suite: str, out: Path) -> None:
     """Write a snapshot of SUITE (case, fixture and domain hashes; passhat version) for `run --frozen`."""
-    try:
-        snapshot = freeze(load_suite(suite))
-    except PasshatError as exc:
-        _fail(suite_hint(str(exc), suite))
-        return
+    snapshot = freeze(_load(suite))
     write_snapshot(out, snapshot)
     s = snapshot["suite"]
-    stderr_console().print(f"froze {s['name']} ({len(s['cases'])} cases, hash {s['hash'][:12]}) to {out}",
-                               highlight=False)
+    stderr_console().print(Text(f"froze {s['name']} ({len(s['cases'])} cases, hash {s['hash'][:12]}) to {out}"),
+                           highlight=False)
 
 
 @suite_group.command("verify")
@@ -83,13 +78,13 @@ def freeze_command(suite: str, out: Path) -> None:
 @click.option("--frozen", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True)
 def verify_command(suite: str, frozen: Path) -> None:
     """Check that SUITE is exactly the frozen snapshot; exit 1 naming what changed."""
+    loaded, snapshot = _load(suite), load_snapshot(frozen)
     try:
-        verify_snapshot(load_suite(suite), load_snapshot(frozen), str(frozen))
-    except SuiteChanged as exc:
-        _fail(str(exc), EXIT_DIFFERS)
-    except PasshatError as exc:
-        _fail(suite_hint(str(exc), suite))
-    stderr_console().print(f"{suite} matches {frozen}", highlight=False)
+        verify_snapshot(loaded, snapshot, str(frozen))
+    except SuiteChanged as exc:  # a verdict, not bad input
+        stderr_console().print(Text.assemble(("differs:", "red"), " ", str(exc)), highlight=False)
+        sys.exit(EXIT_FAILED)
+    stderr_console().print(Text(f"{suite} matches {frozen}"), highlight=False)
 
 
 def load_recording(ref: str) -> dict[str, Any]:
@@ -111,11 +106,10 @@ def diff_command(first: str, second: str, json_out: bool) -> None:
     """Name the cases that differ between FIRST and SECOND (run folders, snapshot files or suites)."""
     try:
         result = changed_cases(load_recording(first), load_recording(second))
-    except (PasshatError, ValueError) as exc:
-        _fail(str(exc))
-        return
+    except ValueError as exc:  # a JSON file that is not a manifest or snapshot
+        raise UserError(str(exc)) from exc
     if json_out:
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return
     text = describe_changes(result, limit=10_000)
-    Console().print(text or f"same suite content ({len(result['unchanged'])} case(s) unchanged)", highlight=False)
+    Console().print(Text(text or f"same suite content ({len(result['unchanged'])} case(s) unchanged)"), highlight=False)

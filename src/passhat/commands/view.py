@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import webbrowser
 from pathlib import Path
 
 import click
 
-EXIT_BAD_INPUT = 2
+from passhat.errors import UserError
 
 
 @click.command("view")
@@ -24,13 +23,11 @@ def view(folder: Path, port: int, open_browser: bool) -> None:
     from passhat.report.view import make_server
 
     if not folder.is_dir():
-        click.echo(f"error: {folder} is not a folder (pass a folder of runs, e.g. runs/)", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+        raise UserError(f"{folder} is not a folder (pass a folder of runs, e.g. runs/)")
     try:
         server = make_server(folder, port)
     except OSError as exc:
-        click.echo(f"error: cannot listen on 127.0.0.1:{port}: {exc.strerror}; try --port 0", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+        raise UserError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}; try --port 0") from exc
     url = f"http://127.0.0.1:{server.server_address[1]}/"
     click.echo(f"serving {folder.resolve()} at {url} (Ctrl-C to stop)")
     if open_browser:

@@ -1,0 +1,70 @@
+"""``passhat --help`` and ``--version`` stay light: the import graph of the CLI entry point, and the lazy
+command table that lets help list every command without importing it. (Timing is bench/bench_startup.py's job.)"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from click.utils import make_default_short_help
+
+from passhat import __version__
+from passhat.cli import CASES_COMMANDS, COMMANDS, main
+
+SRC = Path(__file__).parents[2] / "src"
+HEAVY = ("scipy", "numpy", "pydantic", "rich.table", "rich.progress", "jinja2", "openai", "anthropic", "mcp",
+         "uvicorn", "httpx2", "httpx", "opentelemetry", "sqlite3", "passhat.stats", "passhat.cases", "passhat.runner")
+"""Modules that ``passhat --help`` / ``--version`` must not import (the first eight cost most of the old 2 s)."""
+
+
+def loaded_after(code: str) -> set[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    probe = f"import sys\n{code}\nprint(__import__('json').dumps(sorted(sys.modules)))"
+    r = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return set(json.loads(r.stdout.splitlines()[-1]))
+
+
+def heavy_in(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["cases", "--help"]])
+def test_help_and_version_import_nothing_heavy(argv: list[str]) -> None:
+    code = ("from passhat.cli import main\n"
+            f"try:\n    main({argv!r})\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code")
+    modules = loaded_after(code)
+    assert "click" in modules and "passhat.cli" in modules
+    assert heavy_in(modules) == []
+    assert not any(m.startswith("passhat.commands.") for m in modules)
+
+
+def test_the_guard_can_fail() -> None:
+    assert heavy_in(loaded_after("import passhat.commands.gate")) != []
+
+
+def test_help_lists_every_command_with_its_own_short_help() -> None:
+    """The table in cli.py is what `passhat --help` shows: it must say what each command's docstring says."""
+    for group, table in ((main, COMMANDS), (main.commands["cases"], CASES_COMMANDS)):
+        ctx = click.Context(group)
+        for name, (_, short) in table.items():
+            command = group.get_command(ctx, name)
+            assert command is not None and command.name == name
+            for limit in (45, 74, 200):
+                assert make_default_short_help(short, limit) == command.get_short_help_str(limit), name
+    listed = CliRunner().invoke(main, ["--help"]).output
+    for name in [*COMMANDS, "cases", "agents"]:
+        assert f"\n  {name} " in listed
+
+
+def test_version_is_the_package_version(cli: object) -> None:
+    r = cli("--version")  # type: ignore[operator]
+    assert r.exit_code == 0 and r.output == f"passhat, version {__version__}\n"
+    assert __version__ == importlib.metadata.version("passhat")
