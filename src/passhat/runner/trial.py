@@ -20,7 +20,7 @@ from passhat.domain import Domain
 from passhat.episode import EndReason, Episode, LimitExceeded, UserSimulator
 from passhat.errors import AgentCrashed, InfrastructureError
 from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial_passed
-from passhat.graders.judge import Judge, judge_trial
+from passhat.graders.judge import Judge, judge_trial, needs_judge
 from passhat.runner.records import Outcome, Timing, TrialRecord
 from passhat.seeding import derive_seed
 from passhat.tools import ToolBoundary, ToolContext
@@ -137,11 +137,11 @@ async def run_trial(
         t_grade = time.perf_counter()
         view = TrialView(case=case, calls=boundary.calls, messages=episode.messages, diff=diff,
                          end_reason=end_reason, usage=episode.usage, agent_seconds=timing.agent_s,
-                         query=world.query, error=error)
+                         query=world.query, error=error, graders=domain.graders)
         grades = grade_all(view, graders)
         timing.grade_ms = (time.perf_counter() - t_grade) * 1000
         judged = None
-        if case.judge is not None:  # model calls: timed apart from the harness's own grading overhead
+        if needs_judge(view):  # model calls: timed apart from the harness's own grading overhead
             t_judge = time.perf_counter()
             judged = await judge_trial(view, judge, policy=domain.policy, seed=derive_seed("judge", seed))
             grades += judged.grades
