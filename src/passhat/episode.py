@@ -112,8 +112,12 @@ class Episode:
         max_cost: float | None,
         t0: float | None = None,
         time_limit_s: float | None = None,
+        tags: dict[str, str] | None = None,
     ) -> None:
         self.case_id = case_id
+        self.tags: dict[str, str] = dict(tags or {})
+        """The case's tags (its public metadata, like ``case_id``): visible to the agent, so a case must
+        not put the answer there. Agents may use them to route or log; graders do not depend on it."""
         self.domain = domain
         """Name of the domain (reference agents pick their playbook by it)."""
         self.trial = trial
