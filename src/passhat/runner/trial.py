@@ -91,6 +91,8 @@ async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndR
         episode.finish(reply)
     if episode.limit is not None:
         return episode.limit.reason, str(episode.limit)
+    if episode.ended_by is not None:
+        return "ended_by_tool", None
     return ("user_stopped" if episode.user_left else "completed"), None
 
 
