@@ -91,6 +91,8 @@ async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndR
         episode.finish(reply)
     if episode.limit is not None:
         return episode.limit.reason, str(episode.limit)
+    if episode.ended_by is not None:
+        return "ended_by_tool", None
     return ("user_stopped" if episode.user_left else "completed"), None
 
 
@@ -124,7 +126,7 @@ async def run_trial(
             case_id=case.id, domain=domain.name, trial=trial, seed=derive_seed("agent", seed),
             instruction=case.instruction, policy=domain.policy, identity=case.user.identity,
             boundary=boundary, user=simulator, max_steps=case.limits.max_steps,
-            max_cost=case.limits.max_cost, t0=t0, time_limit_s=case.limits.max_seconds,
+            max_cost=case.limits.max_cost, t0=t0, time_limit_s=case.limits.max_seconds, tags=case.tags,
         )
         t_agent = time.perf_counter()
         end_reason, error = await _drive(agent, episode, case.limits.max_seconds)
