@@ -44,6 +44,8 @@ def only_line(output: str) -> str:
     ("x = 1\nraise RuntimeError('domain set-up failed')\n", "line 2: RuntimeError: domain set-up failed"),
     ("from passhat.tools import tool\n\n@tool(kind='read')\ndef peek(ctx, table):\n    '''Peek.'''\n",
      "line 3: TypeError: tool 'peek': parameter 'table' needs a type hint"),
+    ("from passhat.graders import grader\n\n@grader(kind='state')\ndef tidy():\n    '''Tidy.'''\n",
+     "line 3: TypeError: grader 'tidy': the first parameter must be the trial view, e.g. `def tidy(view, ...)`"),
 ])
 def test_a_broken_domain_file_is_one_line_naming_the_file_and_line(cli: Any, tmp_path: Path, source: str,
                                                                      expected: str) -> None:

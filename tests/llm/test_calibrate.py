@@ -116,7 +116,9 @@ def test_bad_labels_name_the_file_and_line(tmp_path: Path) -> None:
     judgments = tmp_path / "j.jsonl"
     judgments.write_text('{"case_id": "c1", "trial": 0, "passed": true}\n')
     result = CliRunner().invoke(main, ["calibrate", "--labels", str(labels), "--judgments", str(judgments)])
-    assert result.exit_code == 2 and "labels.jsonl:2: label 'maybe' is not pass/fail" in " ".join(result.output.split())
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [f"error: {labels}:2: label 'maybe' is not pass/fail "
+                                          "(use pass, fail, true, false, 1 or 0)"]
 
 
 RUBRIC = {"criteria": [{"name": "clear", "question": "Does the reply name the note id?",
