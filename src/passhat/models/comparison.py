@@ -23,12 +23,15 @@ class RunRef(BaseModel):
     folder: str
     """The run folder."""
     agent: str | None = None
+    """The agent, as in the run's manifest."""
     suite: str | None = None
     """The suite's name."""
     suite_hash: str | None = None
+    """The suite's content hash."""
     trials: int | None = None
     """Trials planned per case."""
     seed: int | None = None
+    """The run seed."""
     status: str | None = None
     """``complete``, or ``running`` for a run that has not finished (or was killed)."""
 
@@ -38,7 +41,9 @@ class Discordant(BaseModel):
 
     model_config = _DOCS
     base_only: int
+    """Cases passing in the base run only."""
     candidate_only: int
+    """Cases passing in the candidate run only."""
 
 
 class PairedMetric(BaseModel):
@@ -90,11 +95,20 @@ class PairedMetric(BaseModel):
 
     @property
     def low(self) -> float:
+        """Lower end of the interval (``ci_low``)."""
         return self.ci_low
 
     @property
     def high(self) -> float:
+        """Upper end of the interval (``ci_high``)."""
         return self.ci_high
+
+    def __repr__(self) -> str:
+        p = "—" if self.p_value is None else f"{self.p_value:.3g}"
+        return (f"PairedMetric(Δ {self.delta:+.3f} [{self.ci_low:+.3f}, {self.ci_high:+.3f}], p {p}, "
+                f"base {self.base:.3f} → candidate {self.candidate:.3f} over {self.cases} case(s))")
+
+    __str__ = __repr__
 
 
 class CaseChange(BaseModel):
@@ -102,6 +116,7 @@ class CaseChange(BaseModel):
 
     model_config = _DOCS
     id: str
+    """The case id."""
     base: str
     """``passes/graded`` in the base run, e.g. ``8/8``."""
     candidate: str
@@ -131,10 +146,14 @@ class ExcludedCase(BaseModel):
 
     model_config = _DOCS
     id: str
+    """The case id."""
     reason: str
+    """Why it was left out, e.g. ``case content changed``."""
 
 
 class ComparedCases(BaseModel):
+    """Which cases a comparison is about."""
+
     model_config = _DOCS
     compared: int
     """Cases compared."""
@@ -143,10 +162,15 @@ class ComparedCases(BaseModel):
 
 
 class MdeSettings(BaseModel):
+    """The settings of the minimum detectable effects reported."""
+
     model_config = _DOCS
     alpha: float
+    """Two-sided error rate of the test behind the MDE."""
     power: float
+    """Power at which an effect counts as detectable."""
     two_sided: bool
+    """Whether the test is two-sided."""
 
 
 class StratumComparison(BaseModel):
@@ -156,6 +180,7 @@ class StratumComparison(BaseModel):
     cases: int
     """Cases with this tag value."""
     __pydantic_extra__: dict[str, PairedMetric] = Field(init=False)
+    """``pass_hat_1`` and ``pass_hat_K`` → the paired difference within the stratum (with ``p_holm``)."""
 
 
 class Comparison(FileModel):
@@ -164,10 +189,13 @@ class Comparison(FileModel):
     schema_version: Literal["passhat.comparison/1"] = "passhat.comparison/1"
     """``passhat.comparison/1``; an unversioned file has this shape."""
     base: RunRef
+    """The base (reference) run."""
     candidate: RunRef
+    """The candidate run, compared with the base."""
     same_suite: bool
     """Both runs have the same suite hash (otherwise only unchanged cases were compared)."""
     confidence: float
+    """Level of every two-sided interval."""
     seed: int
     """Bootstrap seed (``interval="bca"`` only)."""
     interval: Literal["t", "bca"]
@@ -175,13 +203,17 @@ class Comparison(FileModel):
     mde: MdeSettings
     """The settings of every ``mde``."""
     cases: ComparedCases
+    """How many cases were compared, and which were left out and why."""
     metrics: dict[str, PairedMetric] = Field(default_factory=dict)
     """``pass_hat_K`` / ``pass_at_K`` → the paired difference."""
     new_failures: list[str] = Field(default_factory=list)
     """Ids of the new failures (details, with their Fisher p-values, in ``changes``)."""
     new_passes: list[str] = Field(default_factory=list)
+    """Ids of the new passes."""
     missing: list[str] = Field(default_factory=list)
+    """Ids of fully passing base cases with no graded candidate trial."""
     changes: Changes = Field(default_factory=Changes)
+    """The changed cases with their counts and tests."""
     strata: dict[str, dict[str, StratumComparison]] = Field(default_factory=dict)
     """Tag → value → per-stratum comparison."""
 

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from passhat.errors import RunError
 
@@ -75,6 +75,10 @@ class FileModel(BaseModel):
     REMEDY: ClassVar[str] = ""
     """What to do about a file of another version (appended to the error)."""
 
+    _source: dict[str, Any] | None = PrivateAttr(default=None)
+    """For an immutable model: the mapping it was validated from, which is what :meth:`to_dict` returns
+    (a summary of 10,000 cases is not dumped again just to be printed)."""
+
     schema_version: str
     """Which file this is and in which version of its format: ``passhat.KIND/N`` (each subclass fixes it)."""
 
@@ -106,11 +110,14 @@ class FileModel(BaseModel):
         where = source or cls.schema_id()
         data = cls.check_version(data, where)
         try:
-            return cls.model_validate(data)
+            model = cls.model_validate(data)
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"])
             raise FileFormatError(f"{where}: {field}: {first['msg']} (not a valid {cls.schema_id()} file)") from None
+        if cls.model_config.get("frozen"):
+            model._source = data
+        return model
 
     @classmethod
     def load(cls, path: Path | str) -> Self:
@@ -124,7 +131,9 @@ class FileModel(BaseModel):
         return cls.from_dict(data, str(path))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready mapping that is written to disk (what dict readers of the file see)."""
+        """The JSON-ready mapping that is written to disk (what dict readers of the file see); do not modify it."""
+        if self._source is not None:
+            return self._source
         return self.model_dump(mode="json", exclude_unset=True)
 
     def to_json(self) -> str:

@@ -51,9 +51,11 @@ class GateInfo(BaseModel):
 
     model_config = _DOCS
     name: str
+    """The gate's name."""
     alpha: float
     """The gate's one-sided error rate (a rule may set its own)."""
     path: str
+    """The gate file evaluated."""
     sha256: str
     """Hash of the gate file's bytes."""
     source: Literal["file", "manifest"] = "file"
@@ -70,12 +72,15 @@ class BaselineInfo(RunRef):
     """The baseline run and what changed against it."""
 
     compared_cases: int
+    """Cases compared with the baseline."""
     excluded: list[ExcludedCase] = Field(default_factory=list)
+    """Cases left out of the comparison, and why."""
     new_failures: list[CaseChange] = Field(default_factory=list)
     """Significant drops: what ``no_new_failures`` decides on."""
     failed_a_trial: list[CaseChange] = Field(default_factory=list)
     """Cases that passed every base trial and failed a candidate trial, within what chance gives."""
     new_passes: list[CaseChange] = Field(default_factory=list)
+    """Cases that pass every trial now and did not in the baseline."""
 
 
 class GateResult(FileModel):
@@ -88,13 +93,17 @@ class GateResult(FileModel):
     exit_code: int
     """0 PASS, 1 FAIL, 3 INCONCLUSIVE."""
     gate: GateInfo
+    """The gate evaluated, and whether it was pre-registered."""
     run: RunRef
+    """The run it decided on."""
     baseline: BaselineInfo | None = None
     """The baseline run (``--baseline``), if any."""
     allow_changed_cases: bool = False
+    """A baseline of another suite version was compared on its unchanged cases."""
     evaluated_at: str
     """When (ISO 8601 UTC)."""
     passhat_version: str | None = None
+    """The passhat that evaluated it."""
     rules: list[RuleResult] = Field(default_factory=list)
     """One result per rule, in file order."""
 

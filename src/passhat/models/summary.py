@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.models.files import FileModel
 
-_DOCS = ConfigDict(use_attribute_docstrings=True)
+_DOCS = ConfigDict(use_attribute_docstrings=True, frozen=True)
+"""Summaries are derived data: immutable once built or read."""
 
 
 class Interval(BaseModel):
@@ -70,10 +71,13 @@ class Distribution(BaseModel):
     n: int
     """Trials measured."""
     mean: float
+    """Arithmetic mean."""
     p50: float
+    """Median."""
     p95: float
     """95th percentile (linear interpolation, numpy's default)."""
     max: float
+    """Largest value."""
 
 
 class Experience(BaseModel):
@@ -105,7 +109,9 @@ class Bootstrap(BaseModel):
 
     model_config = _DOCS
     seed: int
+    """The bootstrap seed (the run seed unless told otherwise)."""
     resamples: int
+    """Bootstrap resamples."""
     unit: str
     """What is resampled (cases; a group of cases whole)."""
 
@@ -170,11 +176,17 @@ class CaseSummary(BaseModel):
     wilson_high: float | None = None
     """Upper end of that interval."""
     tags: dict[str, str] = Field(default_factory=dict)
+    """The case's tags."""
     group: str | None = None
+    """Its family of cases (resampled together), if any."""
     split: str | None = None
+    """``dev``, ``holdout`` or ``regression``."""
     latency_s: Distribution | None = None
+    """Seconds inside the agent per graded trial."""
     cost: Distribution | None = None
+    """The agent's cost per graded trial."""
     steps: Distribution | None = None
+    """Tool calls per graded trial."""
     top_failure: str | None = None
     """The commonest first failing check, ``name: reason`` (ties: the one seen first)."""
     failure_categories: dict[str, int] = Field(default_factory=dict)
@@ -194,7 +206,9 @@ class CaseSummary(BaseModel):
 
 
 class Summary(FileModel):
-    """``summary.json``: the run's numbers, recomputable at any time from ``trials.jsonl``."""
+    """``summary.json``: the run's numbers, recomputable at any time from ``trials.jsonl``. Immutable."""
+
+    model_config = ConfigDict(frozen=True)
 
     REMEDY = ("it is derived from trials.jsonl: `passhat show RUN` recomputes it, "
               "`passhat.Run.open(RUN).summarize()` rewrites it")
