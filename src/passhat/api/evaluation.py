@@ -97,7 +97,7 @@ def check_same_selection(out: Path, selection: dict[str, Any] | None) -> None:
     if before != now:
         raise PasshatError(f"cannot resume {out}: it ran {'the cases selected by ' + before if before else 'every case'}, "
                            f"this command selects {'the cases selected by ' + now if now else 'every case'}; "
-                           "pass the same --split and --tag as when it started")
+                           "choose the same cases (--split, --tag; cases= from Python) as when it started")
 
 
 def evaluate(
