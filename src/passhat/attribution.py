@@ -2,7 +2,10 @@
 
 A pass rate says that something is wrong; this says what. Each failed trial gets exactly one primary
 category. Candidates are collected from the grades and the trajectory; the one with the earliest step
-wins (a finding about the final state has no step and comes last), ties broken by ``PRIORITY``. An
+wins (a finding about the final state has no step and comes last), ties broken by ``PRIORITY``. A
+failed grade of a custom grader is attributed by the grader's kind, like the built-in grader of that
+kind: ``state`` → ``wrong_final_state``, ``trajectory`` → ``skipped_verification`` (at ``details["step"]``
+when the grader gives one), ``reply`` → ``missing_information_in_reply``, ``judge`` → ``judge_failure``. An
 agent that raised is an ``agent_error``: what it left undone (a wrong final state, a required call never
 made, a fault it did not get past) follows from the crash and is not a finding of its own; what it did
 wrong before crashing (a denied call, a duplicate write, …) still is. The taxonomy follows seed 002
@@ -93,6 +96,13 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
     faulted_tools = {c.tool for c in calls if c.fault or c.status in ("tool_error", "exception")}
     crashed = end_reason == "agent_error"
     for g in failed:
+        if g.grader == "trajectory" and _custom(g):
+            step = g.details.get("step")
+            if not isinstance(step, int) or isinstance(step, bool):
+                m = re.search(r"at step (\d+)", g.reason)
+                step = int(m.group(1)) if m else None
+            out.append(Failure(category="skipped_verification", step=step, evidence=g.reason))
+            continue
         if g.grader == "trajectory":
             if g.name.startswith("required "):
                 if g.name.split()[1].split("(")[0] in faulted_tools:
@@ -117,14 +127,14 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
         out.append(Failure(category="unrecovered_tool_error", step=after,
                            evidence=f"after {f.tool} at step {f.step} ({f.fault or f.status}: {f.error or 'changed result'}): "
                                     f"{outcome_failed[0].reason}"))
-    for g in state_failed:
-        if g.name.startswith("unchanged_except"):
-            write = next((c for c in calls if c.kind == "write" and c.committed), None)
-            out.append(Failure(category="side_effect_outside_scope", step=write.step if write else None, evidence=g.reason))
+    scope_failed = [g for g in state_failed if g.name.startswith("unchanged_except") and not _custom(g)]
+    for g in scope_failed:
+        write = next((c for c in calls if c.kind == "write" and c.committed), None)
+        out.append(Failure(category="side_effect_outside_scope", step=write.step if write else None, evidence=g.reason))
     if "valid_arguments" in names:
         if c := _first(calls, ("invalid_arguments",)):
             out.append(Failure(category="invalid_arguments", step=c.step, evidence=f"{c.tool}: {c.error}"))
-    other_state = [g for g in state_failed if not g.name.startswith("unchanged_except")]
+    other_state = [g for g in state_failed if g not in scope_failed]
     if other_state:
         reply = " ".join(m.text for m in messages if m.role == "agent")
         missing = any(("actual 0" in g.reason or "no row matches" in g.reason) for g in other_state)
@@ -146,6 +156,11 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
         out = [f for f in out if f.category not in LEFT_UNDONE]
         out.append(Failure(category="agent_error", step=None, evidence=f"the agent raised{where}: {last[0]}"))
     return out
+
+
+def _custom(g: Grade) -> bool:
+    """A grade of a custom grader (its name is the grader's, so built-in name prefixes do not apply)."""
+    return "custom_grader" in g.details
 
 
 def _request_keys(a: ToolCall, b: ToolCall) -> list[str]:

@@ -75,6 +75,7 @@ class RemoteEpisode:
         self.start = start if isinstance(start, TrialStart) else TrialStart.model_validate(start)
         s = self.start
         self.case_id, self.trial, self.seed, self.domain = s.case_id, s.trial, s.seed, s.domain
+        self.tags = dict(s.tags)
         self.instruction, self.policy, self.identity = s.instruction, s.policy, s.identity
         self.tool_timeout_s = tool_timeout_s if tool_timeout_s is not None else s.tool_timeout_s
         """How long a tool call may go unanswered before the client gives up (a production client's timeout);

@@ -1,7 +1,9 @@
-"""A domain: a sandboxed business system (schema, fixtures, policy, tools).
+"""A domain: a sandboxed business system (schema, fixtures, policy, tools) and its own graders.
 
 A domain is plain data plus declared tools. It never touches anything real: payment adapters record
-intent, email goes to a sink table, and all state lives in the trial's SQLite world.
+intent, email goes to a sink table, and all state lives in the trial's SQLite world. Checks its cases
+need beyond the built-in assertions are graders declared with ``@grader`` and registered here, so a
+suite stays self-contained and its hash covers them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -24,6 +26,9 @@ from passhat.tools import Tool
 from passhat.validation import load_yaml
 from passhat.world import FixtureImage
 from passhat.world.image import insert_rows
+
+if TYPE_CHECKING:  # passhat.graders imports passhat.cases, which imports this module
+    from passhat.graders.declare import CustomGrader
 
 FixtureSource = Path | Callable[[sqlite3.Connection], None]
 
@@ -39,6 +44,7 @@ class Domain:
         fixtures: dict[str, FixtureSource],
         policy: str | Path,
         tools: Iterable[Tool],
+        graders: Iterable[CustomGrader] = (),
         start: datetime | None = None,
     ) -> None:
         self.name = name
@@ -46,6 +52,7 @@ class Domain:
         self.fixtures = dict(fixtures)
         self.policy = policy.read_text("utf-8") if isinstance(policy, Path) else policy
         self.tools = {t.name: t for t in tools}
+        self.graders = _graders(name, graders)
         self.start = start or datetime(2026, 1, 1, 9, 0, 0)
         self._images: dict[str, FixtureImage] = {}
         self._schema_hash: str | None = None
@@ -71,7 +78,7 @@ class Domain:
         return self._schema_hash
 
     def content_hash(self) -> str:
-        """Hash of everything that defines the domain: schema, policy, fixture files, tool source."""
+        """Hash of everything that defines the domain: schema, policy, fixture files, tool and grader source."""
         h = hashlib.sha256()
         h.update(self.schema_sql.encode())
         h.update(self.policy.encode())
@@ -83,7 +90,27 @@ class Domain:
             t = self.tools[name]
             h.update(f"{name}:{t.kind}:{t.external}".encode())
             h.update(_source(t.func).encode())
+        for name in sorted(self.graders):  # absent without graders: older domains keep their hash
+            g = self.graders[name]
+            h.update(f"grader {name}:{g.kind}".encode())
+            h.update(_source(g.func).encode())
         return h.hexdigest()
+
+
+def _graders(domain: str, graders: Iterable[Any]) -> dict[str, CustomGrader]:
+    """Graders by name; each declared with ``@grader``, no name twice."""
+    from passhat.graders.declare import CustomGrader  # here, not at import: see TYPE_CHECKING above
+
+    out: dict[str, CustomGrader] = {}
+    for g in graders:
+        if not isinstance(g, CustomGrader):
+            what = getattr(g, "__name__", repr(g))
+            raise DomainError(f"domain {domain!r}: graders: {what} is not a declared grader; "
+                              "decorate it with @grader(kind=...) from passhat.graders")
+        if g.name in out:
+            raise DomainError(f"domain {domain!r}: two graders are named {g.name!r}")
+        out[g.name] = g
+    return out
 
 
 def _source(obj: Any) -> str:

@@ -25,7 +25,8 @@ class LimitExceeded(Exception):
 
 
 EndReason = Literal[
-    "completed", "user_stopped", "step_limit", "time_limit", "cost_limit", "agent_error", "harness_error"
+    "completed", "user_stopped", "ended_by_tool", "step_limit", "time_limit", "cost_limit", "agent_error",
+    "harness_error",
 ]
 
 
@@ -112,8 +113,12 @@ class Episode:
         max_cost: float | None,
         t0: float | None = None,
         time_limit_s: float | None = None,
+        tags: dict[str, str] | None = None,
     ) -> None:
         self.case_id = case_id
+        self.tags: dict[str, str] = dict(tags or {})
+        """The case's tags (its public metadata, like ``case_id``): visible to the agent, so a case must
+        not put the answer there. Agents may use them to route or log; graders do not depend on it."""
         self.domain = domain
         """Name of the domain (reference agents pick their playbook by it)."""
         self.trial = trial
@@ -132,9 +137,9 @@ class Episode:
         self.model_calls: list[ModelCall] = []
         self.user_left = False
         self.limit: LimitExceeded | None = None
-        self.limit_reached = asyncio.Event()
-        """Set when a budget runs out, so an agent running elsewhere (a service, a process) can be stopped
-        at once: it cannot receive :class:`LimitExceeded` as an in-process agent does."""
+        self.stop_requested = asyncio.Event()
+        """Set when a budget runs out or a tool ends the episode, so an agent running elsewhere (a service,
+        a process) is stopped at once: it cannot receive :class:`LimitExceeded` as an in-process agent does."""
         self.time_limit_s = time_limit_s
         """The case's time limit (``None``: no limit known to the episode)."""
 
@@ -151,8 +156,13 @@ class Episode:
 
     def _stop(self, reason: EndReason, message: str) -> LimitExceeded:
         self.limit = LimitExceeded(reason, message)
-        self.limit_reached.set()
+        self.stop_requested.set()
         return self.limit
+
+    @property
+    def ended_by(self) -> str | None:
+        """The tool whose call ended the episode (``ends_episode``, e.g. a transfer to a human), if any."""
+        return self._boundary.ended_by
 
     @property
     def tools(self) -> list[Tool]:
@@ -178,6 +188,8 @@ class Episode:
         if len(self._boundary.calls) >= self._max_steps:
             raise self._stop("step_limit", f"step limit reached: at most {self._max_steps} tool calls")
         rec = await self._boundary.call(name, {} if arguments is None else arguments)
+        if self._boundary.ended_by is not None:
+            self.stop_requested.set()
         withheld = rec.status == "fault" and rec.fault_kind in ("timeout", "drop_response")
         return ToolResult(ok=rec.ok, content=rec.result, error=rec.error, withheld=withheld, step=rec.step)
 
@@ -191,7 +203,7 @@ class Episode:
     async def say(self, text: str) -> str | None:
         """Send a message to the user and get their answer (``None`` when the user has left)."""
         self.messages.append(Message(role="agent", text=text, at=self._elapsed()))
-        if self.user_left:
+        if self.user_left or self.ended_by is not None:  # after a hand-off nobody is listening
             return None
         answer = await self._user.reply(text)
         if answer is None:

@@ -61,6 +61,7 @@ def test_tools_listed_and_called_over_http_are_recorded_like_in_process(tmp_path
     async def body(ep: TrialEndpoint, http: httpx2.AsyncClient) -> str:
         start = (await http.get(ep.url)).json()
         assert start["case_id"] == case.id and start["tools_url"] == f"{ep.url}/tools" and start["token"] == ep.token
+        assert start["tags"] == {"scenario": "normal", "risk": "low"}  # the case's public metadata
         tools = (await http.get(start["tools_url"])).json()["tools"]
         assert {t["name"] for t in tools} == {"list_notes", "get_note", "add_note", "wipe_audit", "broken"}
         add = next(t for t in tools if t["name"] == "add_note")

@@ -33,7 +33,7 @@ class ExternalAgent:
     async def __call__(self, episode: Episode) -> str | None:
         async with self.server.trial(episode) as endpoint:
             agent = asyncio.ensure_future(self.run(endpoint))
-            limit = asyncio.ensure_future(episode.limit_reached.wait())
+            limit = asyncio.ensure_future(episode.stop_requested.wait())
             try:
                 await asyncio.wait({agent, limit}, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -43,8 +43,9 @@ class ExternalAgent:
                         with contextlib.suppress(asyncio.CancelledError):
                             await task  # the agent is stopped before the trial is graded
             if not agent.done() or agent.cancelled():
-                assert episode.limit is not None
-                raise episode.limit
+                if episode.limit is not None:
+                    raise episode.limit
+                return None  # a tool ended the episode (a hand-off): what the agent would have said is moot
             answer = agent.result()
             if answer.usage is not None and not episode.model_calls:
                 endpoint.report_usage(answer.usage)  # a trial total, when nothing was reported per call

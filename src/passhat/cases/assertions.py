@@ -1,20 +1,32 @@
 """Assertions on the final state and the reply, as data.
 
 In a case file each assertion is a single-key mapping, e.g. ``- row_count: {table: tickets, where:
-{invoice_id: INV-102}, equals: 1}``. The key picks the model below; graders evaluate them.
+{invoice_id: INV-102}, equals: 1}``. The key picks the model below; graders evaluate them. A key that
+is not a built-in kind names a grader the case's domain registers (:class:`CustomAssertion`); whether
+the domain has it, and whether the parameters fit it, is checked when the suite loads.
+
+Every built-in kind says which grader owns it (``subject``): the state grader or the reply grader.
+Each grader grades every assertion with its subject, so no assertion can go ungraded (a test checks
+that each kind has a check).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import re
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
 Scalar = str | int | float | bool | None
+Subject = Literal["state", "trajectory", "reply", "judge"]
+"""Which grader owns an assertion: built-in kinds are ``state`` or ``reply``; a custom grader declares its own."""
+GRADER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+"""What a custom grader may be called (the key of its assertions in a case file)."""
 
 
 class _Base(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    subject: ClassVar[Subject]
 
     description: str | None = None
     """Optional human wording of what the assertion checks, shown in reasons."""
@@ -35,6 +47,8 @@ Expected = Annotated[Scalar | SqlValue, Field(union_mode="left_to_right")]
 class RowCount(_Base):
     """Number of rows in ``table`` matching ``where`` equals ``equals``."""
 
+    subject: ClassVar[Subject] = "state"
+
     kind: Literal["row_count"] = "row_count"
     table: str
     """Table to check."""
@@ -46,6 +60,8 @@ class RowCount(_Base):
 
 class FieldEquals(_Base):
     """Every row matching ``where`` (at least one must) has ``field`` equal to ``equals``."""
+
+    subject: ClassVar[Subject] = "state"
 
     kind: Literal["field_equals"] = "field_equals"
     table: str
@@ -61,6 +77,8 @@ class FieldEquals(_Base):
 class SqlCheck(_Base):
     """A read-only query whose result must equal ``expect`` (a scalar, a row, or a list of rows)."""
 
+    subject: ClassVar[Subject] = "state"
+
     kind: Literal["sql"] = "sql"
     query: str
     """Read-only SQL (SELECT or WITH) run on the final state. A query gets 100 million SQLite steps
@@ -72,6 +90,8 @@ class SqlCheck(_Base):
 
 class NetChange(_Base):
     """Sum of ``column`` over rows matching ``where`` changed by exactly ``equals`` (final − initial)."""
+
+    subject: ClassVar[Subject] = "state"
 
     kind: Literal["net_change"] = "net_change"
     table: str
@@ -97,6 +117,8 @@ class RowScope(BaseModel):
 class UnchangedExcept(_Base):
     """Nothing changed outside the allowed tables and rows: the side-effect boundary."""
 
+    subject: ClassVar[Subject] = "state"
+
     kind: Literal["unchanged_except"] = "unchanged_except"
     tables: list[str] = Field(default_factory=list)
     """Tables where any change is allowed."""
@@ -106,6 +128,8 @@ class UnchangedExcept(_Base):
 
 class ReplyContains(_Base):
     """The agent's messages to the user contain ``text`` (case-insensitive unless ``case_sensitive``)."""
+
+    subject: ClassVar[Subject] = "reply"
 
     kind: Literal["reply_contains"] = "reply_contains"
     text: str
@@ -125,6 +149,8 @@ class ReplyNotContains(ReplyContains):
 class ReplyMatches(_Base):
     """The agent's messages match the regular expression ``pattern``."""
 
+    subject: ClassVar[Subject] = "reply"
+
     kind: Literal["reply_matches"] = "reply_matches"
     pattern: str
     """Python regular expression searched in each message."""
@@ -134,6 +160,8 @@ class ReplyMatches(_Base):
 
 class ReplyMentions(_Base):
     """The reply mentions the value of ``column`` of the row(s) matching ``where`` (e.g. a ticket id)."""
+
+    subject: ClassVar[Subject] = "reply"
 
     kind: Literal["reply_mentions"] = "reply_mentions"
     table: str
@@ -146,28 +174,76 @@ class ReplyMentions(_Base):
     """``any``: any agent message; ``last``: the final reply only."""
 
 
+class CustomAssertion(BaseModel):
+    """An assertion graded by a grader the case's domain registers (see graders.md). Its key is the
+    grader's name and its fields are the grader's parameters, e.g. ``- refund_matches_approval:
+    {order_id: "4812"}`` (no parameters: ``- no_double_refund``). The name must be a grader of the domain
+    and the parameters must fit its signature: both are checked when the suite loads, before any trial."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    kind: str
+    """The grader's name (the assertion's key in a case file)."""
+    description: str | None = None
+    """Optional human wording of what the assertion checks, shown in reasons."""
+
+    @field_validator("kind")
+    @classmethod
+    def _grader_name(cls, value: str) -> str:
+        if not GRADER_NAME.match(value):
+            raise ValueError(f"{value!r} is not a built-in assertion ({', '.join(ASSERTION_KINDS)}) nor a grader name "
+                             "(letters, digits and _)")
+        return value
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The grader's parameters as written in the case."""
+        return dict(self.model_extra or {})
+
+
+BUILTIN_ASSERTIONS: tuple[type[_Base], ...] = (
+    RowCount, FieldEquals, SqlCheck, NetChange, UnchangedExcept, ReplyContains, ReplyNotContains, ReplyMatches,
+    ReplyMentions,
+)
+ASSERTION_KINDS: dict[str, type[_Base]] = {m.model_fields["kind"].default: m for m in BUILTIN_ASSERTIONS}
+CUSTOM = "custom"
+"""The tag (in validation errors: ``assertions.N.custom``) of an assertion that names a domain's grader."""
+
+
+def _tag(value: Any) -> str | None:
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    if not isinstance(kind, str):
+        return None
+    return kind if kind in ASSERTION_KINDS else CUSTOM
+
+
 Assertion = Annotated[
-    RowCount | FieldEquals | SqlCheck | NetChange | UnchangedExcept | ReplyContains | ReplyNotContains
-    | ReplyMatches | ReplyMentions,
-    Field(discriminator="kind"),
+    Annotated[RowCount, Tag("row_count")] | Annotated[FieldEquals, Tag("field_equals")]
+    | Annotated[SqlCheck, Tag("sql")] | Annotated[NetChange, Tag("net_change")]
+    | Annotated[UnchangedExcept, Tag("unchanged_except")] | Annotated[ReplyContains, Tag("reply_contains")]
+    | Annotated[ReplyNotContains, Tag("reply_not_contains")] | Annotated[ReplyMatches, Tag("reply_matches")]
+    | Annotated[ReplyMentions, Tag("reply_mentions")] | Annotated[CustomAssertion, Tag(CUSTOM)],
+    Discriminator(_tag, custom_error_type="invalid_assertion",
+                  custom_error_message="an assertion is a single-key mapping, e.g. {row_count: {table: t, equals: 1}} "
+                                       "or {my_grader: {param: value}}"),
 ]
-ASSERTION_KINDS: dict[str, type[_Base]] = {
-    m.model_fields["kind"].default: m
-    for m in (RowCount, FieldEquals, SqlCheck, NetChange, UnchangedExcept, ReplyContains, ReplyNotContains,
-              ReplyMatches, ReplyMentions)
-}
 SHORTHAND_FIELD = {"reply_contains": "text", "reply_not_contains": "text", "reply_matches": "pattern"}
 
 
 def expand_assertion(item: Any) -> Any:
     """Turn the file form ``{row_count: {...}}`` into ``{kind: row_count, ...}`` for validation.
 
-    ``reply_contains: "38.5"`` is shorthand for ``reply_contains: {text: "38.5"}``.
+    ``reply_contains: "38.5"`` is shorthand for ``reply_contains: {text: "38.5"}``; a bare name (``-
+    no_double_refund``, or ``no_double_refund:`` with nothing after it) is an assertion without parameters.
     """
+    if isinstance(item, str):
+        return {"kind": item}
     if isinstance(item, dict) and "kind" not in item and len(item) == 1:
         (kind, body), = item.items()
         if kind in SHORTHAND_FIELD and not isinstance(body, dict):
             body = {SHORTHAND_FIELD[kind]: body}
+        if body is None:
+            body = {}
         if isinstance(body, dict):
             return {"kind": kind, **body}
     return item

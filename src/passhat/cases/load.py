@@ -1,11 +1,13 @@
 """Loading case files and suites, with errors that name the file and the field.
 
 Everything is checked before any trial runs: YAML syntax, unknown fields, references to tools,
-fixtures, tables and columns, SQL that does not compile, regular expressions that do not parse.
+fixtures, tables and columns, SQL that does not compile, regular expressions that do not parse, and
+assertions on custom graders (the domain must register the grader; the parameters must fit it).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 import sqlite3
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion
 from passhat.cases.model import Case
 from passhat.errors import CaseError
 from passhat.validation import field_path, first_problem, load_yaml, yaml_problem
@@ -100,6 +103,9 @@ def check_references(case: Case, file: str, domain: Any) -> None:
         raise CaseError(file, "fixture", f"unknown fixture {case.fixture!r}; domain has: {', '.join(sorted(domain.fixtures))}")
     for i, turn in enumerate(case.user.turns):
         _check_regex(turn.when, file, f"user.turns.{i}.when")
+    for i, a in enumerate(case.assertions):
+        if isinstance(a, CustomAssertion):
+            check_params(a, known_grader(a, f"assertions.{i}.{a.kind}", file, domain), f"assertions.{i}.{a.kind}", file)
     image = domain.image(case.fixture)
     conn = image.connect()
     try:
@@ -107,6 +113,33 @@ def check_references(case: Case, file: str, domain: Any) -> None:
             _check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
     finally:
         conn.close()
+
+
+def known_grader(a: CustomAssertion, field: str, file: str, domain: Any) -> Any:
+    """The domain's grader named by a custom assertion; an unknown name lists what is available."""
+    graders = getattr(domain, "graders", {})
+    if a.kind in graders:
+        return graders[a.kind]
+    close = difflib.get_close_matches(a.kind, [*ASSERTION_KINDS, *graders], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    registered = ", ".join(sorted(graders)) or "none"
+    raise CaseError(file, field, f"unknown assertion {a.kind!r}{hint}: not a built-in assertion "
+                                 f"({', '.join(ASSERTION_KINDS)}) nor a grader of domain {domain.name!r} "
+                                 f"(its graders: {registered})")
+
+
+def check_params(a: CustomAssertion, grader: Any, field: str, file: str) -> None:
+    """The assertion's parameters validated against the grader's signature, as they will be when graded."""
+    try:
+        grader.params.model_validate(a.params)
+    except ValidationError as exc:
+        first, where, more = first_problem(exc)
+        message = first["msg"]
+        if first["type"] == "extra_forbidden":
+            message = "unknown parameter"
+        if first["type"] in ("extra_forbidden", "missing"):
+            message += f"; grader {grader.signature()}"
+        raise CaseError(file, f"{field}.{where}", message + more) from None
 
 
 def _check_regex(pattern: str | None, file: str, field: str) -> None:
@@ -142,6 +175,8 @@ def _check_sql(sql: str, file: str, field: str, conn: sqlite3.Connection) -> Non
 
 
 def _check_assertion(a: Any, field: str, file: str, tables: dict[str, Any], conn: sqlite3.Connection) -> None:
+    if isinstance(a, CustomAssertion):
+        return  # its fields are the grader's parameters, checked by check_params (a `table` may be anything)
     def table(name: str, where: str) -> Any:
         if name not in tables:
             raise CaseError(file, where, f"unknown table {name!r}; tables: {', '.join(sorted(tables))}")

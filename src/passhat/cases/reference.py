@@ -18,10 +18,7 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("order[]", OrderConstraint), ("faults[]", Fault), ("limits", Limits), ("rules", Rules),
     ("judge", JudgeSpec), ("judge.criteria[]", Criterion),
 ]
-ASSERTIONS: list[type[BaseModel]] = [
-    A.RowCount, A.FieldEquals, A.SqlCheck, A.NetChange, A.UnchangedExcept, A.ReplyContains,
-    A.ReplyNotContains, A.ReplyMatches, A.ReplyMentions,
-]
+ASSERTIONS: list[type[BaseModel]] = list(A.BUILTIN_ASSERTIONS)
 
 
 def _type(annotation: Any) -> str:
@@ -63,4 +60,9 @@ def case_file_reference() -> str:
     for model in ASSERTIONS:
         kind = model.model_fields["kind"].default
         out += [f"### `{kind}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model, ("kind",)), ""]
+    custom = A.CustomAssertion
+    out += ["### any other name: a grader of the domain", "", " ".join((custom.__doc__ or "").split()), "",
+            *_table(custom, ("kind",)),
+            "| *the grader's parameters* | as declared | as declared | Each parameter of the grader's function, "
+            "validated against its type hint. |", ""]
     return "\n".join(out).rstrip() + "\n"

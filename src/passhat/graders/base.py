@@ -7,8 +7,9 @@ decide fails closed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -17,7 +18,12 @@ from passhat.episode import EndReason, Message, Usage
 from passhat.tools import ToolCall
 from passhat.world import Diff
 
+if TYPE_CHECKING:
+    from passhat.graders.declare import CustomGrader
+
 GraderName = Literal["rules", "state", "trajectory", "reply", "judge"]
+"""The closed vocabulary of graders. A custom grader's grades carry the name of the grader of its kind
+(``state``, ``trajectory``, ``reply`` or ``judge``) and its own name in ``details["custom_grader"]``."""
 
 
 class Grade(BaseModel):
@@ -49,6 +55,8 @@ class TrialView:
     query: Any
     """``(sql, params) -> list[tuple]`` on the final state (read-only)."""
     error: str | None = None
+    graders: Mapping[str, CustomGrader] = field(default_factory=dict)
+    """The custom graders of the case's domain, by name (``Domain.graders``)."""
 
     @property
     def agent_texts(self) -> list[str]:

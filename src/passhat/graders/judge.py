@@ -17,10 +17,13 @@ from typing import Any, Literal
 from passhat.agents.llm.accounting import add_reply
 from passhat.agents.llm.chat import CallOptions, ChatMessage, ChatModel
 from passhat.agents.llm.pricing import PriceTable
+from passhat.cases.assertions import CustomAssertion
 from passhat.cases.rubric import JudgeSpec
 from passhat.episode import Usage
 from passhat.errors import InfrastructureError
 from passhat.graders.base import Grade, TrialView
+from passhat.graders.custom import TrialJudge, run_judge_grader
+from passhat.graders.declare import CustomGrader
 from passhat.graders.judge_prompt import (
     CriterionVerdict,
     Evidence,
@@ -163,15 +166,37 @@ def _failed(rubric: JudgeSpec, reason: str, details: dict[str, Any]) -> list[Gra
                   details={**details, "verdict": "invalid"}) for c in rubric.criteria]
 
 
+def judge_assertions(view: TrialView) -> list[tuple[CustomAssertion, CustomGrader]]:
+    """The case's assertions on custom judge graders (model-based), with their graders."""
+    out = []
+    for a in view.case.assertions:
+        g = view.graders.get(a.kind) if isinstance(a, CustomAssertion) else None
+        if g is not None and g.uses_judge:
+            out.append((a, g))
+    return out
+
+
+def needs_judge(view: TrialView) -> bool:
+    """Whether grading this trial involves the judge model: a ``judge:`` rubric or a custom judge grader."""
+    return view.case.judge is not None or bool(judge_assertions(view))
+
+
 async def judge_trial(view: TrialView, judge: Judge | None, *, policy: str = "", seed: int | None = None) -> Judged:
-    """The judge grades of a finished trial (the runner calls this for cases with a ``judge:`` section)."""
+    """The model-based grades of a finished trial: the ``judge:`` rubric's criteria, then each assertion on a
+    custom judge grader (the runner awaits this when :func:`needs_judge`). Without a judge model every one
+    of them fails with the reason; the judge's spending on all of them is in the result's ``usage``."""
     rubric = view.case.judge
-    if rubric is None:
-        return Judged([], Usage())
-    if judge is None:
-        return Judged(_failed(rubric, NO_JUDGE, {}), Usage())
-    evidence = Evidence(messages=list(view.messages), calls=list(view.calls), changes=view.diff.to_json(), policy=policy)
-    return await judge.judge(rubric, evidence, seed)
+    judged = Judged([], Usage())
+    if rubric is not None and judge is None:
+        judged = Judged(_failed(rubric, NO_JUDGE, {}), Usage())
+    elif rubric is not None and judge is not None:
+        evidence = Evidence(messages=list(view.messages), calls=list(view.calls), changes=view.diff.to_json(),
+                            policy=policy)
+        judged = await judge.judge(rubric, evidence, seed)
+    bound = TrialJudge(judge, seed, judged.usage) if judge is not None else None
+    for a, g in judge_assertions(view):
+        judged.grades.append(await run_judge_grader(view, a, g, bound))
+    return judged
 
 
 def pairwise_summary(verdicts: list[PairwiseVerdict]) -> dict[str, Any]:

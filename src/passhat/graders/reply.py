@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from passhat.cases import assertions as A
 from passhat.graders.base import Grade, TrialView
-from passhat.graders.state import _where_sql, grade_assertions
+from passhat.graders.checks import Check, grade_assertions, where_sql
 
 
 def _texts(view: TrialView, scope: str) -> list[str]:
@@ -34,7 +33,7 @@ def _matches(view: TrialView, a: A.ReplyMatches) -> tuple[bool, str]:
 
 
 def _mentions(view: TrialView, a: A.ReplyMentions) -> tuple[bool, str]:
-    where, params = _where_sql(a.where)
+    where, params = where_sql(a.where)
     values = [r[0] for r in view.query(f'SELECT "{a.column}" FROM "{a.table}"{where}', params)]
     if not values:
         return False, f"no {a.table} row to mention ({a.column} where {a.where})"
@@ -44,12 +43,12 @@ def _mentions(view: TrialView, a: A.ReplyMentions) -> tuple[bool, str]:
                          else f"reply mentions {', '.join(map(str, values))}")
 
 
-REPLY_CHECKS: dict[str, Any] = {
+REPLY_CHECKS: dict[str, Check] = {
     "reply_contains": _contains, "reply_not_contains": _contains, "reply_matches": _matches,
     "reply_mentions": _mentions,
 }
 
 
 def grade_reply(view: TrialView) -> list[Grade]:
-    """One grade per reply assertion."""
-    return grade_assertions(view, REPLY_CHECKS, "reply")
+    """One grade per reply assertion (built-in and custom reply graders alike)."""
+    return grade_assertions(view, "reply", REPLY_CHECKS)

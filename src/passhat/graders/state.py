@@ -10,20 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from passhat.cases import assertions as A
-from passhat.graders.base import Grade, GraderName, TrialView
+from passhat.graders.base import Grade, TrialView
+from passhat.graders.checks import Check, describe, grade_assertions, where_sql
 from passhat.world.diff import same_value
-
-
-def _where_sql(where: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
-    if not where:
-        return "", ()
-    parts = [f'"{k}" IS ?' if v is None else f'"{k}" = ?' for k, v in where.items()]
-    return " WHERE " + " AND ".join(parts), tuple(where.values())
-
-
-def _describe(table: str, where: dict[str, Any]) -> str:
-    cond = " and ".join(f"{k}={v!r}" for k, v in where.items())
-    return f"{table} where {cond}" if cond else table
 
 
 def _matches(row: dict[str, Any] | None, where: dict[str, Any]) -> bool:
@@ -54,16 +43,16 @@ def _deep_equal(a: Any, b: Any) -> bool:
 
 
 def row_count(view: TrialView, a: A.RowCount) -> tuple[bool, str]:
-    where, params = _where_sql(a.where)
+    where, params = where_sql(a.where)
     n = view.query(f'SELECT COUNT(*) FROM "{a.table}"{where}', params)[0][0]
-    return n == a.equals, f"count of {_describe(a.table, a.where)}: expected {a.equals}, actual {n}"
+    return n == a.equals, f"count of {describe(a.table, a.where)}: expected {a.equals}, actual {n}"
 
 
 def field_equals(view: TrialView, a: A.FieldEquals) -> tuple[bool, str]:
-    where, params = _where_sql(a.where)
+    where, params = where_sql(a.where)
     values = [r[0] for r in view.query(f'SELECT "{a.field}" FROM "{a.table}"{where}', params)]
     want = _expected(view, a.equals)
-    label = _describe(f"{a.table}.{a.field}", a.where)
+    label = describe(f"{a.table}.{a.field}", a.where)
     if not values:
         return False, f"{label}: expected {want!r}, but no row matches"
     wrong = [v for v in values if not same_value(v, want)]
@@ -87,7 +76,7 @@ def net_change(view: TrialView, a: A.NetChange) -> tuple[bool, str]:
             delta -= float(ch.before[a.column] or 0)  # type: ignore[index]
     want = _expected(view, a.equals)
     ok = same_value(round(delta, 9), want)
-    return ok, f"net change of {a.table}.{a.column} ({_describe(a.table, a.where)}): expected {want!r}, actual {delta:g}"
+    return ok, f"net change of {a.table}.{a.column} ({describe(a.table, a.where)}): expected {want!r}, actual {delta:g}"
 
 
 def unchanged_except(view: TrialView, a: A.UnchangedExcept) -> tuple[bool, str]:
@@ -106,36 +95,12 @@ def unchanged_except(view: TrialView, a: A.UnchangedExcept) -> tuple[bool, str]:
     return True, f"no change outside the allowed scope ({len(view.diff)} change(s) inside)"
 
 
-STATE_CHECKS = {
+STATE_CHECKS: dict[str, Check] = {
     "row_count": row_count, "field_equals": field_equals, "sql": sql_check, "net_change": net_change,
     "unchanged_except": unchanged_except,
 }
 
 
-def assertion_name(a: Any) -> str:
-    """A short label for an assertion, used as the grade name."""
-    if a.description:
-        return f"{a.kind}: {a.description}"
-    target = getattr(a, "table", None) or getattr(a, "text", None) or getattr(a, "pattern", None) or ""
-    where = getattr(a, "where", None)
-    return f"{a.kind}({_describe(target, where) if where else target})"
-
-
-def grade_assertions(view: TrialView, checks: dict[str, Any], grader: GraderName) -> list[Grade]:
-    """One grade per assertion that ``checks`` knows; an assertion that cannot be evaluated fails closed."""
-    grades = []
-    for a in view.case.assertions:
-        check = checks.get(a.kind)
-        if check is None:
-            continue
-        try:
-            passed, reason = check(view, a)
-        except Exception as exc:  # fail closed: an unevaluable assertion never passes
-            passed, reason = False, f"could not evaluate: {type(exc).__name__}: {exc}"
-        grades.append(Grade(grader=grader, name=assertion_name(a), passed=passed, reason=reason))
-    return grades
-
-
 def grade_state(view: TrialView) -> list[Grade]:
-    """One grade per final-state assertion."""
-    return grade_assertions(view, STATE_CHECKS, "state")
+    """One grade per final-state assertion (built-in and custom state graders alike)."""
+    return grade_assertions(view, "state", STATE_CHECKS)

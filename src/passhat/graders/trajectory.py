@@ -1,10 +1,11 @@
-"""Trajectory grader: required calls and real ordering dependencies."""
+"""Trajectory grader: required calls, real ordering dependencies, and custom trajectory graders."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from passhat.graders.base import Grade, TrialView
+from passhat.graders.checks import grade_assertions
 from passhat.world.diff import same_value
 
 
@@ -13,7 +14,8 @@ def _args_match(actual: Any, wanted: dict[str, Any]) -> bool:
 
 
 def grade_trajectory(view: TrialView) -> list[Grade]:
-    """Each required call succeeded at least once; each ``then`` came after a successful ``first``."""
+    """Each required call succeeded at least once; each ``then`` came after a successful ``first``; then
+    the case's assertions on custom trajectory graders."""
     grades: list[Grade] = []
     ok = [c for c in view.calls if c.ok or c.committed]
     for req in view.case.required_tools:
@@ -38,4 +40,5 @@ def grade_trajectory(view: TrialView) -> list[Grade]:
             reason=f"{rule.then} at step {bad[0]} came before any successful {rule.first}{why}" if bad
             else f"{rule.first} preceded every {rule.then}",
         ))
+    grades += grade_assertions(view, "trajectory", {})
     return grades

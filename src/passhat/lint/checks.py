@@ -11,14 +11,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from passhat.cases import Case
+from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion
 from passhat.domain import Domain
 from passhat.lint.findings import Finding
 from passhat.lint.loading import LoadedCase
 from passhat.lint.similarity import THRESHOLD, similar
 from passhat.suites.select import family_splits
 
-STATE_KINDS = frozenset({"row_count", "field_equals", "sql", "net_change", "unchanged_except"})
-"""Assertions that check the world, not the reply."""
+STATE_KINDS = frozenset(kind for kind, model in ASSERTION_KINDS.items() if model.subject == "state")
+"""Built-in assertions that check the world, not the reply (custom ``state`` graders count too)."""
 TODO = "TODO"
 
 
@@ -74,6 +75,14 @@ def available_writes(case: Case, domain: Domain) -> list[str]:
             and (case.allowed_tools is None or t.name in case.allowed_tools)]
 
 
+def checks_state(a: Any, domain: Domain | None) -> bool:
+    """A built-in state assertion, or one on a custom grader of kind ``state``."""
+    if isinstance(a, CustomAssertion):
+        g = domain.graders.get(a.kind) if domain is not None else None
+        return g is not None and g.kind == "state"
+    return a.kind in STATE_KINDS
+
+
 def grading(lc: LoadedCase) -> list[Finding]:
     """No assertions at all, or write tools available but nothing asserted about the state."""
     case = lc.case
@@ -81,7 +90,7 @@ def grading(lc: LoadedCase) -> list[Finding]:
         return [Finding("no-assertions", lc.file, "assertions",
                         "no assertions: nothing decides whether the task was done (add state assertions)", case.id)]
     writes = available_writes(case, lc.domain) if lc.domain is not None else []
-    if writes and not any(a.kind in STATE_KINDS for a in case.assertions):
+    if writes and not any(checks_state(a, lc.domain) for a in case.assertions):
         return [Finding("no-state-assertion", lc.file, "assertions",
                         f"write tools are available ({', '.join(writes)}) but no assertion checks the state: the case "
                         "grades what the agent said, not what it did (add row_count / field_equals / unchanged_except)",

@@ -15,7 +15,8 @@ import yaml
 from pydantic import ValidationError
 
 from passhat.cases import Case
-from passhat.cases.load import _check_assertion, _check_regex, _field_path, _model_at
+from passhat.cases.assertions import CustomAssertion
+from passhat.cases.load import _check_assertion, _check_regex, _field_path, _model_at, check_params, known_grader
 from passhat.domain import Domain, load_domain
 from passhat.errors import CaseError, DomainError
 from passhat.lint.findings import Code, Finding
@@ -70,7 +71,8 @@ def _code_for(field: str) -> Code:
 
 
 def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
-    """Every unknown tool, fixture, table or column, bad SQL or pattern, and impossible tool rules."""
+    """Every unknown tool, fixture, table, column or grader, bad SQL, pattern or grader parameters, and
+    impossible tool rules."""
     out: list[Finding] = []
     tools = set(domain.tools)
 
@@ -94,6 +96,18 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
             _check_regex(turn.when, file, f"user.turns.{i}.when")
         except CaseError as exc:
             add("bad-regex", exc.field, exc.message)
+    for i, a in enumerate(case.assertions):
+        if isinstance(a, CustomAssertion):
+            field = f"assertions.{i}.{a.kind}"
+            try:
+                grader = known_grader(a, field, file, domain)
+            except CaseError as exc:
+                add("unknown-grader", exc.field, exc.message)
+                continue
+            try:
+                check_params(a, grader, field, file)
+            except CaseError as exc:
+                add("bad-grader-params", exc.field, exc.message)
     if case.fixture not in domain.fixtures:
         add("unknown-fixture", "fixture", f"unknown fixture {case.fixture!r}; domain has: {', '.join(sorted(domain.fixtures))}")
         return out

@@ -2,8 +2,11 @@
 
 Nothing here can reach an agent: a record already holds the calls, messages, reply and row diff, and the
 final state is rebuilt from the fixture plus that diff (``world/replay.py``), so SQL assertions see the
-state the agent left. Trials the harness could not run or could not evaluate (outcome ``error``,
-including stale cassettes) are kept as they are: there is nothing faithful to re-grade.
+state the agent left. Custom graders run again like the built-in ones (the current domain's code).
+Model-based grades (the ``judge:`` rubric and custom judge graders) need a model, so they are carried
+over from the record; a custom judge assertion the record has no grade for fails closed. Trials the
+harness could not run or could not evaluate (outcome ``error``, including stale cassettes) are kept as
+they are: there is nothing faithful to re-grade.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 from passhat.attribution import attribute
 from passhat.cases import Case
 from passhat.domain import Domain
-from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial_passed
+from passhat.graders import DEFAULT_GRADERS, Grade, Grader, TrialView, grade_all, trial_passed
+from passhat.graders.custom import carried_judge_grade
+from passhat.graders.judge import judge_assertions
 from passhat.runner.records import TrialRecord
 from passhat.world.diff import Diff
 from passhat.world.replay import ReplayError, rebuild_final_state
@@ -21,8 +26,10 @@ def regrade_record(record: TrialRecord, case: Case, domain: Domain,
                    graders: tuple[Grader, ...] = DEFAULT_GRADERS) -> TrialRecord:
     """The record with grades, outcome and failure recomputed for ``case`` (a copy; the input is untouched).
 
-    LLM-judge grades cannot be recomputed without a model: they are carried over unchanged when the
-    case still has a ``judge:`` section, and dropped when it no longer has one.
+    LLM-judge grades cannot be recomputed without a model: the rubric's are carried over unchanged when the
+    case still has a ``judge:`` section, and dropped when it no longer has one; a custom judge grader's
+    grade is carried over when the record has one for the same assertion (same grader and parameters),
+    and fails closed when it has none.
     """
     if record.outcome == "error":
         return record.model_copy()
@@ -37,12 +44,14 @@ def regrade_record(record: TrialRecord, case: Case, domain: Domain,
     try:
         view = TrialView(case=case, calls=record.calls, messages=record.messages, diff=diff,
                          end_reason=record.end_reason, usage=record.usage, agent_seconds=record.timing.agent_s,
-                         query=world.query, error=record.error)
+                         query=world.query, error=record.error, graders=domain.graders)
         grades = grade_all(view, graders)
     finally:
         world.close()
     if case.judge is not None:
-        grades += [g for g in record.grades if g.grader == "judge"]
+        grades += [g for g in record.grades if g.grader == "judge" and "custom_grader" not in g.details]
+    stored: list[Grade] = [g for g in record.grades if g.grader == "judge" and "custom_grader" in g.details]
+    grades += [carried_judge_grade(a, stored) for a, _ in judge_assertions(view)]
     outcome = "pass" if trial_passed(grades) else "fail"
     failure = attribute(case, outcome, grades, record.calls, record.messages, record.end_reason, record.error)
     return record.model_copy(update={"grades": grades, "outcome": outcome, "failure": failure})

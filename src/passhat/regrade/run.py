@@ -68,7 +68,9 @@ def regrade_run(source: Path, out: Path, suite: Suite | None = None, *, suite_re
         "source_case_hashes": {cid: source_cases[cid] for cid in present},
         "changed_cases": changes["changed"], "domains_changed": changes["domains_changed"],
         "missing_cases": missing, "skipped_trials": 0, "graders": [getattr(g, "__name__", repr(g)) for g in graders],
-        "judge_grades": "carried over from the source run (not re-judged)",
+        "custom_graders": {name: {g.name: g.kind for g in d.graders.values()}
+                           for name, d in sorted(current.domains.items()) if d.graders},
+        "judge_grades": "carried over from the source run (not re-judged), custom judge graders' too",
         "passhat_version": __version__, "regraded_at": datetime.now(UTC).isoformat(),
         "trials": 0, "outcome_changes": [],
     }

@@ -20,7 +20,7 @@ from passhat.domain import Domain
 from passhat.episode import EndReason, Episode, LimitExceeded, UserSimulator
 from passhat.errors import AgentCrashed, InfrastructureError
 from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial_passed
-from passhat.graders.judge import Judge, judge_trial
+from passhat.graders.judge import Judge, judge_trial, needs_judge
 from passhat.runner.records import Outcome, Timing, TrialRecord
 from passhat.seeding import derive_seed
 from passhat.tools import ToolBoundary, ToolContext
@@ -91,6 +91,8 @@ async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndR
         episode.finish(reply)
     if episode.limit is not None:
         return episode.limit.reason, str(episode.limit)
+    if episode.ended_by is not None:
+        return "ended_by_tool", None
     return ("user_stopped" if episode.user_left else "completed"), None
 
 
@@ -124,7 +126,7 @@ async def run_trial(
             case_id=case.id, domain=domain.name, trial=trial, seed=derive_seed("agent", seed),
             instruction=case.instruction, policy=domain.policy, identity=case.user.identity,
             boundary=boundary, user=simulator, max_steps=case.limits.max_steps,
-            max_cost=case.limits.max_cost, t0=t0, time_limit_s=case.limits.max_seconds,
+            max_cost=case.limits.max_cost, t0=t0, time_limit_s=case.limits.max_seconds, tags=case.tags,
         )
         t_agent = time.perf_counter()
         end_reason, error = await _drive(agent, episode, case.limits.max_seconds)
@@ -137,11 +139,11 @@ async def run_trial(
         t_grade = time.perf_counter()
         view = TrialView(case=case, calls=boundary.calls, messages=episode.messages, diff=diff,
                          end_reason=end_reason, usage=episode.usage, agent_seconds=timing.agent_s,
-                         query=world.query, error=error)
+                         query=world.query, error=error, graders=domain.graders)
         grades = grade_all(view, graders)
         timing.grade_ms = (time.perf_counter() - t_grade) * 1000
         judged = None
-        if case.judge is not None:  # model calls: timed apart from the harness's own grading overhead
+        if needs_judge(view):  # model calls: timed apart from the harness's own grading overhead
             t_judge = time.perf_counter()
             judged = await judge_trial(view, judge, policy=domain.policy, seed=derive_seed("judge", seed))
             grades += judged.grades

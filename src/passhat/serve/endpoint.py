@@ -95,7 +95,7 @@ class TrialEndpoint:
         remaining = ep.remaining_s()
         limit = ep.time_limit_s if ep.time_limit_s is not None else 0.0
         return TrialStart(
-            case_id=ep.case_id, trial=ep.trial, seed=ep.seed, domain=ep.domain, instruction=ep.instruction,
+            case_id=ep.case_id, tags=ep.tags, trial=ep.trial, seed=ep.seed, domain=ep.domain, instruction=ep.instruction,
             policy=ep.policy, identity=ep.identity, trial_url=self.url, tools_url=f"{self.url}/tools",
             user_url=f"{self.url}/user", usage_url=f"{self.url}/usage", mcp_url=f"{self.url}/mcp" if self.mcp else None,
             otlp_url=f"{self.url}/otlp", token=self.token,

@@ -28,6 +28,8 @@ class TrialStart(BaseModel):
     """Version of this protocol."""
     case_id: str
     """The case being run."""
+    tags: dict[str, str] = {}
+    """The case's tags (public metadata, e.g. ``{"scenario": "refund"}``); never the expected answer."""
     trial: int
     """0-based trial index within the case."""
     seed: int

@@ -31,7 +31,7 @@ from passhat.tools.jsondata import as_json_data
 
 CallStatus = Literal[
     "ok", "unknown_tool", "invalid_arguments", "not_allowed", "forbidden", "denied", "tool_error",
-    "exception", "fault",
+    "exception", "fault", "after_end",
 ]
 
 
@@ -45,7 +45,8 @@ class ToolCall(BaseModel):
     status: CallStatus
     """``ok``; ``unknown_tool``; ``invalid_arguments``; ``not_allowed`` (not in the case's allowed list);
     ``forbidden`` (in the case's forbidden list); ``denied`` (identity-scoped permission); ``tool_error``
-    (business error); ``exception`` (the tool raised); ``fault`` (a planned fault answered)."""
+    (business error); ``exception`` (the tool raised); ``fault`` (a planned fault answered); ``after_end``
+    (refused: a tool that ends the episode was called before)."""
     kind: ToolKind | None = None
     result: Any = None
     """What the agent received."""
@@ -98,6 +99,8 @@ class ToolBoundary:
         self._per_tool: Counter[str] = Counter()
         self._t0 = time.monotonic() if t0 is None else t0
         self._one_at_a_time = asyncio.Lock()
+        self.ended_by: str | None = None
+        """The tool whose call ended the episode (``ends_episode``), if one did."""
 
     def _fault_for(self, name: str, number: int) -> Fault | None:
         return next((f for f in self.faults if f.tool == name and f.applies_to(number)), None)
@@ -116,6 +119,10 @@ class ToolBoundary:
         return record
 
     async def _dispatch(self, rec: ToolCall) -> None:
+        if self.ended_by is not None:
+            rec.status = "after_end"
+            rec.error = f"the conversation has ended ({self.ended_by} was called); no more calls are accepted"
+            return
         tool = self.tools.get(rec.tool)
         if tool is None:
             rec.status, rec.error = "unknown_tool", f"unknown tool {rec.tool!r}; available: {sorted(self.tools)}"
@@ -153,6 +160,8 @@ class ToolBoundary:
                 await asyncio.sleep(fault.seconds)
                 self.ctx.world.clock.advance(fault.seconds)
         await self._run(tool, args, rec)
+        if tool.ends_episode and rec.committed:
+            self.ended_by = tool.name  # even if its answer is lost below: the hand-off happened
         if fault is not None and rec.status == "ok":
             if fault.kind == "drop_response":
                 rec.hidden_result, rec.result = rec.result, None

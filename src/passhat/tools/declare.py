@@ -30,6 +30,9 @@ class Tool:
     arguments: type[BaseModel]
     external: bool = False
     tags: tuple[str, ...] = field(default=())
+    ends_episode: bool = False
+    """Calling it (successfully) ends the conversation, as a transfer to a human does: later calls are
+    refused and recorded, the user is gone, and an agent running elsewhere is stopped."""
 
     @functools.cached_property
     def parameters(self) -> dict[str, Any]:
@@ -85,11 +88,13 @@ def tool(
     kind: ToolKind,
     name: str | None = None,
     external: bool = False,
+    ends_episode: bool = False,
 ) -> Any:
     """Declare a tool. Use as ``@tool(kind="read")``.
 
     The function's first parameter receives the :class:`~passhat.tools.context.ToolContext`; every
     other parameter needs a type hint and a line in the docstring's ``Args:`` section.
+    ``ends_episode=True`` marks a tool whose successful call ends the trial (e.g. ``transfer_to_human``).
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:
@@ -100,6 +105,7 @@ def tool(
             raise TypeError(f"tool {tool_name!r}: a docstring describing the tool is required")
         if kind not in ("read", "write"):
             raise TypeError(f"tool {tool_name!r}: kind must be 'read' or 'write', not {kind!r}")
-        return Tool(tool_name, kind, description, f, _argument_model(f, tool_name, doc), external)
+        return Tool(tool_name, kind, description, f, _argument_model(f, tool_name, doc), external,
+                    ends_episode=ends_episode)
 
     return wrap(func) if func is not None else wrap
