@@ -21,7 +21,7 @@ import passhat.runner.sanity  # noqa: F401
 
 REFUNDS = Path(__file__).parents[2] / "src" / "passhat" / "domains" / "refunds" / "cases"
 EXAMPLE = Path(__file__).parents[2] / "examples" / "pytest"
-PLUGIN = ("-p", "passhat.pytest_plugin", "-p", "no:cacheprovider")
+PLUGIN = ("-p", "passhat.pytest_plugin", "-p", "no:cacheprovider", "-p", "no:benchmark")
 XDIST = importlib.util.find_spec("xdist") is not None
 
 FIXTURE_TESTS = '''
