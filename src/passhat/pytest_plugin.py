@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -202,13 +202,14 @@ def passhat_run(request: pytest.FixtureRequest, passhat_eval: PasshatEval) -> Ru
     return passhat_eval(*marker.args, **marker.kwargs)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    report = outcome.get_result()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport,
+                                                                                            pytest.TestReport]:
+    report = yield
     runs = item.stash.get(RUNS, [])
     if report.when == "call" and report.failed and runs and not isinstance(item, CaseItem):
         report.sections.append(("passhat", "\n\n".join(_describe(run) for run in runs)))
+    return report
 
 
 def _describe(run: Run) -> str:
