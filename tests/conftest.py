@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+pytest_plugins = ["pytester"]  # tests/pytest_plugin run inner pytest sessions
+
 DATA = Path(__file__).parent / "data"
 NOTES = DATA / "notes"
 

@@ -106,11 +106,18 @@ def python_agent(spec: str) -> Callable[[Episode], Awaitable[str | None]]:
     obj = getattr(_import(target), attr, None)
     if obj is None:
         raise PasshatError(f"agent {spec!r}: {target} has no attribute {attr!r}")
+    return as_agent(obj, spec)
+
+
+def as_agent(obj: Any, name: str | None = None) -> Callable[[Episode], Awaitable[str | None]]:
+    """An agent from a Python object: an async function of the episode (used as is), a plain function
+    (run in a thread with a :class:`SyncEpisode`), an instance with such a ``__call__``, or a class of
+    those (instantiated once, with no arguments). ``name`` is how errors refer to it."""
     if inspect.isclass(obj):
         obj = obj()
     if not callable(obj):
-        raise PasshatError(f"agent {spec!r} is not callable")
+        raise PasshatError(f"agent {name or repr(obj)} is not callable")
     call = obj if inspect.isfunction(obj) or inspect.ismethod(obj) else obj.__call__
-    if inspect.iscoroutinefunction(call):
+    if inspect.iscoroutinefunction(obj) or inspect.iscoroutinefunction(call):  # the first: functools.partial
         return obj  # type: ignore[no-any-return]
     return _wrap_sync(obj)

@@ -21,12 +21,13 @@ def judge_info(path: Path) -> dict[str, Any]:
     """The judge's pins: from a run folder's manifest, or the first line of a judgments file."""
     try:
         if path.is_dir():
-            manifest = json.loads((path / "manifest.json").read_text("utf-8"))
-            return dict((manifest.get("models") or {}).get("judge") or {})
+            from passhat.runner.store import RunStore
+
+            return dict(RunStore(path).manifest().models.get("judge") or {})
         with path.open(encoding="utf-8") as fh:
             first = fh.readline()
         return dict(json.loads(first).get("judge") or {}) if first.strip() else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, UserError):
         return {}
 
 

@@ -6,7 +6,6 @@ different suites without ``--allow-changed-cases``). Gating on the result is ``p
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from passhat.compare import compare_runs
+from passhat.compare import compare_runs, write_comparison
 from passhat.report.files import write_atomic
 
 
@@ -138,7 +137,7 @@ def compare(base: Path, candidate: Path, json_out: Path | None, allow_changed_ca
                           interval=interval,  # type: ignore[arg-type]
                           confidence=confidence)
     if json_out is not None:
-        write_atomic(json_out, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        write_comparison(json_out, result)
     if html_out is not None:
         from passhat.report.html import render_compare_html
 

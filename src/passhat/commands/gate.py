@@ -6,7 +6,6 @@ it was registered, unusable baseline, missing calibration file).
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,8 @@ from passhat.console import print_error, stderr_console
 from passhat.errors import EXIT_BAD_INPUT, UserError, describe_os_error
 from passhat.gate import gate_run, registration_for_run, write_gate_result
 from passhat.report.markdown import ICONS
-from passhat.results import build_summary
-from passhat.runner.store import SUMMARY, RunStore
+from passhat.results import read_summary
+from passhat.runner.store import RunStore
 
 STYLES = {"PASS": "green", "FAIL": "bold red", "INCONCLUSIVE": "yellow", "SKIPPED": "dim"}
 
@@ -83,12 +82,7 @@ def finish_run(out: Path, summary: dict[str, Any], *, gated: bool, junit: Path |
 
 
 def _summary(run_folder: Path) -> dict[str, Any]:
-    path = run_folder / SUMMARY
-    if path.exists():
-        summary: dict[str, Any] = json.loads(path.read_text("utf-8"))
-        return summary
-    store = RunStore(run_folder)
-    return build_summary(store.iter_records(), store.read_manifest())
+    return read_summary(run_folder).to_dict()
 
 
 @click.command("gate")

@@ -38,6 +38,6 @@ def regrade_command(run_folder: Path, suite_ref: str | None, out: Path, quiet: b
     err.print(escape(f"{report['trials']} trial(s) re-graded, {len(report['outcome_changes'])} outcome(s) changed; "
                      f"run folder: {out}"), highlight=False)
     if not quiet:
-        import json
+        from passhat.models import Summary
 
-        print_summary(json.loads((RunStore(out).folder / "summary.json").read_text("utf-8")), Console())
+        print_summary(Summary.load(RunStore(out).folder / "summary.json").to_dict(), Console())

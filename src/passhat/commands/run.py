@@ -1,37 +1,35 @@
-"""``passhat run``: run a suite's cases k times with an agent, write the run folder, gate, report."""
+"""``passhat run``: run a suite's cases k times with an agent, write the run folder, gate, report.
+
+A thin layer over :func:`passhat.evaluate`, the one code path of a run: this command parses the options,
+calls it (drawing its progress) and prints what it returns, then writes the CI outputs and the report.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import re
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from passhat.agents import check_agent_spec
-from passhat.agents.llm.setup import build_model_setup, model_options
-from passhat.cases import load_suite
+import passhat.api
+from passhat.agents.llm.setup import model_options
+from passhat.api import Progress as RunProgress
+from passhat.api import Run
 from passhat.commands.cases import suite_hint
-from passhat.commands.common import err, fail
+from passhat.commands.common import EXIT_BAD_INPUT, err, fail
 from passhat.commands.export import check_otlp_url
-from passhat.commands.gate import finish_run, register_gate
+from passhat.commands.gate import print_gate
+from passhat.commands.outputs import write_ci_outputs
 from passhat.commands.report import after_run
 from passhat.errors import PasshatError
-from passhat.redaction import Redactor
 from passhat.report.terminal import print_summary
-from passhat.results import build_summary, tag_keys
-from passhat.results.tally import tally_records
-from passhat.runner import RunConfig, RunStore, TrialRecord, execute
-from passhat.runner.health import DEFAULT_MAX_ERROR_RATE, EXIT_INCOMPLETE, incomplete
+from passhat.runner.health import DEFAULT_MAX_ERROR_RATE, EXIT_INCOMPLETE
 from passhat.runner.health import exit_code as health_exit_code
-from passhat.runner.sanity import noop_passes
-from passhat.suites.plan import plan_run, run_notes
+from passhat.suites.plan import run_notes
 
 
 @click.command()
@@ -89,119 +87,93 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     if resume and out is None:
         fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
     try:
-        check_agent_spec(agent_spec, isolate)  # type: ignore[arg-type]
         if otlp:
             check_otlp_url(otlp, "--otlp")
-        redactor = build_redactor(no_redact, redact_field, redact_pattern)
-        plan = plan_run(load_suite(suite), splits=splits, tags=tags, frozen=frozen, record=record, replay=replay)
-        loaded = plan.suite
-        if resume and out is not None:
-            check_same_selection(out, plan.manifest.get("selection"))
-        setup = build_model_setup(agent_spec, isolate=isolate, **model_kw)
-    except (PasshatError, ValueError) as exc:
-        fail(suite_hint(str(exc), suite))
-        return
-    if out is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        safe_agent = re.sub(r"[^A-Za-z0-9._-]+", "_", agent_spec).strip("_")[:60] or "agent"
-        out = Path("runs") / f"{loaded.name}-{safe_agent}-{stamp}"
-    sanity = None if no_sanity else asyncio.run(noop_passes(loaded))
-    if sanity:
-        err.print(f"[yellow]warning:[/yellow] {len(sanity)} case(s) pass with an agent that does nothing: "
-                  f"{', '.join(sanity)} — their assertions do not prove the work was done", highlight=False)
-    for warning in setup.warnings:
-        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
-    cfg = RunConfig(suite=loaded, agent=setup.agent, agent_spec=agent_spec, trials=trials, seed=seed,
-                    concurrency=concurrency, out=out, user=setup.user, judge=setup.judge, redactor=redactor,
-                    cassette=plan.cassette,
-                    extra_manifest={"sanity": {"checked": sanity is not None, "noop_passes": sanity or []},
-                                    "isolate": isolate, **setup.manifest, **plan.manifest})
-    try:
-        registered_gate = register_gate(gate_file, out, resume)
+        patterns = parse_redact_patterns(redact_pattern)
     except PasshatError as exc:
         fail(str(exc))
-        return
-    if registered_gate is not None:
-        cfg.extra_manifest["gate"] = registered_gate  # written with the manifest, before the first trial
-    total = len(loaded.cases) * trials
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=err, disable=quiet)
     with progress:
-        task = progress.add_task(f"{loaded.name} · {agent_spec}", total=total)
-        if resume:
-            progress.update(task, completed=sum(1 for _ in RunStore(out).iter_records()))
+        bar: list[TaskID] = []
 
-        def advance(record: TrialRecord) -> None:
-            progress.advance(task)
+        def advance(p: RunProgress) -> None:
+            if not bar:  # the first report, before the first trial: the plan's size (and, resumed, what is done)
+                bar.append(progress.add_task(f"{p.suite} · {agent_spec}", total=p.total, completed=p.done))
+            else:
+                progress.update(bar[0], completed=p.done)
 
         try:
-            store = asyncio.run(execute(cfg, resume=resume, on_record=advance))
-        except PasshatError as exc:
-            fail(str(exc))
-            return
-    manifest = store.read_manifest()
-    # one pass over the records: the report's strata (every tag key) are computed here, not rebuilt by it
-    strata = list(dict.fromkeys([*by, *([] if no_report else tag_keys(manifest))]))
-    summary = build_summary(tally_records(store.trials_path), manifest, by=strata)  # only the fields it reads
-    store.write_summary(summary)
+            run = passhat.api.evaluate(
+                suite, agent_spec, trials=trials, concurrency=concurrency, seed=seed, out=out, resume=resume,
+                splits=splits, tags=tags, frozen=frozen, record=record, replay=replay, gate=gate_file, by=by,
+                sanity=not no_sanity, redact=not no_redact, redact_fields=redact_field, redact_patterns=patterns,
+                isolate=isolate,  # type: ignore[arg-type]
+                user=model_kw.pop("user_spec", "scripted"), judge=model_kw.pop("judge_spec", None), **model_kw,
+                progress=advance, on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {w}", highlight=False))
+        except (PasshatError, ValueError) as exc:
+            fail(suite_hint(str(exc), suite))
+    summary = run.summary.to_dict()  # the terminal, CI and report writers read the JSON mapping
     if quiet:
-        err.print(one_line_result(summary), highlight=False)
+        err.print(one_line_result(run), highlight=False)
     else:
         print_summary(summary, Console(), strata=by)
-    for note in run_notes(summary, manifest):
+    for note in run_notes(summary, run.manifest.to_dict()):
         err.print(note, highlight=False)
-    err.print(f"run folder: {out}", highlight=False)
-    # the gate, gate.json, CI outputs and run health first: the report and export after them cannot change the exit code
-    code = finish_run(out, summary, gated=registered_gate is not None, junit=junit, summary_md=summary_md, quiet=quiet)
-    problem = incomplete(summary, store.iter_records(), max_error_rate)
+    err.print(f"run folder: {run.folder}", highlight=False)
+    # the gate, CI outputs and run health first: the report and export after them cannot change the exit code
+    code = finish_outputs(run, junit=junit, summary_md=summary_md, quiet=quiet)
+    problem = run.incomplete(max_error_rate)
     if problem is not None:
         err.print(f"[red]incomplete run:[/red] {escape(problem)} (exit {EXIT_INCOMPLETE})", highlight=False)
     code = health_exit_code(code, problem)
-    after_run(out, summary, html=not no_report, otlp=otlp)
+    after_run(run.folder, summary, html=not no_report, otlp=otlp)
     if code:
         sys.exit(code)
 
 
-def check_same_selection(out: Path, selection: dict[str, Any] | None) -> None:
-    """``--resume`` must choose the same cases as the run it continues (same --split and --tag)."""
-    old = RunStore(out).read_manifest().get("selection")
-    before = old.get("describe") if old else None
-    now = selection.get("describe") if selection else None
-    if before != now:
-        raise PasshatError(f"cannot resume {out}: it ran {'the cases selected by ' + before if before else 'every case'}, "
-                           f"this command selects {'the cases selected by ' + now if now else 'every case'}; "
-                           "pass the same --split and --tag as when it started")
+def finish_outputs(run: Run, *, junit: Path | None, summary_md: Path | None, quiet: bool) -> int:
+    """Print the gate evaluate() decided, write the CI outputs; the exit code so far (2 when the gate could not
+    be evaluated: then no CI output is written, as a gate error is bad input)."""
+    if run.gate_error is not None:
+        err.print(f"[red]error:[/red] gate: {escape(run.gate_error)}", highlight=False)
+        return EXIT_BAD_INPUT
+    gate = run.gate_result.to_dict() if run.gate_result is not None else None
+    if gate is not None:
+        print_gate(gate, err if quiet else Console())
+    try:
+        written = write_ci_outputs(run.folder, run.summary.to_dict(), gate, junit=junit, summary_md=summary_md)
+    except OSError as exc:
+        err.print(f"[red]error:[/red] cannot write CI output: {escape(str(exc))}", highlight=False)
+        return EXIT_BAD_INPUT
+    for path in written:
+        err.print(f"wrote {path}", highlight=False)
+    return run.gate_result.exit_code if run.gate_result is not None else 0
 
 
-def one_line_result(summary: dict[str, Any]) -> str:
+def one_line_result(run: Run) -> str:
     """What ``run -q`` prints instead of the tables: pass^1 and pass^n with their intervals."""
-    s = summary["suite"]
-    n = s["trials_per_case"]
+    s = run.summary.suite
+    n = s.trials_per_case
 
     def metric(k: int) -> str:
-        m = s["pass_hat_k"].get(str(k))
-        if not m or m.get("estimate") is None:
+        m = s.pass_hat_k.get(k)
+        if m is None or m.estimate is None:
             return f"pass^{k} —"
-        return f"pass^{k} {m['estimate']:.3f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}]"
+        return f"pass^{k} {m.estimate:.3f} [{m.ci_low:.2f}, {m.ci_high:.2f}]"
 
-    errors = f", {s['errors']} infrastructure error(s)" if s.get("errors") else ""
+    errors = f", {s.errors} infrastructure error(s)" if s.errors else ""
     ks = [1] if n == 1 else [1, n]
-    return (f"{s['name']} · {summary['agent']}: " + ", ".join(metric(k) for k in ks)
-            + f" over {s['cases']} case(s) × {n} trial(s){errors}")
+    return (f"{s.name} · {run.summary.agent}: " + ", ".join(metric(k) for k in ks)
+            + f" over {s.cases} case(s) × {n} trial(s){errors}")
 
 
-def build_redactor(off: bool, fields: tuple[str, ...], patterns: tuple[str, ...]) -> Redactor:
-    """The run's redactor from the command line; a bad pattern is bad input."""
-    import re
-
-    extra: dict[str, str] = {}
-    for item in patterns:
+def parse_redact_patterns(items: tuple[str, ...]) -> dict[str, str]:
+    """``--redact-pattern NAME=REGEX`` options as a mapping (the expressions are checked by evaluate)."""
+    out: dict[str, str] = {}
+    for item in items:
         name, sep, rx = item.partition("=")
         if not sep or not name or not rx:
             raise PasshatError(f"--redact-pattern {item!r}: expected NAME=REGEX")
-        try:
-            re.compile(rx)
-        except re.error as exc:
-            raise PasshatError(f"--redact-pattern {name}: invalid regular expression: {exc}") from None
-        extra[name] = rx
-    return Redactor.build(extra_fields=fields, extra_patterns=extra, enabled=not off)
+        out[name] = rx
+    return out

@@ -11,7 +11,7 @@ from rich.console import Console
 from passhat.commands.common import err, fail
 from passhat.errors import PasshatError
 from passhat.report.terminal import print_summary
-from passhat.results import build_summary, current_summary
+from passhat.results import build_summary, read_current_summary
 from passhat.results.tally import tally_records
 from passhat.runner import RunStore
 from passhat.suites.plan import run_notes
@@ -28,20 +28,20 @@ def show(run_folder: Path, by: tuple[str, ...], splits: tuple[str, ...], recompu
     otherwise recomputed from trials.jsonl."""
     store = RunStore(run_folder)
     try:
-        manifest = store.read_manifest()
-        summary = None if recompute or splits else current_summary(run_folder, by)
-        if summary is None:
-            summary = summary_of_splits(store, manifest, by, splits)
+        model = store.manifest()
+        manifest = model.to_dict()
+        current = None if recompute or splits else read_current_summary(run_folder, by)
+        summary = current.to_dict() if current is not None else summary_of_splits(store, manifest, by, splits)
     except PasshatError as exc:
         fail(str(exc))
         return
     print_summary(summary, Console(), strata=by)
     for note in run_notes(summary, manifest):
         err.print(note, highlight=False)
-    if manifest.get("status") != "complete":
+    if model.status != "complete":
         recorded = sum(c["n"] + c["errors"] for c in summary["cases"])
-        expected = summary["suite"]["cases"] * manifest.get("trials", 0)
-        err.print(f"[yellow]warning:[/yellow] this run is not complete (status {manifest.get('status')!r}): "
+        expected = summary["suite"]["cases"] * model.trials
+        err.print(f"[yellow]warning:[/yellow] this run is not complete (status {model.status!r}): "
                   f"{recorded} of {expected} trial(s) recorded; continue it with "
                   f"`passhat run … --resume --out {run_folder}`", highlight=False)
 

@@ -91,8 +91,9 @@ def load_recording(ref: str) -> dict[str, Any]:
     """A run folder's manifest, a snapshot file, or a suite (built-in name or folder of cases)."""
     path = Path(ref)
     if (path / "manifest.json").is_file():
-        manifest: dict[str, Any] = json.loads((path / "manifest.json").read_text("utf-8"))
-        return manifest
+        from passhat.runner.store import RunStore
+
+        return RunStore(path).read_manifest()
     if path.is_file():
         return load_snapshot(path)
     return {"suite": suite_block(load_suite(ref))}

@@ -3,7 +3,14 @@
 Imports results, stats and the run store only; nothing below it imports this package.
 """
 
-from passhat.compare.comparison import case_changes, compare_runs, comparison, fully_passes
+from passhat.compare.comparison import (
+    case_changes,
+    compare_folders,
+    compare_runs,
+    comparison,
+    fully_passes,
+    write_comparison,
+)
 from passhat.compare.runs import CompareError, Excluded, LoadedRun, Matching, load_run, match_cases
 
 __all__ = [
@@ -12,9 +19,11 @@ __all__ = [
     "LoadedRun",
     "Matching",
     "case_changes",
+    "compare_folders",
     "compare_runs",
     "comparison",
     "fully_passes",
     "load_run",
     "match_cases",
+    "write_comparison",
 ]

@@ -16,6 +16,7 @@ import numpy as np
 
 from passhat.compare.paired import MDE_ALPHA, MDE_POWER, common_max_k, compare_columns, compare_metrics, metric_name
 from passhat.compare.runs import LoadedRun, Matching, load_run, match_cases
+from passhat.models import Comparison
 from passhat.results.summary import stratum_value, top_failure
 from passhat.stats import PairedInterval, discrete_bh, fisher_drop, holm
 
@@ -67,6 +68,21 @@ def compare_runs(
     return comparison(base, cand, matching, by=by, seed=seed, confidence=confidence, interval=interval)
 
 
+def compare_folders(
+    base_folder: Path, cand_folder: Path, *, allow_changed_cases: bool = False, by: Sequence[str] = (),
+    seed: int = 0, confidence: float = 0.95, interval: PairedInterval = "t",
+) -> Comparison:
+    """:func:`compare_runs` as its model (what ``Run.compare`` returns and ``passhat compare --json`` writes)."""
+    return Comparison.from_dict(compare_runs(base_folder, cand_folder, allow_changed_cases=allow_changed_cases, by=by,
+                                             seed=seed, confidence=confidence, interval=interval), "comparison")
+
+
+def write_comparison(path: Path, result: Comparison | dict[str, Any]) -> Path:
+    """Write a comparison file through :class:`Comparison` (atomically); returns its path."""
+    model = result if isinstance(result, Comparison) else Comparison.from_dict(result, str(path))
+    return model.dump(path)
+
+
 def comparison(base: LoadedRun, cand: LoadedRun, matching: Matching, *, by: Sequence[str] = (),
                seed: int = 0, confidence: float = 0.95, interval: PairedInterval = "t") -> dict[str, Any]:
     """The comparison of already loaded and matched runs (``compare_runs`` without the I/O)."""
@@ -74,6 +90,7 @@ def comparison(base: LoadedRun, cand: LoadedRun, matching: Matching, *, by: Sequ
     top_k = common_max_k(base, cand, ids)
     changes = case_changes(base, cand, ids)
     return {
+        "schema_version": Comparison.schema_id(),
         "base": base.describe(),
         "candidate": cand.describe(),
         "same_suite": matching.same_suite,

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from passhat.models.gate import GateOutcome, Outcome, RuleResult
 
-Outcome = Literal["PASS", "FAIL", "INCONCLUSIVE", "SKIPPED"]
-GateOutcome = Literal["PASS", "FAIL", "INCONCLUSIVE"]
 EXIT_CODES: dict[str, int] = {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 3}
 """Exit codes of ``passhat gate`` and ``passhat run --gate``; 2 is bad input."""
 EXIT_BAD_INPUT = 2
@@ -42,34 +40,6 @@ def three_way(low: float, high: float, bar: float) -> Outcome:
     return "INCONCLUSIVE"
 
 
-class RuleResult(BaseModel):
-    """One rule's entry in ``gate.json``."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-    name: str
-    """The rule's label."""
-    kind: str
-    """The rule kind, e.g. ``pass_hat_k``."""
-    outcome: Outcome
-    """PASS, FAIL, INCONCLUSIVE, or SKIPPED (needs a baseline that was not given)."""
-    reason: str
-    """Why, in words: the numbers compared and what would change the outcome."""
-    value: float | None = None
-    """The observed value (estimate, percentile, count of new failures...)."""
-    bar: float | None = None
-    """The threshold it is compared with."""
-    low: float | None = None
-    """Lower bound used for the decision (one-sided 1 − α), when the rule is statistical."""
-    high: float | None = None
-    """Upper bound used for the decision (one-sided 1 − α), when the rule is statistical."""
-    selection: str | None = None
-    """The cases the rule looked at."""
-    alpha: float | None = None
-    """One-sided error rate of the decision, for statistical rules."""
-    details: dict[str, Any] = Field(default_factory=dict)
-    """Per-case numbers, methods, excluded cases."""
-
-
 def overall(results: Sequence[RuleResult]) -> GateOutcome:
     """FAIL if any rule fails; else INCONCLUSIVE if any is (or if no rule could be decided); else PASS."""
     outcomes = {r.outcome for r in results}
@@ -78,3 +48,6 @@ def overall(results: Sequence[RuleResult]) -> GateOutcome:
     if "INCONCLUSIVE" in outcomes or not outcomes - {"SKIPPED"}:
         return "INCONCLUSIVE"
     return "PASS"
+
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_CODES", "GateOutcome", "Outcome", "RuleResult", "Verdict", "overall", "three_way"]

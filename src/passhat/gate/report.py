@@ -12,7 +12,7 @@ from passhat.gate.context import GateInput
 from passhat.gate.evaluate import evaluate_rules
 from passhat.gate.outcome import EXIT_CODES, overall
 from passhat.gate.registration import resolve_gate
-from passhat.runner.store import write_json_atomic
+from passhat.models import GateResult
 
 GATE_RESULT = "gate.json"
 
@@ -21,6 +21,15 @@ def gate_run(
     run_folder: Path, gate_path: Path | None = None, baseline_folder: Path | None = None, *,
     allow_gate_change: bool = False, allow_changed_cases: bool = False,
 ) -> dict[str, Any]:
+    """:func:`evaluate_gate` as the JSON mapping of gate.json (for the readers that take a dict)."""
+    return evaluate_gate(run_folder, gate_path, baseline_folder, allow_gate_change=allow_gate_change,
+                         allow_changed_cases=allow_changed_cases).to_dict()
+
+
+def evaluate_gate(
+    run_folder: Path, gate_path: Path | None = None, baseline_folder: Path | None = None, *,
+    allow_gate_change: bool = False, allow_changed_cases: bool = False,
+) -> GateResult:
     """The gate result for a run (the content of gate.json). Bad input raises a ``PasshatError``."""
     run = load_run(run_folder)
     resolved = resolve_gate(run.manifest, gate_path, allow_gate_change=allow_gate_change,
@@ -39,7 +48,7 @@ def gate_run(
                           "new_failures": [r for r in changes["new_failures"] if r["significant"]],
                           "failed_a_trial": [r for r in changes["new_failures"] if not r["significant"]],
                           "new_passes": changes["new_passes"]}
-    return {
+    return GateResult.from_dict({
         "outcome": outcome,
         "exit_code": EXIT_CODES[outcome],
         "gate": {"name": resolved.gate.name, "alpha": resolved.gate.alpha, **resolved.info},
@@ -49,11 +58,17 @@ def gate_run(
         "evaluated_at": datetime.now(UTC).isoformat(),
         "passhat_version": __version__,
         "rules": [r.model_dump(mode="json") for r in results],
-    }
+    }, "gate result")
 
 
-def write_gate_result(run_folder: Path, result: dict[str, Any]) -> Path:
-    """Write ``gate.json`` into the run folder (atomically: never half a file)."""
+def write_gate_result(run_folder: Path, result: GateResult | dict[str, Any]) -> Path:
+    """Write ``gate.json`` into the run folder through :class:`GateResult` (atomically: never half a file)."""
     path = Path(run_folder) / GATE_RESULT
-    write_json_atomic(path, result)
-    return path
+    model = result if isinstance(result, GateResult) else GateResult.from_dict(result, str(path))
+    return model.dump(path)
+
+
+def read_gate_result(run_folder: Path) -> GateResult | None:
+    """The run's ``gate.json`` through its model, or None when there is none."""
+    path = Path(run_folder) / GATE_RESULT
+    return GateResult.load(path) if path.exists() else None

@@ -14,7 +14,6 @@ previous report whole (or none).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -23,6 +22,8 @@ from typing import Any
 
 import jinja2
 
+from passhat.errors import RunError
+from passhat.models import Summary
 from passhat.report import figures
 from passhat.report.files import write_atomic
 from passhat.report.trials import TrialData, chunk_json
@@ -65,12 +66,11 @@ def show_ks(n: int) -> list[int]:
 
 
 def _read_summary(folder: Path) -> dict[str, Any] | None:
-    path = folder / SUMMARY
+    """``summary.json`` through its model (None when missing or of another version: the report rebuilds it)."""
     try:
-        data: dict[str, Any] = json.loads(path.read_text("utf-8"))
-    except (FileNotFoundError, ValueError):
+        return Summary.load(folder / SUMMARY).to_dict()
+    except (FileNotFoundError, RunError):
         return None
-    return data
 
 
 def write_report(folder: Path, *, summary: dict[str, Any] | None = None) -> ReportFiles:

@@ -8,7 +8,6 @@ files by the standard library, path-traversal checks included; nothing leaves th
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from functools import partial
@@ -18,6 +17,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from passhat.errors import PasshatError
+from passhat.models import Manifest, Summary
 from passhat.report.html import REPORT, environment, write_report
 from passhat.runner.store import MANIFEST, SUMMARY, TRIALS
 
@@ -38,11 +38,11 @@ class RunEntry:
     status: str
 
 
-def _json(path: Path) -> dict[str, Any]:
+def _read(model: type[Manifest] | type[Summary], path: Path) -> dict[str, Any]:
+    """A run file through its model, as its JSON mapping; {} when missing, unreadable or of another version."""
     try:
-        data: dict[str, Any] = json.loads(path.read_text("utf-8"))
-        return data
-    except (OSError, ValueError):
+        return model.load(path).to_dict()
+    except (OSError, PasshatError):
         return {}
 
 
@@ -51,10 +51,10 @@ def find_runs(root: Path) -> list[RunEntry]:
     runs = []
     for depth in range(MAX_DEPTH + 1):
         for manifest_path in sorted(root.glob("/".join(["*"] * depth + [MANIFEST]))):
-            manifest = _json(manifest_path)
+            manifest = _read(Manifest, manifest_path)
             if not isinstance(manifest.get("suite"), dict):
                 continue
-            suite = _json(manifest_path.parent / SUMMARY).get("suite", {})
+            suite = _read(Summary, manifest_path.parent / SUMMARY).get("suite", {})
             rel = manifest_path.parent.relative_to(root).as_posix()
             runs.append(RunEntry(
                 path="" if rel == "." else rel, suite=str(manifest["suite"].get("name", "?")),

@@ -9,7 +9,6 @@ error where n ≥ 2k. Infrastructure errors are counted apart and never shrink n
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -18,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from passhat.errors import RunError
+from passhat.models import Summary
 from passhat.results.tally import CaseTally, TallySource, tally, tally_records
-from passhat.runner.store import RunStore
+from passhat.runner.store import SUMMARY, RunStore
 from passhat.stats import Distribution, estimate_matrix, fixed_suite_se, suite_intervals, wilson
 from passhat.stats.passk import (
     pass_at_k,
@@ -32,9 +33,11 @@ METRICS = {"pass_hat_k": (pass_hat_k, unbiased_variance_pass_hat_k),
            "pass_at_k": (pass_at_k, unbiased_variance_pass_at_k)}
 CONFIDENCE = 0.95
 RESAMPLES = 2000
-SUMMARY_FORMAT = "passhat.summary/2"
-"""Written into every summary; bumped when its numbers are computed differently (2: intervals united with
-the pseudo-case interval, issue 10), so a summary from an older passhat is recomputed, not reused."""
+SUMMARY_SCHEMA = Summary.schema_id()
+"""Written into every summary (``schema_version``); bumped when its numbers are computed differently or its
+shape changes (2: intervals united with the pseudo-case interval, issue 10; 3: the version under
+``schema_version``, read through ``models.Summary``), so a summary from an older passhat is recomputed,
+not reused."""
 
 
 def _dist(values: Sequence[float]) -> dict[str, float] | None:
@@ -189,7 +192,7 @@ def build_summary(
     cases = [{**case_entry(t, meta.get(t.case_id, {})), "replayed": t.replayed} for t in tallies]
     boot_seed = manifest.get("seed", 0) if seed is None else seed
     summary = {
-        "format": SUMMARY_FORMAT,
+        "schema_version": SUMMARY_SCHEMA,
         "suite": {
             "name": suite["name"],
             "hash": suite["hash"],
@@ -236,28 +239,44 @@ def tag_keys(manifest: dict[str, Any]) -> list[str]:
     return list(keys)
 
 
-def current_summary(folder: Path, by: Sequence[str] = ()) -> dict[str, Any] | None:
+def read_current_summary(folder: Path, by: Sequence[str] = ()) -> Summary | None:
     """The run's ``summary.json`` when it is the summary of exactly the records now in ``trials.jsonl``.
 
-    That is: written in this format (``SUMMARY_FORMAT``) after the last change to trials.jsonl, counting
-    every complete record line (Σ n + errors over its cases), for the whole run (no split) and with
-    every stratum in ``by``. Otherwise None, and the caller recomputes. ``passhat run`` writes it at the
-    end of a run, so showing a finished run reads ≈ 10 MB instead of re-reading 1.2 GB of trajectories.
+    That is: of the current schema version (``SUMMARY_SCHEMA``), written after the last change to
+    trials.jsonl, counting every complete record line (Σ n + errors over its cases), for the whole run
+    (no split) and with every stratum in ``by``. Otherwise None, and the caller recomputes. ``passhat run``
+    writes it at the end of a run, so showing a finished run reads ≈ 10 MB instead of re-reading 1.2 GB of
+    trajectories. A summary of another version is not an error here: it is derived data, recomputed.
     """
     folder = Path(folder)
     store = RunStore(folder)
-    path = folder / "summary.json"
+    path = folder / SUMMARY
     try:
         if path.stat().st_mtime_ns < store.trials_path.stat().st_mtime_ns:
             return None
-        summary: dict[str, Any] = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        summary = Summary.load(path)
+    except (OSError, RunError):
         return None
-    if (not isinstance(summary, dict) or summary.get("format") != SUMMARY_FORMAT
-            or "split" in summary.get("suite", {}) or any(k not in summary.get("strata", {}) for k in by)):
+    if summary.suite.split is not None or any(k not in summary.strata for k in by):
         return None
-    recorded = sum(c.get("n", 0) + c.get("errors", 0) for c in summary.get("cases", []))
+    recorded = sum(c.n + c.errors for c in summary.cases)
     return summary if recorded == _complete_lines(store.trials_path) else None
+
+
+def current_summary(folder: Path, by: Sequence[str] = ()) -> dict[str, Any] | None:
+    """:func:`read_current_summary` as the JSON mapping on disk (for the readers that take a dict)."""
+    summary = read_current_summary(folder, by)
+    return None if summary is None else summary.to_dict()
+
+
+def read_summary(folder: Path, by: Sequence[str] = ()) -> Summary:
+    """The run's summary: ``summary.json`` when current (:func:`read_current_summary`), else recomputed from
+    the tally fields of ``trials.jsonl`` (not written)."""
+    current = read_current_summary(folder, by)
+    if current is not None:
+        return current
+    store = RunStore(Path(folder))
+    return Summary.from_dict(build_summary(tally_records(store.trials_path), store.read_manifest(), by=by))
 
 
 def _complete_lines(path: Path) -> int:
@@ -269,12 +288,12 @@ def _complete_lines(path: Path) -> int:
     return lines
 
 
-def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> dict[str, Any]:
+def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> Summary:
     """Build ``summary.json`` for a run folder from its records and write it; returns the summary.
 
     Reads only the fields a summary uses (``tally_records``), never whole trajectories.
     """
     store = RunStore(Path(folder))
-    summary = build_summary(tally_records(store.trials_path), store.read_manifest(), by=by)
+    summary = Summary.from_dict(build_summary(tally_records(store.trials_path), store.read_manifest(), by=by))
     store.write_summary(summary)
     return summary

@@ -20,6 +20,7 @@ from passhat import __version__
 from passhat.cases import Case, Suite
 from passhat.errors import RunError
 from passhat.graders.judge import Judge
+from passhat.models import Manifest
 from passhat.redaction import Redactor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
@@ -59,9 +60,10 @@ class RunConfig:
             raise RunError(f"trials and concurrency must be ≥ 1, got {self.trials} and {self.concurrency}")
 
 
-def build_manifest(cfg: RunConfig) -> dict[str, Any]:
+def build_manifest(cfg: RunConfig) -> Manifest:
+    """The manifest of a new run (``extra_manifest`` adds the plan's, the models' and the gate's entries)."""
     suite = cfg.suite
-    return {
+    return Manifest.from_dict({
         "passhat_version": __version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
@@ -80,15 +82,15 @@ def build_manifest(cfg: RunConfig) -> dict[str, Any]:
         "finished_at": None,
         "status": "running",
         **cfg.extra_manifest,
-    }
+    }, "the run's manifest")
 
 
-def check_resumable(old: dict[str, Any], new: dict[str, Any]) -> None:
+def check_resumable(old: Manifest, new: Manifest) -> None:
     """A run can only be resumed with the same suite, agent, trials and seed."""
-    for key, default in (("agent", None), ("trials", None), ("seed", None), ("models", None), ("isolate", "none")):
-        if old.get(key, default) != new.get(key, default):
-            raise RunError(f"cannot resume: {key} was {old.get(key, default)!r}, now {new.get(key, default)!r}")
-    if old.get("suite", {}).get("hash") != new["suite"]["hash"]:
+    for key in ("agent", "trials", "seed", "models", "isolate"):
+        if getattr(old, key) != getattr(new, key):
+            raise RunError(f"cannot resume: {key} was {getattr(old, key)!r}, now {getattr(new, key)!r}")
+    if old.suite.hash != new.suite.hash:
         raise RunError("cannot resume: the suite changed since the run started (different content hash)")
 
 
@@ -120,10 +122,10 @@ async def execute(
     store.lock()
     try:
         if resume:
-            old = store.read_manifest()
+            old = store.manifest()
             check_resumable(old, manifest)
-            manifest["started_at"] = old.get("started_at")
-            manifest["resumed_at"] = [*old.get("resumed_at", []), datetime.now(UTC).isoformat()]
+            manifest.started_at = old.started_at
+            manifest.resumed_at = [*old.resumed_at, datetime.now(UTC).isoformat()]
             done = {r.key for r in store.iter_records()}
         elif (cfg.out / "trials.jsonl").exists() and any(store.iter_records()):
             raise RunError(f"{cfg.out} already holds a run; use --resume to continue it or choose another --out")
@@ -157,8 +159,8 @@ async def execute(
             close = getattr(cfg.agent, "aclose", None)
             if close is not None:  # agents that run elsewhere stop their tool server
                 await close()
-        manifest["finished_at"] = datetime.now(UTC).isoformat()
-        manifest["status"] = "complete"
+        manifest.finished_at = datetime.now(UTC).isoformat()
+        manifest.status = "complete"
         store.write_manifest(manifest)
     finally:
         store.close()  # the records are durable already; this also releases the folder's lock

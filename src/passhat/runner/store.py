@@ -1,5 +1,8 @@
 """The run folder: ``manifest.json``, append-only ``trials.jsonl``, ``summary.json``.
 
+The manifest and summary are read and written through their models (:mod:`passhat.models`): a file of
+another schema version is refused with an error naming it.
+
 Each record is one line written with a single ``write`` and fsync'd, so a run killed at any moment
 leaves whole records plus at most one partial last line, which :meth:`RunStore.load` drops and
 :meth:`RunStore.open_for_append` truncates before resuming.
@@ -18,6 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from passhat.errors import RunError
+from passhat.models import Manifest, Summary
 from passhat.redaction import Redactor
 from passhat.runner.records import TrialRecord
 
@@ -47,17 +51,6 @@ def read_records(path: Path, model: type[Parsed]) -> Iterator[Parsed]:
                                "fix or remove that line — passhat never skips a recorded trial") from None
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temporary file and rename it into place: readers never see half a file."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 class RunStore:
     """Reads and writes one run folder."""
 
@@ -72,22 +65,26 @@ class RunStore:
     def trials_path(self) -> Path:
         return self.folder / TRIALS
 
-    def read_manifest(self) -> dict[str, Any]:
+    def manifest(self) -> Manifest:
+        """The run's ``manifest.json`` through its model; a folder without one is not a run folder."""
         path = self.folder / MANIFEST
         try:
-            data: dict[str, Any] = json.loads(path.read_text("utf-8"))
+            return Manifest.load(path)
         except FileNotFoundError:
             raise RunError(f"{self.folder} is not a run folder (no {MANIFEST})") from None
-        except json.JSONDecodeError as exc:
-            raise RunError(f"{path}: corrupt manifest: {exc}") from None
-        return data
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
+    def read_manifest(self) -> dict[str, Any]:
+        """The manifest as the JSON mapping on disk, validated by :class:`Manifest` (for dict readers)."""
+        return self.manifest().to_dict()
+
+    def write_manifest(self, manifest: Manifest | dict[str, Any]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self.folder / MANIFEST, manifest)
+        model = manifest if isinstance(manifest, Manifest) else Manifest.from_dict(manifest, str(self.folder / MANIFEST))
+        model.dump(self.folder / MANIFEST)
 
-    def write_summary(self, summary: dict[str, Any]) -> None:
-        write_json_atomic(self.folder / SUMMARY, summary)
+    def write_summary(self, summary: Summary | dict[str, Any]) -> None:
+        model = summary if isinstance(summary, Summary) else Summary.from_dict(summary, str(self.folder / SUMMARY))
+        model.dump(self.folder / SUMMARY)
 
     def iter_records(self) -> Iterator[TrialRecord]:
         """Stream whole records (see :func:`read_records`)."""

@@ -29,8 +29,9 @@ class RunPlan:
 
 
 def plan_run(suite: Suite, *, splits: Sequence[str] = (), tags: Sequence[str] = (), frozen: Path | None = None,
-             record: Path | None = None, replay: Path | None = None) -> RunPlan:
-    """Apply ``--frozen``, ``--split``/``--tag`` and ``--record``/``--replay``; bad input raises ``PasshatError``."""
+             record: Path | None = None, replay: Path | None = None, cases: Sequence[str] = ()) -> RunPlan:
+    """Apply ``--frozen``, the case selection (``cases`` ids, ``--split``, ``--tag``) and ``--record``/``--replay``;
+    bad input raises ``PasshatError``."""
     if record is not None and replay is not None:
         raise PasshatError("--record and --replay exclude each other: record once, then replay")
     manifest: dict[str, Any] = {}
@@ -39,7 +40,7 @@ def plan_run(suite: Suite, *, splits: Sequence[str] = (), tags: Sequence[str] = 
         manifest["frozen"] = {**verify_snapshot(suite, snapshot, str(frozen)),
                               "sha256": hashlib.sha256(Path(frozen).read_bytes()).hexdigest()}
     check_no_leak(suite)
-    selected, selection = select_cases(suite, CaseFilter(tuple(splits), parse_tag_filters(tags)))
+    selected, selection = select_cases(suite, CaseFilter(tuple(splits), parse_tag_filters(tags), tuple(cases)))
     if selection is not None:
         manifest["selection"] = selection
     cassette = None

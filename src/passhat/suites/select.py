@@ -39,10 +39,12 @@ def parse_tag_filters(items: Iterable[str]) -> dict[str, list[str]]:
 
 @dataclass(frozen=True)
 class CaseFilter:
-    """Splits (any of) and tag values (every key, any listed value); empty means every case."""
+    """Case ids (any of), splits (any of) and tag values (every key, any listed value); empty means every case."""
 
     splits: tuple[str, ...] = ()
     tags: dict[str, list[str]] = field(default_factory=dict)
+    ids: tuple[str, ...] = ()
+    """Only these cases (the Python API's and the pytest plugin's ``cases=``); every id must exist."""
 
     def __post_init__(self) -> None:
         bad = [s for s in self.splits if s not in SPLITS]
@@ -51,19 +53,20 @@ class CaseFilter:
 
     @property
     def empty(self) -> bool:
-        return not self.splits and not self.tags
+        return not self.splits and not self.tags and not self.ids
 
     def matches(self, case: Case) -> bool:
-        return (not self.splits or case.split in self.splits) and all(
-            case.tags.get(k) in values for k, values in self.tags.items())
+        return ((not self.ids or case.id in self.ids) and (not self.splits or case.split in self.splits)
+                and all(case.tags.get(k) in values for k, values in self.tags.items()))
 
     def describe(self) -> str:
-        parts = [f"split={'|'.join(self.splits)}"] if self.splits else []
+        parts = [f"id={'|'.join(self.ids)}"] if self.ids else []
+        parts += [f"split={'|'.join(self.splits)}"] if self.splits else []
         parts += [f"{k}={'|'.join(v)}" for k, v in self.tags.items()]
         return " ".join(parts) or "all cases"
 
     def to_json(self) -> dict[str, Any]:
-        return {"split": list(self.splits), "tags": self.tags}
+        return {"split": list(self.splits), "tags": self.tags, **({"ids": list(self.ids)} if self.ids else {})}
 
 
 def family_splits(cases: Iterable[Case]) -> dict[str, dict[str, list[str]]]:
@@ -99,6 +102,10 @@ def select_cases(suite: Suite, flt: CaseFilter) -> tuple[Suite, dict[str, Any] |
     """The selected sub-suite and the manifest's ``selection`` block (``None`` when nothing is filtered)."""
     if flt.empty:
         return suite, None
+    unknown = [i for i in flt.ids if i not in {c.id for c in suite.cases}]
+    if unknown:
+        raise SelectionError(f"no case {unknown[0]!r} in suite {suite.name!r} "
+                             f"(cases: {', '.join(c.id for c in suite.cases)})")
     chosen = [c.id for c in suite.cases if flt.matches(c)]
     if not chosen:
         raise SelectionError(f"no case of suite {suite.name!r} matches {flt.describe()} "

@@ -64,22 +64,26 @@ def build_model_setup(
     agent_spec: str, *, base_url: str | None = None, temperature: float | None = None, max_tokens: int | None = None,
     prices: Path | None = None, user_spec: str = "scripted", user_base_url: str | None = None,
     judge_spec: str | None = None, judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
-    isolate: str = "none",
+    isolate: str = "none", agent: Any = None,
 ) -> ModelSetup:
-    """Resolve the options; raises PasshatError naming the option at fault."""
+    """Resolve the options; raises PasshatError naming the option at fault. ``agent``, when given, is the
+    agent itself (a Python object from the library API) and ``agent_spec`` only its name."""
     from passhat.agents import load_agent
 
     table: PriceTable = load_price_table(prices)
     retry = RetryPolicy(attempts=retries, base_delay_s=retry_delay, max_delay_s=max(retry_delay, 30.0))
     models: dict[str, Any] = {}
     runtime: dict[str, Any] | None = None
-    if is_model_spec(agent_spec):
+    if agent is not None:
+        if base_url or temperature is not None or max_tokens is not None:
+            raise PasshatError("base_url, temperature and max_tokens apply to openai:MODEL / anthropic:MODEL agents")
+    elif is_model_spec(agent_spec):
         if isolate != "none":
             raise PasshatError("--isolate process applies to Python agents, not to openai:/anthropic: agents")
         settings = AgentSettings(temperature=temperature, max_tokens=max_tokens)
         from passhat.agents.llm import model_agent
 
-        agent: Any = model_agent(agent_spec, base_url=base_url, settings=settings, retry=retry, prices=table)
+        agent = model_agent(agent_spec, base_url=base_url, settings=settings, retry=retry, prices=table)
         models["agent"] = agent.describe()
     else:
         if base_url or temperature is not None or max_tokens is not None:

@@ -1,0 +1,256 @@
+"""``evaluate(suite, agent, trials=...)``: run a suite k times with an agent and get the :class:`Run` back.
+
+This is the one code path of a run. ``passhat run`` parses its options, calls :func:`evaluate` and prints
+what it returns; the pytest plugin calls it too. In order: check every input (agent, suite, selection,
+models, gate) before anything is written, claim the run folder, the do-nothing check, the trials
+(``runner.execute``), ``summary.json`` (with a stratum for every tag key, so ``show`` and ``report``
+reuse it), and the registered gate (``gate.json``). Printing, CI outputs (JUnit, Markdown) and the HTML
+report stay with the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from passhat.api.run import Run
+from passhat.cases import Suite, load_suite
+from passhat.errors import PasshatError, RunError
+from passhat.redaction import Redactor
+from passhat.runner.records import TrialRecord
+from passhat.runner.store import RunStore
+
+AgentLike = str | Callable[..., Any]
+"""A spec (``careful``, ``module:function``, ``path.py:function``, ``openai:MODEL``, ``anthropic:MODEL``,
+``http://…``, ``cmd:"…"``) or a Python agent: an async or plain function of the episode, an instance with
+such a ``__call__``, or a class of those."""
+
+
+class PasshatWarning(UserWarning):
+    """Something about a run its reader should know (a case a do-nothing agent passes, an unpriced model)."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a run stands: reported once before the first trial (``record`` None; on resume, ``done``
+    counts the trials already recorded) and after every trial."""
+
+    done: int
+    """Trials recorded so far."""
+    total: int
+    """Trials the run plans (cases × trials)."""
+    record: TrialRecord | None = None
+    """The trial just recorded."""
+    suite: str = ""
+    """The suite's name."""
+
+
+def agent_name(agent: Any) -> str:
+    """How the manifest names a Python agent: ``module:qualname`` (a spec that loads it again when it is
+    importable), ``module:Class()`` for an instance."""
+    target = agent if callable(agent) and hasattr(agent, "__qualname__") else type(agent)
+    suffix = "" if target is agent else "()"
+    module = getattr(target, "__module__", None) or "?"
+    return f"{module}:{getattr(target, '__qualname__', repr(target))}{suffix}"
+
+
+def build_redactor(enabled: bool = True, fields: Sequence[str] = (), patterns: Mapping[str, str] | None = None) -> Redactor:
+    """The run's redactor: the default patterns (e-mail, phone, card numbers) plus ``fields`` and ``patterns``
+    (name → regular expression); a bad expression is bad input."""
+    extra: dict[str, str] = {}
+    for name, rx in (patterns or {}).items():
+        try:
+            re.compile(rx)
+        except re.error as exc:
+            raise PasshatError(f"--redact-pattern {name}: invalid regular expression: {exc}") from None
+        extra[name] = rx
+    return Redactor.build(extra_fields=tuple(fields), extra_patterns=extra, enabled=enabled)
+
+
+def default_out(suite: str, agent: str) -> Path:
+    """``runs/SUITE-AGENT-TIMESTAMP``, claimed (created) here; ``-2``, ``-3``… when taken in the same second."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    safe_agent = re.sub(r"[^A-Za-z0-9._-]+", "_", agent).strip("_")[:60] or "agent"
+    base = Path("runs") / f"{suite}-{safe_agent}-{stamp}"
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        path = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise RunError(f"cannot find a free run folder name next to {base}; pass out=")
+
+
+def check_same_selection(out: Path, selection: dict[str, Any] | None) -> None:
+    """A resumed run must choose the same cases as the run it continues (same cases, splits and tags)."""
+    old = RunStore(out).manifest().selection
+    before = old.describe if old else None
+    now = selection.get("describe") if selection else None
+    if before != now:
+        raise PasshatError(f"cannot resume {out}: it ran {'the cases selected by ' + before if before else 'every case'}, "
+                           f"this command selects {'the cases selected by ' + now if now else 'every case'}; "
+                           "choose the same cases (--split, --tag; cases= from Python) as when it started")
+
+
+def evaluate(
+    suite: str | Path | Suite, agent: AgentLike, *, trials: int = 4, concurrency: int = 4, seed: int = 0,
+    out: str | Path | None = None, resume: bool = False, cases: Sequence[str] = (), splits: Sequence[str] = (),
+    tags: Sequence[str] = (), frozen: str | Path | None = None, record: str | Path | None = None,
+    replay: str | Path | None = None, gate: str | Path | None = None, by: Sequence[str] = (), sanity: bool = True,
+    redact: bool = True, redact_fields: Sequence[str] = (), redact_patterns: Mapping[str, str] | None = None,
+    isolate: Literal["none", "process"] = "none", name: str | None = None, user: str = "scripted",
+    judge: str | None = None, base_url: str | None = None, temperature: float | None = None,
+    max_tokens: int | None = None, prices: str | Path | None = None, user_base_url: str | None = None,
+    judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
+    progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
+) -> Run:
+    """Run every case of ``suite`` ``trials`` times with ``agent``; returns the finished :class:`Run`.
+
+    ``suite``: a built-in name (``refunds``), a folder of case files, or a loaded ``Suite``. ``agent``: a
+    spec or a Python agent (:data:`AgentLike`); ``name`` names a Python agent in the manifest (default
+    ``module:qualname``). ``out``: the run folder (default ``runs/SUITE-AGENT-TIMESTAMP``); ``resume``
+    continues a killed run there without repeating a trial. ``cases`` (ids), ``splits`` and ``tags``
+    (``KEY=VALUE``) choose cases; ``frozen`` checks the suite against a snapshot; ``record``/``replay`` a
+    cassette folder for external tools. ``gate``: a gate file registered before the first trial and
+    evaluated at the end (``run.gate_result``). ``by``: tags to break figures down by (every tag key is
+    in ``summary.json`` anyway). ``sanity``: the do-nothing check. ``redact*``: what is redacted before
+    anything reaches disk. ``user``/``judge`` and the model options: see docs/llm.md. ``progress`` is
+    called with a :class:`Progress` before the first trial and after each; ``on_warning`` with each
+    warning (default: ``warnings.warn`` with :class:`PasshatWarning`).
+
+    Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
+    evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. Inside a
+    running event loop, use :func:`evaluate_async`.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise PasshatError("passhat.evaluate() was called inside a running event loop: "
+                           "use `await passhat.evaluate_async(...)` there")
+    options = {k: v for k, v in locals().items() if k not in ("suite", "agent")}
+    return asyncio.run(evaluate_async(suite, agent, **options))
+
+
+async def evaluate_async(
+    suite: str | Path | Suite, agent: AgentLike, *, trials: int = 4, concurrency: int = 4, seed: int = 0,
+    out: str | Path | None = None, resume: bool = False, cases: Sequence[str] = (), splits: Sequence[str] = (),
+    tags: Sequence[str] = (), frozen: str | Path | None = None, record: str | Path | None = None,
+    replay: str | Path | None = None, gate: str | Path | None = None, by: Sequence[str] = (), sanity: bool = True,
+    redact: bool = True, redact_fields: Sequence[str] = (), redact_patterns: Mapping[str, str] | None = None,
+    isolate: Literal["none", "process"] = "none", name: str | None = None, user: str = "scripted",
+    judge: str | None = None, base_url: str | None = None, temperature: float | None = None,
+    max_tokens: int | None = None, prices: str | Path | None = None, user_base_url: str | None = None,
+    judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
+    progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
+) -> Run:
+    """:func:`evaluate` for callers already in an event loop (same arguments, same result)."""
+    from passhat.agents import check_agent_spec
+    from passhat.agents.llm.setup import build_model_setup
+    from passhat.agents.python import as_agent
+    from passhat.gate import registration_for_run
+    from passhat.runner import RunConfig, execute
+    from passhat.runner.sanity import noop_passes
+    from passhat.suites.plan import plan_run
+
+    if resume and out is None:
+        raise PasshatError("resume needs the folder of the run to continue (--out / out=)")
+    if trials < 1 or concurrency < 1 or seed < 0:
+        raise PasshatError(f"trials and concurrency must be ≥ 1 and seed ≥ 0, got {trials}, {concurrency}, {seed}")
+    spec = agent if isinstance(agent, str) else None
+    if spec is not None:
+        check_agent_spec(spec, isolate)
+    elif isolate != "none":
+        raise PasshatError("isolate='process' needs the agent as a spec ('module:function' or 'path.py:function'), "
+                           "which the agent's own process imports; a Python object cannot be sent there")
+    redactor = build_redactor(redact, redact_fields, redact_patterns)
+    loaded = suite if isinstance(suite, Suite) else load_suite(str(suite))
+    plan = plan_run(loaded, cases=cases, splits=splits, tags=tags, frozen=_path(frozen), record=_path(record),
+                    replay=_path(replay))
+    folder = Path(out) if out is not None else None
+    if resume and folder is not None:
+        check_same_selection(folder, plan.manifest.get("selection"))
+    label = spec or name or agent_name(agent)
+    setup = build_model_setup(label, agent=None if spec is not None else as_agent(agent, label), isolate=isolate,
+                              base_url=base_url, temperature=temperature, max_tokens=max_tokens, prices=_path(prices),
+                              user_spec=user, user_base_url=user_base_url, judge_spec=judge,
+                              judge_base_url=judge_base_url, retries=retries, retry_delay=retry_delay)
+    old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None
+    registered_gate = registration_for_run(_path(gate), old_manifest)
+    if folder is None:
+        folder = default_out(plan.suite.name, label)
+
+    notes: list[str] = []
+
+    def warn(message: str) -> None:
+        notes.append(message)
+        if on_warning is not None:
+            on_warning(message)
+        else:
+            warnings.warn(message, PasshatWarning, stacklevel=3)
+
+    noop = await noop_passes(plan.suite) if sanity else None
+    if noop:
+        warn(f"{len(noop)} case(s) pass with an agent that does nothing: {', '.join(noop)} — "
+             "their assertions do not prove the work was done")
+    for message in setup.warnings:
+        warn(message)
+    extra: dict[str, Any] = {"sanity": {"checked": noop is not None, "noop_passes": noop or []}, "isolate": isolate,
+                             **setup.manifest, **plan.manifest}
+    if registered_gate is not None:
+        extra["gate"] = registered_gate  # written with the manifest, before the first trial
+    cfg = RunConfig(suite=plan.suite, agent=setup.agent, agent_spec=label, trials=trials, seed=seed,
+                    concurrency=concurrency, out=folder, user=setup.user, judge=setup.judge, redactor=redactor,
+                    cassette=plan.cassette, extra_manifest=extra)
+    total = len(plan.suite.cases) * trials
+    done = sum(1 for _ in RunStore(folder).iter_records()) if resume else 0
+    if progress is not None:
+        progress(Progress(done, total, suite=plan.suite.name))
+
+    def recorded(rec: TrialRecord) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(Progress(done, total, rec, plan.suite.name))
+
+    await execute(cfg, resume=resume, on_record=recorded)
+    return _finish(folder, by=by, gated=registered_gate is not None, warnings=notes)
+
+
+def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str]) -> Run:
+    """After the last trial: ``summary.json`` (one pass over the tally fields of the records, with the
+    strata asked for and one per tag key, so the report need not rebuild it), then the registered gate."""
+    from passhat.gate import evaluate_gate, write_gate_result
+    from passhat.models import Summary
+    from passhat.results import build_summary, tag_keys
+    from passhat.results.tally import tally_records
+
+    store = RunStore(folder)
+    manifest = store.manifest()
+    as_dict = manifest.to_dict()
+    strata = list(dict.fromkeys([*by, *tag_keys(as_dict)]))
+    summary = Summary.from_dict(build_summary(tally_records(store.trials_path), as_dict, by=strata), "summary")
+    store.write_summary(summary)
+    gate_result, gate_error = None, None
+    if gated:
+        try:
+            gate_result = evaluate_gate(folder)
+        except PasshatError as exc:
+            gate_error = str(exc)
+        else:
+            write_gate_result(folder, gate_result)
+    return Run(folder, manifest=manifest, summary=summary, gate_result=gate_result, gate_error=gate_error,
+               warnings=warnings)
+
+
+def _path(value: str | Path | None) -> Path | None:
+    return None if value is None else Path(value)

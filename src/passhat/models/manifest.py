@@ -1,0 +1,173 @@
+"""``manifest.json``: what a run measured — suite and case hashes, agent, trials, seed, versions, gate.
+
+Written by the runner before the first trial (so a registered gate precedes every result) and again
+when the run completes; a resumed run keeps its start time and adds to ``resumed_at``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from passhat.models.files import FileModel
+
+_DOCS = ConfigDict(use_attribute_docstrings=True)
+
+
+class CaseMeta(BaseModel):
+    """What the manifest records about a case besides its hash: how reports and gates group it."""
+
+    model_config = _DOCS
+    tags: dict[str, str] = Field(default_factory=dict)
+    """The case's tags (``risk: high``); strata and gate selections read them."""
+    group: str | None = None
+    """Family of cases sharing a template: resampled together, counted as one unit."""
+    split: str | None = None
+    """``dev``, ``holdout`` or ``regression``."""
+    domain: str | None = None
+    """The domain the case runs against (older manifests do not say)."""
+    fixture: str | None = None
+    """The fixture (initial state) of the world."""
+
+
+class SuiteInfo(BaseModel):
+    """The suite as run: two runs measured the same thing only when ``hash`` is equal."""
+
+    model_config = _DOCS
+    name: str
+    """The suite's name (a built-in name, or its folder's)."""
+    hash: str
+    """Content hash of the cases and of the domain code, fixtures and policy they run against."""
+    cases: dict[str, str]
+    """Case id → content hash of the case, in run order."""
+    folder: str | None = None
+    """Where the case files were read from."""
+    case_meta: dict[str, CaseMeta] = Field(default_factory=dict)
+    """Case id → tags, group, split, domain and fixture."""
+    domains: dict[str, str] = Field(default_factory=dict)
+    """Domain name → content hash: a case is comparable across suite versions only if its domain is unchanged."""
+
+
+class Redaction(BaseModel):
+    """Which values were redacted before anything reached disk (rules, never values)."""
+
+    model_config = _DOCS
+    enabled: bool
+    """False with ``--no-redact``: raw values are on disk."""
+    patterns: list[str] = Field(default_factory=list)
+    """Names of the patterns applied (``card``, ``email``, ``phone``, and ``--redact-pattern`` names)."""
+    fields: list[str] = Field(default_factory=list)
+    """Keys whose every value is redacted (``--redact-field``)."""
+
+
+class CassetteInfo(BaseModel):
+    """External tools recorded to (``--record``) or answered from (``--replay``) a cassette folder."""
+
+    model_config = _DOCS
+    mode: Literal["record", "replay"]
+    """``record``: real calls, stored; ``replay``: answered from the folder."""
+    folder: str
+    """The cassette folder."""
+
+
+class Sanity(BaseModel):
+    """The do-nothing check run before the trials."""
+
+    model_config = _DOCS
+    checked: bool
+    """False when skipped (``--no-sanity``)."""
+    noop_passes: list[str] = Field(default_factory=list)
+    """Cases an agent that does nothing passes: their assertions do not prove the work was done."""
+
+
+class Selection(BaseModel):
+    """Which cases of the full suite were chosen (``--split``, ``--tag``, or case ids)."""
+
+    model_config = _DOCS
+    filter: dict[str, Any]
+    """The filter as given: ``split`` (any of), ``tags`` (every key, any value), ``ids``."""
+    describe: str
+    """The filter in words, e.g. ``split=holdout risk=high``."""
+    cases: list[str]
+    """The ids chosen."""
+    full_suite: dict[str, Any]
+    """``hash`` and number of ``cases`` of the suite they were chosen from."""
+
+
+class GateRegistration(BaseModel):
+    """A gate recorded before the first trial (``passhat run --gate``): ``passhat gate`` checks the file against it."""
+
+    model_config = _DOCS
+    path: str
+    """The gate file, resolved."""
+    sha256: str
+    """Hash of its bytes: any edit after the run started is visible."""
+    registered_at: str
+    """When it was registered (ISO 8601 UTC)."""
+    name: str | None = None
+    """The gate's name."""
+    gate: dict[str, Any] = Field(default_factory=dict)
+    """Its parsed rules, used when the file is gone."""
+
+
+class Manifest(FileModel):
+    """``manifest.json``: everything needed to say what a run measured and to resume it exactly.
+
+    Fields this passhat does not know (written by a newer one within the same schema version) are kept
+    when the manifest is read and written back.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    schema_version: Literal["passhat.manifest/1"] = "passhat.manifest/1"
+    """``passhat.manifest/1``; a manifest without a version was written before versions were recorded and
+    has this shape."""
+    suite: SuiteInfo
+    """The suite and every case's hash."""
+    agent: str
+    """The agent as given: a spec (``careful``, ``module:function``, ``openai:MODEL``…) or a Python object's name."""
+    trials: int
+    """Trials planned per case."""
+    seed: int = 0
+    """The run seed; every trial's seed derives from it and the case id."""
+    passhat_version: str | None = None
+    """The passhat that ran it."""
+    python: str | None = None
+    """The Python version."""
+    platform: str | None = None
+    """The operating system and machine."""
+    concurrency: int | None = None
+    """Trials in flight at once."""
+    redaction: Redaction | None = None
+    """What was redacted before reaching disk."""
+    cassette: CassetteInfo | None = None
+    """External tools recorded or replayed (None: called for real)."""
+    started_at: str | None = None
+    """When the run started (ISO 8601 UTC); kept when it is resumed."""
+    finished_at: str | None = None
+    """When the last trial was recorded (None while running)."""
+    resumed_at: list[str] = Field(default_factory=list)
+    """When it was resumed, if ever."""
+    status: str = "running"
+    """``running`` (or killed), then ``complete``; a gate never gives a final PASS on an incomplete run."""
+    sanity: Sanity | None = None
+    """The do-nothing check."""
+    isolate: Literal["none", "process"] = "none"
+    """``process``: the Python agent ran in a process of its own per trial."""
+    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Role (``agent``, ``user``, ``judge``) → the model as configured: provider, model, endpoint, sampling,
+    prompt hash, price (never a key)."""
+    agent_runtime: dict[str, Any] | None = None
+    """How an agent that runs elsewhere was run: a service URL, a command's argv, an isolated process."""
+    selection: Selection | None = None
+    """The cases chosen out of the full suite (None: every case)."""
+    frozen: dict[str, Any] | None = None
+    """The snapshot the suite was checked against (``--frozen``)."""
+    gate: GateRegistration | None = None
+    """The gate registered before the first trial."""
+    regrade: dict[str, Any] | None = None
+    """For a re-graded run: its source run and what changed."""
+
+    def case_meta(self, case_id: str) -> CaseMeta:
+        """The case's recorded tags, group, split, domain (empty when the manifest does not say)."""
+        return self.suite.case_meta.get(case_id) or CaseMeta()

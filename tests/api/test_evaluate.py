@@ -1,0 +1,177 @@
+"""passhat as a library: evaluate() is the one code path of a run, and what it returns is typed."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import passhat
+import passhat.api
+from passhat.api import Progress, Run
+from passhat.errors import PasshatError
+from passhat.models import Comparison, GateResult, Manifest, Summary
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+CASES = ["refund-4812", "refund-4812-drop-response", "permission-friend-order"]
+
+
+def _outcomes(folder: Path) -> dict[tuple[str, int], str]:
+    return {(r.case_id, r.trial): r.outcome for r in Run.open(folder).records()}
+
+
+def test_evaluate_writes_the_folder_the_cli_writes(tmp_path: Path, cli: Any) -> None:
+    by_cli = cli("run", "refunds", "--agent", "hasty", "--trials", 2, "--out", tmp_path / "cli", "-q", "--no-report")
+    assert by_cli.exit_code == 0, by_cli.output
+    run = passhat.evaluate("refunds", "hasty", trials=2, out=tmp_path / "lib")
+    for name in ("manifest.json", "trials.jsonl", "summary.json"):
+        assert (tmp_path / "cli" / name).is_file() and (run.folder / name).is_file()
+    cli_manifest, lib_manifest = (Manifest.load(f / "manifest.json") for f in (tmp_path / "cli", run.folder))
+    volatile = {"started_at", "finished_at"}
+    assert cli_manifest.model_dump(exclude=volatile) == lib_manifest.model_dump(exclude=volatile)
+    assert _outcomes(tmp_path / "cli") == _outcomes(run.folder)
+    cli_summary = Summary.load(tmp_path / "cli" / "summary.json")
+    assert {k: v.estimate for k, v in cli_summary.suite.pass_hat_k.items()} == \
+        {k: v.estimate for k, v in run.summary.suite.pass_hat_k.items()}
+    assert cli_summary.strata.keys() == run.summary.strata.keys()  # every tag key, as the report needs
+
+
+def test_the_cli_runs_through_evaluate(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One code path: `passhat run` parses, calls passhat.api.evaluate, prints and exits by what it returns."""
+    done = passhat.evaluate("refunds", "hasty", trials=2, out=tmp_path / "done", gate=EXAMPLES / "gate.yaml",
+                            cases=CASES)
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    def fake_evaluate(*args: Any, **kwargs: Any) -> Run:
+        calls.append((args, kwargs))
+        kwargs["progress"](Progress(0, 6, suite="refunds"))
+        return Run.open(done.folder)  # nothing runs: whatever the CLI shows must come from here
+
+    monkeypatch.setattr(passhat.api, "evaluate", fake_evaluate)
+    result = cli("run", "refunds", "--agent", "careful", "--trials", 3, "--out", tmp_path / "never", "--no-report",
+                 "--gate", EXAMPLES / "gate.yaml", "--by", "risk", "--tag", "risk=high", "-j", 2)
+    (args, kwargs), = calls
+    assert args == ("refunds", "careful")
+    assert kwargs["trials"] == 3 and kwargs["concurrency"] == 2 and kwargs["out"] == tmp_path / "never"
+    assert kwargs["gate"] == EXAMPLES / "gate.yaml" and kwargs["by"] == ("risk",) and kwargs["tags"] == ("risk=high",)
+    assert not (tmp_path / "never").exists()
+    assert result.exit_code == 1  # the gate result of the run evaluate returned: FAIL
+    assert "gate FAIL" in result.output and "hasty" in result.output  # the returned run's agent, not --agent
+
+
+def test_python_agents_of_every_shape(tmp_path: Path) -> None:
+    notes = Path(__file__).parents[1] / "data" / "notes"
+
+    async def async_agent(ep: Any) -> str:
+        await ep.call("add_note", {"title": "call mom", "priority": 2})
+        return "added"
+
+    def sync_agent(ep: Any) -> str:
+        ep.call("add_note", {"title": "call mom", "priority": 2})
+        return "added"
+
+    class Agent:
+        async def __call__(self, ep: Any) -> str:
+            return await async_agent(ep)
+
+    for i, agent in enumerate([async_agent, sync_agent, Agent(), Agent]):
+        run = passhat.evaluate(notes / "cases", agent, trials=2, out=tmp_path / f"r{i}", sanity=False)
+        assert run.pass_hat_k(2).estimate == 1.0, (agent, run.failure_report())
+    assert Run.open(tmp_path / "r0").manifest.agent.endswith("test_python_agents_of_every_shape.<locals>.async_agent")
+    assert Run.open(tmp_path / "r2").manifest.agent.endswith(".Agent()")
+    named = passhat.evaluate(notes / "cases", async_agent, trials=1, out=tmp_path / "named", name="mine", sanity=False)
+    assert named.manifest.agent == "mine"
+    with pytest.raises(PasshatError, match="isolate='process' needs the agent as a spec"):
+        passhat.evaluate(notes / "cases", async_agent, isolate="process", out=tmp_path / "iso")
+
+
+def test_run_gives_typed_access_and_readable_failures(tmp_path: Path) -> None:
+    run = passhat.evaluate("refunds", "hasty", trials=2, out=tmp_path / "hasty", cases=CASES, on_warning=print)
+    assert isinstance(run.manifest, Manifest) and isinstance(run.summary, Summary)
+    assert run.manifest.selection is not None and sorted(run.manifest.selection.cases) == sorted(CASES)
+    iv = run.pass_hat_k(2)
+    assert iv.low == iv.ci_low and iv.low is not None and iv.low <= iv.estimate <= iv.high  # type: ignore[operator]
+    assert run.pass_at_k(1).estimate == run.pass_hat_k(1).estimate
+    with pytest.raises(PasshatError, match="no case has 3 graded trials"):
+        run.pass_hat_k(3)
+    assert sum(1 for _ in run.records()) == 6
+    failures = {f.case_id: f for f in run.failures()}
+    assert set(failures) == {"refund-4812-drop-response", "permission-friend-order"}
+    dup = failures["refund-4812-drop-response"]
+    assert (dup.passed, dup.graded, dup.trial, dup.category) == (0, 2, 0, "duplicate_write")
+    assert dup.check is not None and "expected 1, actual 2" in dup.check
+    report = run.failure_report()
+    assert "2 of 3 case(s) did not pass every trial" in report and "refund-4812-drop-response: 0/2 passed" in report
+    reopened = Run.open(run.folder)
+    assert reopened.summary == run.summary and reopened.manifest == run.manifest
+    assert "pass^1 0.333" in repr(run)
+
+
+def test_compare_and_gate_return_models(tmp_path: Path) -> None:
+    gate = EXAMPLES / "gate.yaml"
+    careful = passhat.evaluate("refunds", "careful", trials=2, out=tmp_path / "careful", cases=CASES, gate=gate)
+    hasty = passhat.evaluate("refunds", "hasty", trials=2, out=tmp_path / "hasty", cases=CASES)
+    assert isinstance(careful.gate_result, GateResult) and careful.gate_result.outcome in ("PASS", "INCONCLUSIVE")
+    assert GateResult.load(careful.folder / "gate.json") == careful.gate_result
+    comparison = hasty.compare(careful)
+    assert isinstance(comparison, Comparison)
+    assert set(comparison.new_failures) == {"refund-4812-drop-response", "permission-friend-order"}
+    assert comparison.pass_hat_k(2).delta < 0 and comparison.pass_hat_k(2).low <= comparison.pass_hat_k(2).delta
+    result = hasty.gate(gate, baseline=careful)
+    assert result.outcome == "FAIL"
+    assert not result.gate.preregistered and result.failing_rules()[0].outcome == "FAIL"
+    assert GateResult.load(hasty.folder / "gate.json") == result
+
+
+def test_progress_warnings_and_bad_input(tmp_path: Path) -> None:
+    seen: list[Progress] = []
+    warned: list[str] = []
+    passhat.evaluate("refunds", "careful", trials=2, out=tmp_path / "p", cases=CASES[:2], progress=seen.append,
+                     on_warning=warned.append)
+    assert [p.done for p in seen] == [0, 1, 2, 3, 4] and {p.total for p in seen} == {4}
+    assert seen[0].record is None and all(p.record is not None for p in seen[1:]) and seen[0].suite == "refunds"
+    with pytest.raises(PasshatError, match="no case 'nope' in suite 'refunds'"):
+        passhat.evaluate("refunds", "careful", out=tmp_path / "bad", cases=["nope"])
+    with pytest.raises(PasshatError, match="not a built-in agent"):
+        passhat.evaluate("refunds", "nobody", out=tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()  # bad input is refused before anything is written
+
+
+def test_default_folders_never_collide(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    a = passhat.evaluate("refunds", "careful", trials=1, cases=CASES[:1], sanity=False)
+    b = passhat.evaluate("refunds", "careful", trials=1, cases=CASES[:1], sanity=False)
+    assert a.folder != b.folder and a.folder.parent == b.folder.parent == Path("runs")
+    assert a.folder.name.startswith("refunds-careful-")
+
+
+def test_async_variant_and_a_running_loop(tmp_path: Path) -> None:
+    async def main() -> Run:
+        with pytest.raises(PasshatError, match="evaluate_async"):
+            passhat.evaluate("refunds", "careful", out=tmp_path / "x")
+        return await passhat.evaluate_async("refunds", "careful", trials=1, cases=CASES[:1], out=tmp_path / "a")
+
+    assert asyncio.run(main()).pass_hat_k(1).estimate == 1.0
+    sync, asynchronous = inspect.signature(passhat.evaluate), inspect.signature(passhat.evaluate_async)
+    assert sync.parameters == asynchronous.parameters
+
+
+def test_import_passhat_stays_cheap() -> None:
+    code = ("import sys, passhat; heavy = [m for m in ('pydantic', 'passhat.api', 'passhat.models', 'numpy') "
+            "if m in sys.modules]; print(heavy); assert passhat.Run.__name__ == 'Run'")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_summary_json_is_the_models_dump(tmp_path: Path) -> None:
+    run = passhat.evaluate("refunds", "careful", trials=2, cases=CASES, out=tmp_path / "r", sanity=False)
+    on_disk = json.loads((run.folder / "summary.json").read_text())
+    assert on_disk["schema_version"] == "passhat.summary/3" and "format" not in on_disk
+    assert json.loads(run.summary.to_json()) == on_disk
+    assert on_disk["suite"]["pass_hat_k"]["2"]["ci_low"] == run.summary.suite.pass_hat_k[2].low
