@@ -93,7 +93,8 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     except PasshatError as exc:
         fail(str(exc))
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=err, disable=quiet)
+                        TimeElapsedColumn(), console=err,
+                        disable=quiet or not err.is_terminal)  # a bar in a CI log is noise (and a blank line)
     with progress:
         bar: list[TaskID] = []
 
