@@ -1,4 +1,4 @@
-"""``passhat gate RUN``, and the gate steps of ``passhat run --gate``: register before, evaluate after.
+"""``passhat gate RUN``, and printing a gate result (``passhat run --gate`` prints through here too).
 
 Exit codes: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input (malformed gate file, a gate file changed since
 it was registered, unusable baseline, missing calibration file).
@@ -17,12 +17,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from passhat.commands.outputs import write_ci_outputs
-from passhat.console import print_error, stderr_console
-from passhat.errors import EXIT_BAD_INPUT, UserError, describe_os_error
-from passhat.gate import gate_run, registration_for_run, write_gate_result
+from passhat.console import stderr_console
+from passhat.errors import UserError, describe_os_error
+from passhat.gate import gate_run, write_gate_result
 from passhat.report.markdown import ICONS
 from passhat.results import read_summary
-from passhat.runner.store import RunStore
 
 STYLES = {"PASS": "green", "FAIL": "bold red", "INCONCLUSIVE": "yellow", "SKIPPED": "dim"}
 
@@ -46,39 +45,6 @@ def print_gate(result: dict[str, Any], console: Console) -> None:
     console.print(table)
     outcome = result["outcome"]
     console.print(f"[{STYLES[outcome]}]{ICONS[outcome]} gate {outcome}[/] (exit {result['exit_code']})", highlight=False)
-
-
-def register_gate(gate_file: Path | None, out: Path, resume: bool) -> dict[str, Any] | None:
-    """The manifest's ``gate`` entry for ``passhat run --gate`` (kept from the old manifest on resume)."""
-    old = RunStore(out).read_manifest() if resume else None
-    return registration_for_run(gate_file, old)
-
-
-def finish_run(out: Path, summary: dict[str, Any], *, gated: bool, junit: Path | None, summary_md: Path | None,
-               quiet: bool = False) -> int:
-    """After ``passhat run``: evaluate the registered gate, write gate.json and CI outputs; the exit code.
-
-    A bad gate or an unwritable CI output is printed (as any user error) and returns 2 rather than
-    raising: the run is on disk, and its report is still written after this.
-    """
-    err = stderr_console()
-    result = None
-    if gated:
-        try:
-            result = gate_run(out)
-        except UserError as exc:
-            print_error(f"gate: {exc}")
-            return EXIT_BAD_INPUT
-        write_gate_result(out, result)
-        print_gate(result, err if quiet else Console())
-    try:
-        written = write_ci_outputs(out, summary, result, junit=junit, summary_md=summary_md)
-    except OSError as exc:
-        print_error(f"cannot write CI output: {describe_os_error(exc)}")
-        return EXIT_BAD_INPUT
-    for path in written:
-        err.print(escape(f"wrote {path}"), highlight=False)
-    return int(result["exit_code"]) if result else 0
 
 
 def _summary(run_folder: Path) -> dict[str, Any]:
