@@ -26,7 +26,6 @@ import traceback
 from typing import Any, NoReturn
 
 import click
-from click.utils import make_default_short_help
 
 from passhat import __version__
 from passhat.errors import EXIT_BAD_INPUT, EXIT_BUG, EXIT_INTERRUPTED, UserError, describe_os_error
@@ -108,7 +107,8 @@ class LazyGroup(click.Group):
             if name in self.commands:
                 rows.append((name, self.commands[name].get_short_help_str(limit)))
             else:
-                rows.append((name, make_default_short_help(self.lazy[name][1], limit)))
+                # an unloaded command's help line, shortened as click shortens a loaded one's
+                rows.append((name, click.Command(name, help=self.lazy[name][1]).get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

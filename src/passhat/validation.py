@@ -81,6 +81,13 @@ def _check_depth(text: str, loader_class: Any) -> None:
                                              f"the document is nested too deeply (more than {MAX_DEPTH} levels)")
             elif isinstance(event, closing):
                 depth -= 1
+    except yaml.MarkedYAMLError as exc:
+        # libyaml ≥ 0.2.6 (PyYAML 6.0.4 wheels) has a nesting limit of its own, met by its scanner before
+        # this loop sees our limit: the same refusal, said the same way
+        if "nesting depth" not in str(exc.problem or ""):
+            raise
+        raise YamlExpansionError("", exc.problem_mark,
+                                 f"the document is nested too deeply (more than {MAX_DEPTH} levels)") from None
     finally:
         loader.dispose()
 
