@@ -4,6 +4,10 @@ A domain is plain data plus declared tools. It never touches anything real: paym
 intent, email goes to a sink table, and all state lives in the trial's SQLite world. Checks its cases
 need beyond the built-in assertions are graders declared with ``@grader`` and registered here, so a
 suite stays self-contained and its hash covers them.
+
+The hash covers what decides a verdict (docs/design/014): each fixture's built state (whatever the
+fixture read to build it), the schema, the policy, the source of the domain's module and of the local
+modules it imports, and the data files it declares with ``files=``.
 """
 
 from __future__ import annotations
@@ -14,14 +18,16 @@ import inspect
 import json
 import sqlite3
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
 from passhat.errors import DomainError
 from passhat.imports import import_file, import_module
+from passhat.sources import CodeRoot, defining_file, local_files
 from passhat.tools import Tool
 from passhat.validation import load_yaml
 from passhat.world import FixtureImage
@@ -46,6 +52,7 @@ class Domain:
         tools: Iterable[Tool],
         graders: Iterable[CustomGrader] = (),
         start: datetime | None = None,
+        files: Iterable[str | Path] = (),
     ) -> None:
         self.name = name
         self.schema_sql = schema.read_text("utf-8") if isinstance(schema, Path) else schema
@@ -54,8 +61,17 @@ class Domain:
         self.tools = {t.name: t for t in tools}
         self.graders = _graders(name, graders)
         self.start = start or datetime(2026, 1, 1, 9, 0, 0)
+        self.files = [Path(f) for f in files]
+        """Data files the tools read while a trial runs: the hash covers their bytes. Files a fixture
+        function reads need no declaring (its built state is hashed)."""
+        for f in self.files:
+            if not f.is_file():
+                raise DomainError(f"domain {name!r}: files: {f} does not exist (declare the data files the tools read)")
+        self.code_root: CodeRoot | None = None
+        """The module the domain was loaded from (set by :func:`load_domain`); its local imports are hashed."""
         self._images: dict[str, FixtureImage] = {}
         self._schema_hash: str | None = None
+        self._code_hash: str | None = None
 
     def tool_list(self) -> list[Tool]:
         return list(self.tools.values())
@@ -77,23 +93,59 @@ class Domain:
             self._schema_hash = hashlib.sha256(json.dumps(specs, sort_keys=True).encode()).hexdigest()[:16]
         return self._schema_hash
 
+    def fixture_hash(self, fixture: str) -> str:
+        """Hash of the fixture's built state (rows, schema objects, start time), however it was built."""
+        return self.image(fixture).content_hash()
+
+    def source_files(self) -> dict[str, Path]:
+        """The code and data files the hash covers, by a label that does not depend on where they are."""
+        roots = [self.code_root] if self.code_root is not None else []
+        funcs = [t.func for t in self.tools.values()] + [g.func for g in self.graders.values()]
+        funcs += [f for f in self.fixtures.values() if callable(f) and not isinstance(f, Path)]
+        for file in dict.fromkeys(filter(None, map(defining_file, funcs))):
+            if not any(file.is_relative_to(r.folder) for r in roots):  # defined outside the loaded module's folder
+                roots.append(CodeRoot.of_file(file))
+        out: dict[str, Path] = {}
+        for root in roots:
+            for path in local_files(root):
+                out.setdefault(path.relative_to(root.folder).as_posix(), path)
+        folder = self.code_root.folder if self.code_root is not None else None
+        for f in self.files:
+            resolved = f.resolve()
+            label = resolved.relative_to(folder).as_posix() if folder and resolved.is_relative_to(folder) else f.name
+            out.setdefault(f"files/{label}", resolved)
+        return dict(sorted(out.items()))
+
+    def code_hash(self) -> str:
+        """Hash of :meth:`source_files`' contents, taken once: what the domain was loaded with."""
+        if self._code_hash is None:
+            h = hashlib.sha256()
+            for label, path in self.source_files().items():
+                try:
+                    data = path.read_bytes()
+                except OSError as exc:
+                    raise DomainError(f"domain {self.name!r}: cannot read {path} to hash it: {exc}") from exc
+                h.update(f"{label} {hashlib.sha256(data).hexdigest()}\n".encode())
+            self._code_hash = h.hexdigest()
+        return self._code_hash
+
     def content_hash(self) -> str:
-        """Hash of everything that defines the domain: schema, policy, fixture files, tool and grader source."""
+        """Hash of everything that decides the domain's verdicts: schema, policy, each fixture's built state,
+        tool and grader source, and the code and data files of :meth:`source_files` (docs/design/014)."""
         h = hashlib.sha256()
         h.update(self.schema_sql.encode())
         h.update(self.policy.encode())
         for name in sorted(self.fixtures):
-            src = self.fixtures[name]
-            h.update(name.encode())
-            h.update(src.read_bytes() if isinstance(src, Path) else _source(src).encode())
+            h.update(f"fixture {name} {self.fixture_hash(name)}\n".encode())
         for name in sorted(self.tools):
             t = self.tools[name]
             h.update(f"{name}:{t.kind}:{t.external}".encode())
             h.update(_source(t.func).encode())
-        for name in sorted(self.graders):  # absent without graders: older domains keep their hash
+        for name in sorted(self.graders):
             g = self.graders[name]
             h.update(f"grader {name}:{g.kind}".encode())
             h.update(_source(g.func).encode())
+        h.update(f"code {self.code_hash()}\n".encode())
         return h.hexdigest()
 
 
@@ -140,33 +192,63 @@ def _loader(source: FixtureSource, default_start: datetime) -> tuple[Callable[[s
 BUILTIN_DOMAINS = ("reimbursement", "refunds")
 
 
-def load_domain(ref: str, base: Path | None = None) -> Domain:
-    """Resolve a domain reference: a built-in name, ``package.module:attr``, or a path to a ``.py`` file.
+@dataclass(frozen=True)
+class DomainRef:
+    """A domain reference resolved: two spellings of one domain (``./domain.py``, ``domain.py``) have one ``key``."""
 
-    A module or file must define ``domain`` (a :class:`Domain`) unless ``:attr`` names another attribute.
-    """
+    kind: Literal["builtin", "file", "module"]
+    target: str
+    """The built-in's name, the resolved ``.py`` file, or the module name."""
+    attr: str
+    shown: str = field(default="", compare=False)
+    """The file as the reference spells it (for messages)."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.target}:{self.attr}"
+
+
+def resolve_domain_ref(ref: str, base: Path | None = None) -> DomainRef:
+    """What ``ref`` names, without importing it: a built-in, a ``.py`` file (resolved), or ``module:attr``."""
     if ref in BUILTIN_DOMAINS:
-        module = importlib.import_module(f"passhat.domains.{ref}")
-        return _domain_attr(module, "domain", ref)
+        return DomainRef("builtin", ref, "domain")
     target, _, attr = ref.partition(":")
     path = Path(target) if base is None else (base / target)
     if target.endswith(".py") or path.is_dir():
         file = path / "domain.py" if path.is_dir() else path
         if not file.exists():
             raise DomainError(f"domain {ref!r}: file {file} does not exist")
+        return DomainRef("file", str(file.resolve()), attr or "domain", str(file))
+    return DomainRef("module", target, attr or "domain")
+
+
+def load_domain(ref: str, base: Path | None = None) -> Domain:
+    """Resolve a domain reference: a built-in name, ``package.module:attr``, or a path to a ``.py`` file.
+
+    A module or file must define ``domain`` (a :class:`Domain`) unless ``:attr`` names another attribute.
+    A file is executed on every call (a reloaded suite sees its edits); callers that load many cases
+    load each :attr:`DomainRef.key` once.
+    """
+    resolved = resolve_domain_ref(ref, base)
+    if resolved.kind == "builtin":
+        module = importlib.import_module(f"passhat.domains.{ref}")
+    elif resolved.kind == "file":
         try:
-            module = import_file(file, "domain")
+            module = import_file(Path(resolved.target), "domain")
         except ImportError as exc:
-            raise DomainError(f"domain {ref!r}: cannot import {file}: {exc}") from exc
-        return _domain_attr(module, attr or "domain", ref)
-    try:
-        module = import_module(target)
-    except ImportError as exc:
-        raise DomainError(
-            f"unknown domain {ref!r}: not a built-in ({', '.join(BUILTIN_DOMAINS)}), "
-            f"an importable module:attr, or a .py file ({exc})"
-        ) from exc
-    return _domain_attr(module, attr or "domain", ref)
+            raise DomainError(f"domain {ref!r}: cannot import {resolved.shown}: {exc}") from exc
+    else:
+        try:
+            module = import_module(resolved.target)
+        except ImportError as exc:
+            raise DomainError(
+                f"unknown domain {ref!r}: not a built-in ({', '.join(BUILTIN_DOMAINS)}), "
+                f"an importable module:attr, or a .py file ({exc})"
+            ) from exc
+    domain = _domain_attr(module, resolved.attr, ref)
+    domain.code_root = CodeRoot.of_module(module)
+    domain.code_hash()  # taken now: the files as they were when the domain was loaded
+    return domain
 
 
 def _domain_attr(module: Any, attr: str, ref: str) -> Domain:

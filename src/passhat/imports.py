@@ -93,7 +93,7 @@ def describe_failure(exc: BaseException, loaded: Path | None) -> str:
 def _where(exc: BaseException, loaded: Path | None) -> str:
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
         return _place(Path(exc.filename), exc.lineno, loaded)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_file(f.filename)]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_file(f.filename)]
     if not frames:
         return ""
     last = frames[-1]
@@ -106,7 +106,7 @@ def _place(file: Path, line: int, loaded: Path | None) -> str:
     return f"{file}, line {line}"
 
 
-def _is_user_file(filename: str) -> bool:
+def is_user_file(filename: str) -> bool:
     """Not Python's import machinery, the standard library, an installed package or passhat itself."""
     if filename.startswith("<"):
         return False

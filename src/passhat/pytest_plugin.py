@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 
 RUNS = pytest.StashKey[list["Run"]]()
 """The runs a test evaluated (for the failure report)."""
-DOMAINS = pytest.StashKey[dict[tuple[str, str], Any]]()
-"""Domains loaded by case items, per (domain reference, folder): loaded once per worker."""
+DOMAINS = pytest.StashKey[dict[str, Any]]()
+"""Domains loaded by case items, per resolved reference (`DomainRef.key`): loaded once per worker."""
 CASE_KEYS = re.compile(r"^(id|domain|instruction)\s*:", re.MULTILINE)
 RULE = re.compile(r"^\s*(?:(?P<all>all)|pass_rate\s*>=\s*(?P<rate>[0-9]*\.?[0-9]+)"
                   r"|pass\^(?P<k>[1-9][0-9]*)\s*>=\s*(?P<bar>[0-9]*\.?[0-9]+))\s*$")
@@ -289,22 +289,22 @@ def _first(failure: Any) -> str:
     return f"\n  first failure, trial {failure.trial}: {failure.check}{category}"
 
 
-def _case_suite(path: Path, domains: dict[tuple[str, str], Any]) -> Suite:
+def _case_suite(path: Path, domains: dict[str, Any]) -> Suite:
     """A suite of the one case in ``path`` (its domain loaded once per worker); bad input raises ``CaseError``."""
     from passhat.cases import Suite
     from passhat.cases.load import check_references, load_case
     from passhat.cases.suite import resolve_suite_folder
-    from passhat.domain import load_domain
+    from passhat.domain import load_domain, resolve_domain_ref
     from passhat.errors import CaseError, DomainError
 
     folder = path.parent
     case = load_case(path)
-    key = (case.domain, str(folder.resolve()))
-    if key not in domains:
-        try:
+    try:
+        key = resolve_domain_ref(case.domain, folder).key
+        if key not in domains:
             domains[key] = load_domain(case.domain, folder)
-        except DomainError as exc:
-            raise CaseError(str(path), "domain", str(exc)) from None
+    except DomainError as exc:
+        raise CaseError(str(path), "domain", str(exc)) from None
     check_references(case, str(path), domains[key])
     name, _ = resolve_suite_folder(str(folder))
     return Suite(name, folder, [case], {case.id: path}, {case.domain: domains[key]})

@@ -107,12 +107,9 @@ def check_references(case: Case, file: str, domain: Any) -> None:
         if isinstance(a, CustomAssertion):
             check_params(a, known_grader(a, f"assertions.{i}.{a.kind}", file, domain), f"assertions.{i}.{a.kind}", file)
     image = domain.image(case.fixture)
-    conn = image.connect()
-    try:
+    with image.reading() as conn:  # a pooled copy: checking a case must not copy a large image again
         for i, a in enumerate(case.assertions):
             _check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
-    finally:
-        conn.close()
 
 
 def known_grader(a: CustomAssertion, field: str, file: str, domain: Any) -> Any:

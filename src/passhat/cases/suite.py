@@ -8,7 +8,7 @@ from pathlib import Path
 
 from passhat.cases.load import check_references, load_case
 from passhat.cases.model import Case
-from passhat.domain import BUILTIN_DOMAINS, Domain, load_domain
+from passhat.domain import BUILTIN_DOMAINS, Domain, load_domain, resolve_domain_ref
 from passhat.errors import CaseError, DomainError
 
 BUILTIN_ROOT = Path(__file__).resolve().parent.parent / "domains"
@@ -35,6 +35,10 @@ class Suite:
 
     def case_hashes(self) -> dict[str, str]:
         return {c.id: c.content_hash() for c in self.cases}
+
+    def fixture_hashes(self) -> dict[str, dict[str, str]]:
+        """Hash of each fixture's built state, per domain (so a change can be named down to the fixture)."""
+        return {n: {f: d.fixture_hash(f) for f in sorted(d.fixtures)} for n, d in sorted(self.domains.items())}
 
     def content_hash(self) -> str:
         """Hash of the cases and the domain code, fixtures and policy they run against.
@@ -71,15 +75,19 @@ def load_suite(ref: str) -> Suite:
     cases: list[Case] = []
     files: dict[str, Path] = {}
     domains: dict[str, Domain] = {}
+    loaded: dict[str, Domain] = {}  # by resolved reference: each domain (and so each fixture image) once
     for path in paths:
         case = load_case(path)
         if case.id in files:
             raise CaseError(str(path), "id", f"duplicate case id {case.id!r} (also in {files[case.id]})")
         if case.domain not in domains:
             try:
-                domains[case.domain] = load_domain(case.domain, folder)
+                key = resolve_domain_ref(case.domain, folder).key
+                if key not in loaded:
+                    loaded[key] = load_domain(case.domain, folder)
             except DomainError as exc:
                 raise CaseError(str(path), "domain", str(exc)) from None
+            domains[case.domain] = loaded[key]
         check_references(case, str(path), domains[case.domain])
         cases.append(case)
         files[case.id] = path

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from passhat.cases import Case
 from passhat.cases.assertions import CustomAssertion
 from passhat.cases.load import _check_assertion, _check_regex, _field_path, _model_at, check_params, known_grader
-from passhat.domain import Domain, load_domain
+from passhat.domain import Domain, load_domain, resolve_domain_ref
 from passhat.errors import CaseError, DomainError
 from passhat.lint.findings import Code, Finding
 from passhat.validation import load_yaml, yaml_problem
@@ -116,15 +116,12 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
     except DomainError as exc:
         add("domain", "fixture", str(exc))
         return out
-    conn = image.connect()
-    try:
+    with image.reading() as conn:
         for i, a in enumerate(case.assertions):
             try:
                 _check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
             except CaseError as exc:
                 add(_code_for(exc.field), exc.field, exc.message)
-    finally:
-        conn.close()
     return out
 
 
@@ -144,6 +141,7 @@ def load_for_lint(folder: Path) -> tuple[list[LoadedCase], list[tuple[str, Any]]
     if not paths:
         return [], [], [Finding("schema", str(folder), "", "no case files (*.yaml) in this folder")]
     domains: dict[str, Domain | DomainError] = {}
+    by_key: dict[str, Domain] = {}  # by resolved reference: two spellings of a path load once
     loaded: list[LoadedCase] = []
     ids: list[tuple[str, Any]] = []
     findings: list[Finding] = []
@@ -155,7 +153,10 @@ def load_for_lint(folder: Path) -> tuple[list[LoadedCase], list[tuple[str, Any]]
             continue
         if case.domain not in domains:
             try:
-                domains[case.domain] = load_domain(case.domain, folder)
+                key = resolve_domain_ref(case.domain, folder).key
+                if key not in by_key:
+                    by_key[key] = load_domain(case.domain, folder)
+                domains[case.domain] = by_key[key]
             except DomainError as exc:
                 domains[case.domain] = exc
         domain = domains[case.domain]

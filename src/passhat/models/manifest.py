@@ -47,6 +47,9 @@ class SuiteInfo(BaseModel):
     """Case id → tags, group, split, domain and fixture."""
     domains: dict[str, str] = Field(default_factory=dict)
     """Domain name → content hash: a case is comparable across suite versions only if its domain is unchanged."""
+    fixtures: dict[str, dict[str, str]] = Field(default_factory=dict)
+    """Domain name → fixture name → hash of the fixture's built state, so a change is named down to the fixture
+    (older manifests do not record it)."""
 
 
 class Redaction(BaseModel):

@@ -9,8 +9,6 @@ either with either.
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +18,6 @@ import yaml
 
 from passhat import __version__
 from passhat.cases import Suite
-from passhat.domain import Domain
 from passhat.errors import PasshatError
 from passhat.suites.changes import changed_cases, describe_changes
 from passhat.validation import load_yaml
@@ -36,21 +33,9 @@ class SuiteChanged(PasshatError):
         self.details = details
 
 
-def _fixture_hash(domain: Domain, name: str) -> str:
-    src = domain.fixtures[name]
-    if isinstance(src, Path):
-        data = src.read_bytes()
-    else:
-        try:
-            data = inspect.getsource(src).encode()
-        except (OSError, TypeError):
-            data = repr(src).encode()
-    return hashlib.sha256(data).hexdigest()
-
-
 def fixture_hashes(suite: Suite) -> dict[str, dict[str, str]]:
-    """Hash of each fixture's source (YAML bytes or loader code), per domain."""
-    return {n: {f: _fixture_hash(d, f) for f in sorted(d.fixtures)} for n, d in sorted(suite.domains.items())}
+    """Hash of each fixture's built state, per domain (whatever the fixture read to build it)."""
+    return suite.fixture_hashes()
 
 
 def suite_block(suite: Suite) -> dict[str, Any]:

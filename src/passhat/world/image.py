@@ -6,6 +6,8 @@ connection holding a private copy of those bytes and runs inside a savepoint; wh
 savepoint is rolled back and the connection returns to a pool. So a reset costs O(rows changed), not a
 copy of the database — which matters at 100× τ-bench scale, where copying the image took 165 ms. A
 trial that escaped its savepoint (a tool that committed) gets its connection discarded, never reused.
+The pool holds at most one copy per concurrent world, in memory within a budget and on disk beyond it
+(``world/copies.py``); checking cases reuses pooled copies instead of making one per case.
 
 The triggers write the primary key and the *previous* row of every insert, update and delete into
 ``_passhat_log``. ``World.diff()`` reads that log, so grading cost grows with the number of changed
@@ -16,14 +18,18 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from passhat.errors import DomainError
+from passhat.world.copies import ImageCopies
+from passhat.world.fingerprint import state_hash
 
 LOG_TABLE = "_passhat_log"
+TRIGGER_PREFIX = "_ph_"
 TRIAL_SAVEPOINT = "passhat_trial"
 RowLoader = Callable[[sqlite3.Connection], None]
 
@@ -77,12 +83,12 @@ def install_change_log(conn: sqlite3.Connection, tables: Mapping[str, TableInfo]
         ins = f"INSERT INTO {log}(tbl, pk, old) VALUES ('{t.name}'"
         conn.executescript(
             f"""
-            CREATE TRIGGER "_ph_ins_{t.name}" AFTER INSERT ON {q} BEGIN
+            CREATE TRIGGER "{TRIGGER_PREFIX}ins_{t.name}" AFTER INSERT ON {q} BEGIN
               {ins}, {_key_of('NEW', t.key)}, NULL); END;
-            CREATE TRIGGER "_ph_upd_{t.name}" AFTER UPDATE ON {q} BEGIN
+            CREATE TRIGGER "{TRIGGER_PREFIX}upd_{t.name}" AFTER UPDATE ON {q} BEGIN
               {ins}, {_key_of('OLD', t.key)}, {_json_of('OLD', t.columns)});
               {ins}, {_key_of('NEW', t.key)}, NULL); END;
-            CREATE TRIGGER "_ph_del_{t.name}" AFTER DELETE ON {q} BEGIN
+            CREATE TRIGGER "{TRIGGER_PREFIX}del_{t.name}" AFTER DELETE ON {q} BEGIN
               {ins}, {_key_of('OLD', t.key)}, {_json_of('OLD', t.columns)}); END;
             """
         )
@@ -112,13 +118,15 @@ def insert_rows(conn: sqlite3.Connection, rows: Mapping[str, Sequence[Mapping[st
 class FixtureImage:
     """A named initial state, built once and restored cheaply for every trial."""
 
-    def __init__(self, name: str, image: bytes, tables: dict[str, TableInfo], start: datetime) -> None:
+    def __init__(self, name: str, image: bytes, tables: dict[str, TableInfo], start: datetime,
+                 memory_budget: int | None = None) -> None:
         self.name = name
-        self.image = image
         self.tables = tables
         self.start = start
+        self._copies = ImageCopies(image, memory_budget)
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._hash: str | None = None
 
     @classmethod
     def build(
@@ -127,8 +135,12 @@ class FixtureImage:
         schema_sql: str,
         loader: RowLoader,
         start: datetime,
+        memory_budget: int | None = None,
     ) -> FixtureImage:
-        """Create the schema, load the rows, install the change log and serialize."""
+        """Create the schema, load the rows, install the change log and serialize.
+
+        ``memory_budget``: bytes of in-memory world copies (default ``copies.DEFAULT_MEMORY_BUDGET``).
+        """
         conn = sqlite3.connect(":memory:")
         try:
             try:
@@ -140,17 +152,27 @@ class FixtureImage:
             tables = read_tables(conn)
             install_change_log(conn, tables)
             conn.commit()
-            return cls(name, conn.serialize(), tables, start)
+            return cls(name, conn.serialize(), tables, start, memory_budget)
         finally:
             conn.close()
 
     @property
+    def image(self) -> bytes:
+        """The serialized database (the fixture's state, change log installed)."""
+        return self._copies.image
+
+    @property
     def size_bytes(self) -> int:
         """Size of the serialized database."""
-        return len(self.image)
+        return len(self._copies.image)
+
+    @property
+    def copies(self) -> ImageCopies:
+        """The private copies live worlds hold (how many in memory, how many on disk)."""
+        return self._copies
 
     def connect(self) -> sqlite3.Connection:
-        """A fresh writable connection holding a private copy of the image."""
+        """A fresh writable in-memory copy of the image, outside the pool: the caller closes it."""
         conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         conn.deserialize(self.image)
         conn.row_factory = sqlite3.Row
@@ -161,12 +183,12 @@ class FixtureImage:
         with self._lock:
             conn = self._idle.pop() if self._idle else None
         if conn is None:
-            conn = self.connect()
+            conn = self._copies.open()
         conn.execute(f"SAVEPOINT {TRIAL_SAVEPOINT}")
         return conn
 
     def release(self, conn: sqlite3.Connection) -> None:
-        """Undo the trial and pool the connection, or close it if the trial escaped its savepoint."""
+        """Undo the trial and pool the connection, or discard it if the trial escaped its savepoint."""
         try:
             if not conn.in_transaction:
                 raise sqlite3.OperationalError("trial savepoint was committed")
@@ -174,14 +196,34 @@ class FixtureImage:
             conn.execute(f"ROLLBACK TO {TRIAL_SAVEPOINT}")
             conn.execute(f"RELEASE {TRIAL_SAVEPOINT}")
         except sqlite3.Error:
-            conn.close()
+            self._copies.discard(conn)
             return
         with self._lock:
             self._idle.append(conn)
 
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A pooled connection in the fixture's state for read-only use (checking cases, hashing)."""
+        conn = self.acquire()
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            yield conn
+        finally:
+            self.release(conn)
+
+    def content_hash(self) -> str:
+        """Hash of the fixture's state (tables, rows, start time): whatever built it, this is what trials see.
+
+        A logical dump, not the serialized bytes, which depend on the SQLite version (docs/design/014).
+        """
+        if self._hash is None:
+            with self.reading() as conn:
+                self._hash = state_hash(conn, self.start, skip_table=LOG_TABLE, skip_trigger_prefix=TRIGGER_PREFIX)
+        return self._hash
+
     def close(self) -> None:
-        """Close pooled connections (their memory is a copy of the image each)."""
+        """Discard pooled connections (each holds a copy of the image, in memory or on disk)."""
         with self._lock:
             idle, self._idle = self._idle, []
         for conn in idle:
-            conn.close()
+            self._copies.discard(conn)
