@@ -14,7 +14,7 @@ from passhat.testing.policy_model import policy_model
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "agents"
 STYLES = ("careful", "hasty")
-TOOL_TIMEOUT_S = 1.0
+TOOL_TIMEOUT_S = 2.0
 """How long the examples wait for a tool in these tests (see ``example_environment``)."""
 
 
