@@ -28,8 +28,8 @@ def fake_model() -> Iterator[FakeModelServer]:
 @pytest.fixture(autouse=True)
 def example_environment(monkeypatch: pytest.MonkeyPatch, fake_model: FakeModelServer) -> None:
     """What the examples read: the model endpoint (never a real provider), and a short tool timeout so a
-    withheld answer (a planned timeout or lost response) costs 1 s instead of a production client's 15
-    (shorter makes the verdicts depend on the machine: under load a real answer can take longer than 0.3 s)."""
+    withheld answer (a planned timeout or lost response) costs 2 s instead of a production client's 15
+    (shorter makes the verdicts depend on the machine: under load a real answer took longer than 1 s)."""
     monkeypatch.setenv("OPENAI_BASE_URL", fake_model.openai_url)
     monkeypatch.setenv("OPENAI_API_KEY", "not-used")
     monkeypatch.setenv("PASSHAT_TOOL_TIMEOUT_S", str(TOOL_TIMEOUT_S))
