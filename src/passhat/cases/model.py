@@ -199,4 +199,7 @@ class Case(BaseModel):
             data.pop("judge", None)
         if data["user"].get("goal") is None:  # likewise cases without a hidden goal
             data["user"].pop("goal", None)
+        for a in data["assertions"]:  # and reply checks without normalisation
+            if a.get("kind") in ("reply_contains", "reply_not_contains") and a.get("normalize") == []:
+                del a["normalize"]
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
