@@ -140,8 +140,8 @@ class ReplyContains(_Base):
     """``any``: any agent message; ``last``: the final reply only."""
     normalize: list[Literal["numbers", "whitespace", "unicode"]] = Field(default_factory=list)
     """Normalise both the messages and ``text`` before looking: ``numbers`` compares numbers by value,
-    thousands separators ignored (``1,234.50`` matches ``1234.5``), whole numbers only (``1234.5`` is not
-    found in ``11234.56``); ``whitespace`` collapses runs of spaces and line breaks into one space;
+    thousands separators ignored (``1,234.50`` matches ``1234.5``), and never inside a longer number
+    (``1234.5`` is not found in ``11234.56``); ``whitespace`` collapses runs of spaces and line breaks into one space;
     ``unicode`` applies NFKC, so full-width ``１２３`` and ``ＡＢＣ`` match ``123`` and ``ABC``. One name or a
     list, e.g. ``normalize: [numbers, whitespace]``. With any of them each message is searched on its own.
     Default: none (plain substring)."""
