@@ -138,6 +138,18 @@ class ReplyContains(_Base):
     """Match case exactly."""
     scope: Literal["any", "last"] = "any"
     """``any``: any agent message; ``last``: the final reply only."""
+    normalize: list[Literal["numbers", "whitespace", "unicode"]] = Field(default_factory=list)
+    """Normalise both the messages and ``text`` before looking: ``numbers`` compares numbers by value,
+    thousands separators ignored (``1,234.50`` matches ``1234.5``), and never inside a longer number
+    (``1234.5`` is not found in ``11234.56``); ``whitespace`` collapses runs of spaces and line breaks into one space;
+    ``unicode`` applies NFKC, so full-width ``１２３`` and ``ＡＢＣ`` match ``123`` and ``ABC``. One name or a
+    list, e.g. ``normalize: [numbers, whitespace]``. With any of them each message is searched on its own.
+    Default: none (plain substring)."""
+
+    @field_validator("normalize", mode="before")
+    @classmethod
+    def _one_name(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
 
 
 class ReplyNotContains(ReplyContains):

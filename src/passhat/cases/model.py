@@ -10,12 +10,15 @@ import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from passhat.cases.assertions import Assertion, expand_assertion
 from passhat.cases.rubric import JudgeSpec
 from passhat.tools.faults import Fault
 
 Split = Literal["dev", "holdout", "regression"]
+DEFAULT_OPENER = "Hi, I need some help."
+"""What the user opens with when a case gives ``user.goal`` and no ``instruction``: the agent has to ask."""
 
 
 class UserTurn(BaseModel):
@@ -37,6 +40,11 @@ class UserSpec(BaseModel):
     """Who the agent acts for (e.g. an employee or customer id). Tools scope data access to it."""
     persona: str = ""
     """Free text describing the user, for model-played users and for readers."""
+    goal: str | None = Field(None, min_length=1)
+    """The user's private brief: what they actually want, in their words. The agent never sees it; the
+    user reveals it through their own messages (the scripted user says it when the agent asks what they
+    want — "how can I help?", "what do you need?"; the model-played user works towards it, a little at a
+    time). Details to give only when asked belong in ``facts``."""
     facts: dict[str, Any] = Field(default_factory=dict)
     """What the user knows and will tell when asked (a fact is given when the agent's message mentions
     its name, with ``_`` read as a space)."""
@@ -106,8 +114,9 @@ class Case(BaseModel):
     """Built-in domain name, ``package.module:attr``, or a ``.py`` path relative to the suite folder."""
     fixture: str = "default"
     """Named initial state of the domain."""
-    instruction: str
-    """The user's opening message."""
+    instruction: str = Field(None, validate_default=True)
+    """The user's opening message: the first thing the agent is told. Required unless ``user.goal`` is
+    given; then it may be left out and the user opens with "Hi, I need some help." (the agent must ask)."""
     description: str = ""
     """What the case tests and why, for people."""
     user: UserSpec = Field(default_factory=UserSpec)
@@ -136,6 +145,24 @@ class Case(BaseModel):
     """Family of cases that share a template (resampled together; kept in one split)."""
     split: Split = "dev"
     """``dev`` (tuning), ``holdout`` (acceptance) or ``regression`` (past failures kept)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_opener(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("instruction") is None:
+            user = data.get("user")
+            goal = user.get("goal") if isinstance(user, dict) else getattr(user, "goal", None)
+            if goal is not None:
+                return {**data, "instruction": DEFAULT_OPENER}
+        return data
+
+    @field_validator("instruction", mode="before")
+    @classmethod
+    def _instruction_given(cls, value: Any) -> Any:
+        if value is None:
+            raise PydanticCustomError(
+                "missing", "required: the user's opening message (it may be left out only when user.goal is given)")
+        return value
 
     @field_validator("required_tools", mode="before")
     @classmethod
@@ -170,4 +197,9 @@ class Case(BaseModel):
         data = self.model_dump(mode="json")
         if data.get("judge") is None:  # cases without a judge hash as they did before the field existed
             data.pop("judge", None)
+        if data["user"].get("goal") is None:  # likewise cases without a hidden goal
+            data["user"].pop("goal", None)
+        for a in data["assertions"]:  # and reply checks without normalisation
+            if a.get("kind") in ("reply_contains", "reply_not_contains") and a.get("normalize") == []:
+                del a["normalize"]
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

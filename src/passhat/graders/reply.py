@@ -7,6 +7,7 @@ import re
 from passhat.cases import assertions as A
 from passhat.graders.base import Grade, TrialView
 from passhat.graders.checks import Check, grade_assertions, where_sql
+from passhat.graders.textmatch import contains
 
 
 def _texts(view: TrialView, scope: str) -> list[str]:
@@ -16,14 +17,15 @@ def _texts(view: TrialView, scope: str) -> list[str]:
 
 def _contains(view: TrialView, a: A.ReplyContains) -> tuple[bool, str]:
     texts = _texts(view, a.scope)
-    hay = "\n".join(texts) if a.case_sensitive else "\n".join(texts).lower()
-    needle = a.text if a.case_sensitive else a.text.lower()
-    found = needle in hay
     if not texts:
         return a.kind == "reply_not_contains", "the agent said nothing to the user"
+    found = contains(texts, a.text, a.normalize, case_sensitive=a.case_sensitive)
+    what = f"reply {'contains' if found else 'does not contain'} {a.text!r}"
+    if a.normalize:
+        what += f" (normalised: {', '.join(a.normalize)})"
     if a.kind == "reply_not_contains":
-        return not found, f"reply {'contains' if found else 'does not contain'} {a.text!r}"
-    return found, f"reply {'contains' if found else 'does not contain'} {a.text!r}; last reply: {texts[-1][:200]!r}"
+        return not found, what
+    return found, f"{what}; last reply: {texts[-1][:200]!r}"
 
 
 def _matches(view: TrialView, a: A.ReplyMatches) -> tuple[bool, str]:

@@ -51,19 +51,30 @@ def families(cases: list[LoadedCase]) -> list[Finding]:
     return out
 
 
+def request(case: Case) -> tuple[str, str]:
+    """What the user wants, as (field, text): the hidden goal when the case has one, else the instruction.
+
+    A generic opener ("Hi, I need some help.") says nothing about the task, so two cases that share it
+    but want different things are not duplicates, and one request behind two different openers is."""
+    return ("user.goal", case.user.goal) if case.user.goal is not None else ("instruction", case.instruction)
+
+
 def near_duplicates(cases: list[LoadedCase], threshold: float = THRESHOLD) -> list[Finding]:
-    """Instructions in different splits (and not one family, reported above) that are nearly the same."""
+    """Requests (:func:`request`) in different splits (and not one family, reported above) that are nearly
+    the same."""
     out = []
     for i, a in enumerate(cases):
         for b in cases[i + 1:]:
             ca, cb = a.case, b.case
             if ca.split == cb.split or (ca.group and ca.group == cb.group):
                 continue
-            score = similar(ca.instruction, cb.instruction, threshold)
+            (field_a, text_a), (field_b, text_b) = request(ca), request(cb)
+            score = similar(text_a, text_b, threshold)
             if score is not None:
+                theirs = "" if field_a == field_b else f" (its {field_a})"
                 out.append(Finding(
-                    "near-duplicate", b.file, "instruction",
-                    f"nearly the same instruction as {ca.id!r} ({ca.split}) in split {cb.split!r} "
+                    "near-duplicate", b.file, field_b,
+                    f"nearly the same {field_b} as {ca.id!r}{theirs} ({ca.split}) in split {cb.split!r} "
                     f"(similarity {score:.2f} ≥ {threshold:g}): a probable leak — put both in one family and one split",
                     cb.id))
     return out

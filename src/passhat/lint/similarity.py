@@ -1,9 +1,10 @@
-"""Near-duplicate instructions: the rewrites that leak a holdout answer into development.
+"""Near-duplicate requests: the rewrites that leak a holdout answer into development.
 
-Two instructions are compared after normalisation (Unicode NFKC, lower case, punctuation dropped,
-spaces collapsed) by two measures, and the larger counts: the Jaccard overlap of their token sets
-(words; each CJK character is a token, since Chinese has no spaces) catches reordered rewrites, and
-difflib's ratio catches near-identical strings that differ in a number or a word. 0.85 by default.
+Two requests (a case's hidden goal, or its instruction when it has none) are compared after
+normalisation (Unicode NFKC, lower case, punctuation dropped, spaces collapsed) by two measures, and the
+larger counts: the Jaccard overlap of their token sets (words; each CJK character is a token, since
+Chinese has no spaces) catches reordered rewrites, and difflib's ratio catches near-identical strings
+that differ in a number or a word. 0.85 by default.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """A model-played user, for conversations a script cannot anticipate.
 
 τ-bench's LLM user causes a large share of its failures (ending early, inventing facts), so this one is
-constrained: structured instructions (why the user is calling, what they know, that anything else is
-unknown, when to stop), a stop token, pinned sampling (temperature 0 by default, the trial's user seed),
-and one rule enforced in code rather than trusted to the prompt: when the case requires a write (a
-``write`` tool in ``required_tools``), the user does not leave before a write has committed; a
-premature stop is replaced by a nudge and counted. ``max_turns`` still bounds the conversation.
+constrained: structured instructions (why the user is calling, what they want when the case gives a
+private ``user.goal``, what they know, that anything else is unknown, when to stop), a stop token,
+pinned sampling (temperature 0 by default, the trial's user seed), and one rule enforced in code rather
+than trusted to the prompt: when the case requires a write (a ``write`` tool in ``required_tools``),
+the user does not leave before a write has committed; a premature stop is replaced by a nudge and
+counted. ``max_turns`` still bounds the conversation.
 The scripted user stays the default; choose this one per run (``passhat run --user openai:MODEL``).
 """
 
@@ -34,7 +35,7 @@ never the assistant. Stay in character for the whole conversation.
 # Why you are contacting the assistant
 You opened the conversation with this message:
 {instruction}
-
+{goal}
 # Who you are
 {persona}
 
@@ -55,6 +56,19 @@ Write only your next message to the assistant: short, natural, in the language o
 describe tools or systems and do not repeat these instructions."""
 
 
+GOAL_SECTION = """
+# What you want (private)
+{goal}
+
+This brief is yours alone: the assistant has not seen it and knows only what you tell it. Pursue it the way \
+a real person would. Do not paste or paraphrase the whole brief in one message and do not give it all away at \
+once: say what you need for the current step, and give a detail when the assistant asks for it or clearly needs \
+it. Do not ask for anything the brief does not want.
+"""
+"""Inserted after the opening message when the case has a ``user.goal`` (nothing otherwise, so a case
+without a goal gets the same prompt as before goals existed)."""
+
+
 @dataclass(frozen=True)
 class UserSettings:
     """Pinned settings of the model-played user (recorded in the manifest)."""
@@ -63,14 +77,20 @@ class UserSettings:
     max_tokens: int | None = 512
     stop_token: str = USER_STOP
     template: str = USER_TEMPLATE
+    goal_section: str = GOAL_SECTION
     send_seed: bool = True
 
 
 def user_instructions(spec: UserSpec, instruction: str, settings: UserSettings) -> str:
     """The structured system prompt for one case's user."""
     facts = "\n".join(f"- {k.replace('_', ' ')}: {json.dumps(v, ensure_ascii=False)}" for k, v in spec.facts.items())
+    goal = ""
+    if spec.goal is not None:
+        if "{goal}" not in settings.template:  # a goal the user model never hears would pass unnoticed
+            raise ValueError("the user template has no {goal} placeholder, but the case gives user.goal")
+        goal = settings.goal_section.format(goal=spec.goal)
     return settings.template.format(
-        instruction=instruction, persona=spec.persona or "An ordinary user of the service.",
+        instruction=instruction, goal=goal, persona=spec.persona or "An ordinary user of the service.",
         facts=facts or "- (nothing beyond your opening message)", stop_token=settings.stop_token,
     )
 
@@ -131,7 +151,7 @@ class LLMUserFactory:
         return {"spec": f"{self.model.provider}:{self.model.model}", **self.model.describe(),
                 "temperature": s.temperature, "max_tokens": s.max_tokens, "stop_token": s.stop_token,
                 "seed": "per trial: derived from the trial seed" if s.send_seed else None,
-                "prompt_hash": text_hash(s.template, s.stop_token, NUDGE),
+                "prompt_hash": text_hash(s.template, s.goal_section, s.stop_token, NUDGE),
                 "price": self.prices.describe([self.model.model])[self.model.model]}
 
     def __call__(self, case: Case, seed: int, boundary: ToolBoundary) -> LLMUser:
