@@ -1,0 +1,107 @@
+"""``passhat cases import --format tau-bench PATH``: one suite folder per environment of a checkout.
+
+For each environment (retail, airline) it writes ``OUT/ENV/domain.py`` — three lines naming the
+checkout; the domain (:mod:`.domain`) reads τ-bench's tools, data and policy from there when the suite
+loads — and ``OUT/ENV/cases/ENV-SPLIT-NNN.yaml``, one case per task of ``tasks_SPLIT.py``:
+
+- ``user``: ``identity`` is the task's ``user_id``; ``persona`` is τ-bench's instruction to its user
+  simulator (a model-played user acts it out); the agent's opening message is a generic greeting, since
+  in τ-bench the agent never sees the instruction either;
+- ``reference``: the gold actions, ``[{tool, args}]``;
+- ``assertions``: ``expect_state: reference`` (the final state equals what the gold actions produce on
+  the fixture: τ-bench's database-hash reward) and ``reply_contains`` for each of the task's outputs.
+
+Everything is checked (the tools import, every action names one of them) before anything is written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from passhat.errors import CaseError
+from passhat.tau_bench.checkout import Env, Task, find_envs, read_tasks
+from passhat.tau_bench.domain import tau_bench_domain
+
+OPENER = "Hi, I need some help, please."
+"""The user's opening message: τ-bench's instruction is for the user simulator, not the agent."""
+SPLITS = {"test": "holdout", "dev": "dev", "train": "dev"}
+"""τ-bench task file → passhat split (the test tasks are what published results report)."""
+DOMAIN_PY = '''"""τ-bench {env}, imported by `passhat cases import --format tau-bench` from the checkout below.
+
+The tools, data and policy are read from the checkout when this suite loads, so every tool call runs
+τ-bench's own code. If the checkout moves, change the path here.
+"""
+
+from passhat.tau_bench.domain import tau_bench_domain
+
+domain = tau_bench_domain({checkout!r}, {env!r})
+'''
+HEADER = "# Imported from {file} (task {index}) by `passhat cases import --format tau-bench`.\n"
+
+
+@dataclass
+class TauBenchImport:
+    """What an import wrote: the suite folder of each environment and its number of cases."""
+
+    suites: dict[str, Path] = field(default_factory=dict)
+    cases: dict[str, int] = field(default_factory=dict)
+
+
+def case_of(env: Env, split: str, task: Task) -> dict[str, Any]:
+    """The case mapping for one τ-bench task."""
+    case: dict[str, Any] = {
+        "id": f"{env.name}-{split}-{task.index:03d}",
+        "domain": "../domain.py",
+        "description": f"τ-bench {env.name} {split} task {task.index}: the final state must be the one the gold actions "
+                       "produce" + (", and the replies must give the expected outputs" if task.outputs else "") + ".",
+        "instruction": OPENER,
+        "user": {"identity": task.user_id, "persona": task.instruction},
+        "reference": [{"tool": a.name, "args": a.kwargs} for a in task.actions],
+        "assertions": [{"expect_state": "reference"}, *({"reply_contains": o} for o in task.outputs)],
+        "tags": {"source": "tau-bench", "env": env.name, "tasks": split},
+        "split": SPLITS.get(split, "dev"),
+    }
+    return case
+
+
+def _check_actions(file: Path, tasks: list[Task], tools: set[str]) -> None:
+    for task in tasks:
+        for j, action in enumerate(task.actions):
+            if action.name not in tools:
+                raise CaseError(str(file), f"task {task.index} (line {task.line}): actions[{j}]",
+                                f"unknown tool {action.name!r}; the environment's tools are: {', '.join(sorted(tools))}")
+
+
+def import_tau_bench(checkout: Path, out: Path, *, split: str = "test") -> TauBenchImport:
+    """Write a suite folder per environment of ``checkout`` into ``out``. Nothing is written on error."""
+    pending: list[tuple[Path, str]] = []
+    result = TauBenchImport()
+    for env in find_envs(checkout):
+        file = env.tasks_file(split)
+        if not file.is_file():
+            raise CaseError(str(file), "", f"no such task file; the {env.name} tasks files here are: "
+                            + (", ".join(p.name for p in sorted(env.folder.glob("tasks_*.py"))) or "none"))
+        tasks = read_tasks(file)
+        domain = tau_bench_domain(env.checkout, env.name)  # fails here, not at the first run, if the tools do
+        _check_actions(file, tasks, set(domain.tools))
+        folder = Path(out) / env.name
+        pending.append((folder / "domain.py", DOMAIN_PY.format(env=env.name, checkout=str(env.checkout))))
+        where = os.path.relpath(file, env.checkout)
+        for task in tasks:
+            case = case_of(env, split, task)
+            body = yaml.safe_dump(case, sort_keys=False, allow_unicode=True, width=110)
+            pending.append((folder / "cases" / f"{case['id']}.yaml", HEADER.format(file=where, index=task.index) + body))
+        result.suites[env.name], result.cases[env.name] = folder, len(tasks)
+    for path, _ in pending:
+        if path.exists():
+            raise CaseError(str(path), "", "already exists (from an earlier import?); import into an empty folder "
+                                           "or remove it")
+    for path, text in pending:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+    return result
