@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from passhat.cases.load import parse_case
 from passhat.errors import CaseError
 from passhat.tau_bench.checkout import Env, Task, find_envs, read_tasks
 from passhat.tau_bench.domain import tau_bench_domain
@@ -52,7 +53,15 @@ class TauBenchImport:
     cases: dict[str, int] = field(default_factory=dict)
 
 
-def case_of(env: Env, split: str, task: Task) -> dict[str, Any]:
+def gold_calls(task: Task, ending: set[str]) -> list[dict[str, Any]]:
+    """The task's actions as ``reference:`` calls. τ-bench leaves its ending tools out when it replays the
+    gold actions; here one may stay as the last call (it changes nothing), since a call after it would be
+    refused once the episode has ended."""
+    calls = [{"tool": a.name, "args": a.kwargs} for a in task.actions]
+    return [c for i, c in enumerate(calls) if c["tool"] not in ending or i == len(calls) - 1]
+
+
+def case_of(env: Env, split: str, task: Task, ending: set[str]) -> dict[str, Any]:
     """The case mapping for one τ-bench task."""
     case: dict[str, Any] = {
         "id": f"{env.name}-{split}-{task.index:03d}",
@@ -61,7 +70,7 @@ def case_of(env: Env, split: str, task: Task) -> dict[str, Any]:
                        "produce" + (", and the replies must give the expected outputs" if task.outputs else "") + ".",
         "instruction": OPENER,
         "user": {"identity": task.user_id, "persona": task.instruction},
-        "reference": [{"tool": a.name, "args": a.kwargs} for a in task.actions],
+        "reference": gold_calls(task, ending),
         "assertions": [{"expect_state": "reference"}, *({"reply_contains": o} for o in task.outputs)],
         "tags": {"source": "tau-bench", "env": env.name, "tasks": split},
         "split": SPLITS.get(split, "dev"),
@@ -92,8 +101,10 @@ def import_tau_bench(checkout: Path, out: Path, *, split: str = "test") -> TauBe
         folder = Path(out) / env.name
         pending.append((folder / "domain.py", DOMAIN_PY.format(env=env.name, checkout=str(env.checkout))))
         where = os.path.relpath(file, env.checkout)
+        ending = {name for name, tool in domain.tools.items() if tool.ends_episode}
         for task in tasks:
-            case = case_of(env, split, task)
+            case = case_of(env, split, task, ending)
+            parse_case(case, f"{file} task {task.index}")  # a valid case file; its reference runs when it loads
             body = yaml.safe_dump(case, sort_keys=False, allow_unicode=True, width=110)
             pending.append((folder / "cases" / f"{case['id']}.yaml", HEADER.format(file=where, index=task.index) + body))
         result.suites[env.name], result.cases[env.name] = folder, len(tasks)
