@@ -71,7 +71,8 @@ CASES_COMMANDS: dict[str, tuple[str, str]] = {
     "lint": ("passhat.commands.cases:lint_command",
              "Check SUITE (a built-in name or a folder): schema, references, ids, leaks, grading, coverage."),
     "import": ("passhat.commands.cases:import_command",
-               "Turn SOURCE (JSONL of real requests, one object per line with a `text`) into case skeletons."),
+               "Turn SOURCE into cases: real requests (JSONL) into skeletons, or a τ-bench checkout into "
+               "suites."),
     "from-failure": ("passhat.commands.from_failure:from_failure",
                      "Turn failed TRIAL of CASE_ID in RUN_FOLDER into a regression case file."),
 }

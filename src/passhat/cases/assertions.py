@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 Scalar = str | int | float | bool | None
 Subject = Literal["state", "trajectory", "reply", "judge"]
@@ -112,6 +112,9 @@ class RowScope(BaseModel):
     """Table to check."""
     where: dict[str, Scalar] = Field(default_factory=dict)
     """Column equality filters, AND-ed; numbers match by value (25 == 25.0)."""
+    columns: list[str] | None = None
+    """If set, matching rows may change only in these columns: an update touching another column, or an
+    insert or delete of a matching row, is a change outside the scope. Without it, any change is allowed."""
 
 
 class UnchangedExcept(_Base):
@@ -123,7 +126,61 @@ class UnchangedExcept(_Base):
     tables: list[str] = Field(default_factory=list)
     """Tables where any change is allowed."""
     rows: list[RowScope] = Field(default_factory=list)
-    """Tables where only matching rows may change."""
+    """Tables where only matching rows may change (optionally only in some ``columns``)."""
+
+
+class ExpectState(_Base):
+    """The final state holds exactly these rows, or equals the state the case's ``reference`` calls produce.
+
+    Rows form: ``- expect_state: {table: orders, rows: [{id: 4812, status: refunded}], absent: [{id: 9}]}``.
+    Each row in ``rows`` must exist, found by its ``key`` columns (one row per key), with exactly the
+    listed values (numbers by value; unlisted columns are not checked); no row may match an entry of
+    ``absent``. Reference form: ``- expect_state: reference`` (or ``{reference: true, ignore: {table:
+    [column]}}``): the trial's row changes must equal those the case's ``reference`` calls make on the
+    same fixture — the same rows inserted, updated and deleted with the same values, and nothing else.
+    Rows are matched by primary key; inserted rows whose keys were generated (and so differ) are matched
+    by their other columns. Timestamps depend on how many calls were made: list them in ``ignore``.
+    """
+
+    subject: ClassVar[Subject] = "state"
+
+    kind: Literal["expect_state"] = "expect_state"
+    table: str | None = None
+    """Rows form: the table the rows belong to."""
+    rows: list[dict[str, Scalar]] = Field(default_factory=list)
+    """Rows form: rows that must exist, each with every key column and the values expected."""
+    key: list[str] | None = None
+    """Rows form: the columns that find a row (default: the table's primary key)."""
+    absent: list[dict[str, Scalar]] = Field(default_factory=list)
+    """Rows form: rows that must not exist; an entry matches a row equal on every column it lists."""
+    reference: bool = False
+    """Reference form: the final state must equal the one the case's ``reference`` calls produce."""
+    ignore: dict[str, list[str]] = Field(default_factory=dict)
+    """Reference form: columns, by table, whose values may differ from the reference's (e.g. timestamps)."""
+
+    @field_validator("reference", mode="before")
+    @classmethod
+    def _reference_word(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if value != "reference":
+                raise ValueError(f"expect_state: {value!r} is not a form; the only word form is `expect_state: reference`, "
+                                 "otherwise give {table: ..., rows: [...]} or {reference: true}")
+            return True
+        return value
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ExpectState:
+        rows_form = self.table is not None or self.rows or self.absent or self.key is not None
+        if self.reference and rows_form:
+            raise ValueError("expect_state has two forms: {reference: true, ignore: ...} or {table: ..., rows: [...], "
+                             "absent: [...], key: [...]}, not both")
+        if not self.reference and self.table is None:
+            raise ValueError("expect_state needs `table` with `rows` and/or `absent`, or is `expect_state: reference`")
+        if not self.reference and not (self.rows or self.absent):
+            raise ValueError("expect_state needs at least one row in `rows` or `absent`")
+        if self.ignore and not self.reference:
+            raise ValueError("`ignore` belongs to the reference form (`{reference: true, ignore: {table: [column]}}`)")
+        return self
 
 
 class ReplyContains(_Base):
@@ -214,7 +271,7 @@ class CustomAssertion(BaseModel):
 
 
 BUILTIN_ASSERTIONS: tuple[type[_Base], ...] = (
-    RowCount, FieldEquals, SqlCheck, NetChange, UnchangedExcept, ReplyContains, ReplyNotContains, ReplyMatches,
+    RowCount, FieldEquals, SqlCheck, NetChange, UnchangedExcept, ExpectState, ReplyContains, ReplyNotContains, ReplyMatches,
     ReplyMentions,
 )
 ASSERTION_KINDS: dict[str, type[_Base]] = {m.model_fields["kind"].default: m for m in BUILTIN_ASSERTIONS}
@@ -232,20 +289,23 @@ def _tag(value: Any) -> str | None:
 Assertion = Annotated[
     Annotated[RowCount, Tag("row_count")] | Annotated[FieldEquals, Tag("field_equals")]
     | Annotated[SqlCheck, Tag("sql")] | Annotated[NetChange, Tag("net_change")]
-    | Annotated[UnchangedExcept, Tag("unchanged_except")] | Annotated[ReplyContains, Tag("reply_contains")]
+    | Annotated[UnchangedExcept, Tag("unchanged_except")] | Annotated[ExpectState, Tag("expect_state")]
+    | Annotated[ReplyContains, Tag("reply_contains")]
     | Annotated[ReplyNotContains, Tag("reply_not_contains")] | Annotated[ReplyMatches, Tag("reply_matches")]
     | Annotated[ReplyMentions, Tag("reply_mentions")] | Annotated[CustomAssertion, Tag(CUSTOM)],
     Discriminator(_tag, custom_error_type="invalid_assertion",
                   custom_error_message="an assertion is a single-key mapping, e.g. {row_count: {table: t, equals: 1}} "
                                        "or {my_grader: {param: value}}"),
 ]
-SHORTHAND_FIELD = {"reply_contains": "text", "reply_not_contains": "text", "reply_matches": "pattern"}
+SHORTHAND_FIELD = {"reply_contains": "text", "reply_not_contains": "text", "reply_matches": "pattern",
+                   "expect_state": "reference"}
 
 
 def expand_assertion(item: Any) -> Any:
     """Turn the file form ``{row_count: {...}}`` into ``{kind: row_count, ...}`` for validation.
 
-    ``reply_contains: "38.5"`` is shorthand for ``reply_contains: {text: "38.5"}``; a bare name (``-
+    ``reply_contains: "38.5"`` is shorthand for ``reply_contains: {text: "38.5"}`` and ``expect_state:
+    reference`` for ``expect_state: {reference: true}``; a bare name (``-
     no_double_refund``, or ``no_double_refund:`` with nothing after it) is an assertion without parameters.
     """
     if isinstance(item, str):

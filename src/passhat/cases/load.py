@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion
+from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion, ExpectState
+from passhat.cases.expected import ReferenceFailed, expected_state
 from passhat.cases.model import Case
 from passhat.errors import CaseError
 from passhat.validation import field_path, first_problem, load_yaml, yaml_problem
@@ -92,6 +93,8 @@ def check_references(case: Case, file: str, domain: Any) -> None:
         known_tool(name, f"forbidden_tools.{i}")
     for i, req in enumerate(case.required_tools):
         known_tool(req.tool, f"required_tools.{i}.tool")
+    for i, call in enumerate(case.reference):
+        known_tool(call.tool, f"reference.{i}.tool")
     for i, c in enumerate(case.order):
         known_tool(c.first, f"order.{i}.first")
         known_tool(c.then, f"order.{i}.then")
@@ -110,6 +113,21 @@ def check_references(case: Case, file: str, domain: Any) -> None:
     with image.reading() as conn:  # a pooled copy: checking a case must not copy a large image again
         for i, a in enumerate(case.assertions):
             _check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
+    check_reference(case, file, domain)
+
+
+def check_reference(case: Case, file: str, domain: Any) -> None:
+    """``expect_state: reference`` has a reference to compare with, and every reference call runs as written
+    (run now, once, and cached for the trials: ``cases/expected.py``)."""
+    for i, a in enumerate(case.assertions):
+        if isinstance(a, ExpectState) and a.reference and not case.reference:
+            raise CaseError(file, f"assertions.{i}.expect_state",
+                            "`expect_state: reference` needs the case's `reference:` calls "
+                            "(e.g. reference: [{tool: issue_refund, args: {...}}]) to compute the expected state")
+    try:
+        expected_state(case, domain)
+    except ReferenceFailed as exc:
+        raise CaseError(file, exc.field, exc.message) from None
 
 
 def known_grader(a: CustomAssertion, field: str, file: str, domain: Any) -> Any:
@@ -184,7 +202,7 @@ def _check_assertion(a: Any, field: str, file: str, tables: dict[str, Any], conn
             if col not in t.columns:
                 raise CaseError(file, where, f"unknown column {col!r} in {t.name}; columns: {', '.join(t.columns)}")
 
-    if hasattr(a, "table"):
+    if hasattr(a, "table") and a.kind != "expect_state":  # expect_state's table is optional (its own check)
         t = table(a.table, f"{field}.table")
         columns(t, getattr(a, "where", {}), f"{field}.where")
         for attr in ("field", "column"):
@@ -202,4 +220,44 @@ def _check_assertion(a: Any, field: str, file: str, tables: dict[str, Any], conn
         for j, name in enumerate(a.tables):
             table(name, f"{field}.tables.{j}")
         for j, scope in enumerate(a.rows):
-            columns(table(scope.table, f"{field}.rows.{j}.table"), scope.where, f"{field}.rows.{j}.where")
+            t = table(scope.table, f"{field}.rows.{j}.table")
+            columns(t, scope.where, f"{field}.rows.{j}.where")
+            columns(t, scope.columns or [], f"{field}.rows.{j}.columns")
+    if a.kind == "expect_state":
+        _check_expect_state(a, field, file, tables)
+
+
+def _check_expect_state(a: ExpectState, field: str, file: str, tables: dict[str, Any]) -> None:
+    def known(name: str, where: str) -> Any:
+        if name not in tables:
+            raise CaseError(file, where, f"unknown table {name!r}; tables: {', '.join(sorted(tables))}")
+        return tables[name]
+
+    def columns(t: Any, names: Any, where: str) -> None:
+        for col in names:
+            if col not in t.columns:
+                raise CaseError(file, where, f"unknown column {col!r} in {t.name}; columns: {', '.join(t.columns)}")
+
+    for name, cols in a.ignore.items():
+        columns(known(name, f"{field}.ignore.{name}"), cols, f"{field}.ignore.{name}")
+    if a.table is None:
+        return
+    t = known(a.table, f"{field}.table")
+    if a.key is None and t.key == ("rowid",):
+        raise CaseError(file, f"{field}.key", f"table {t.name} has no primary key: say which columns find a row, "
+                                              f"e.g. key: [{t.columns[0]}] (columns: {', '.join(t.columns)})")
+    key = a.key if a.key is not None else list(t.key)
+    columns(t, key, f"{field}.key")
+    if not key:
+        raise CaseError(file, f"{field}.key", f"name at least one column of {t.name} ({', '.join(t.columns)})")
+    for j, row in enumerate(a.rows):
+        columns(t, row, f"{field}.rows.{j}")
+        missing = [k for k in key if k not in row]
+        if missing:
+            raise CaseError(file, f"{field}.rows.{j}", f"the row lacks key column(s) {', '.join(missing)} "
+                                                       f"(key: {', '.join(key)}); every row names its key")
+    for j, row in enumerate(a.absent):
+        if not row:
+            raise CaseError(file, f"{field}.absent.{j}", "an absent row names at least one column (e.g. its key), "
+                                                         "or it would match every row")
+        columns(t, row, f"{field}.absent.{j}")

@@ -64,6 +64,16 @@ class RequiredCall(BaseModel):
     """Argument values the call must have (a subset; numbers by value)."""
 
 
+class ReferenceCall(BaseModel):
+    """One call of the case's reference solution, run as written (no faults) on a fresh world."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    tool: str
+    """Tool name."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """The call's arguments, exactly as the tool takes them."""
+
+
 class OrderConstraint(BaseModel):
     """A real dependency: every successful call of ``then`` must come after a successful call of ``first``.
 
@@ -133,6 +143,10 @@ class Case(BaseModel):
     """Planned failures at the tool boundary."""
     assertions: list[Assertion] = Field(default_factory=list)
     """Checks on the final state and the reply; every one must pass."""
+    reference: list[ReferenceCall] = Field(default_factory=list)
+    """A reference solution: tool calls (a bare tool name for one without arguments) run in order, once per
+    case, on a fresh world of the fixture as the user's identity. Every call must succeed (checked when the
+    suite loads); its row changes are the expected state of ``expect_state: reference``."""
     limits: Limits = Field(default_factory=Limits)
     """Budgets for one trial."""
     rules: Rules = Field(default_factory=Rules)
@@ -164,7 +178,7 @@ class Case(BaseModel):
                 "missing", "required: the user's opening message (it may be left out only when user.goal is given)")
         return value
 
-    @field_validator("required_tools", mode="before")
+    @field_validator("required_tools", "reference", mode="before")
     @classmethod
     def _bare_names(cls, value: Any) -> Any:
         if isinstance(value, list):
@@ -202,4 +216,10 @@ class Case(BaseModel):
         for a in data["assertions"]:  # and reply checks without normalisation
             if a.get("kind") in ("reply_contains", "reply_not_contains") and a.get("normalize") == []:
                 del a["normalize"]
+        if not data.get("reference"):  # likewise cases without a reference, and row scopes without columns
+            data.pop("reference", None)
+        for a in data.get("assertions", []):
+            for scope in a.get("rows", []) if a.get("kind") == "unchanged_except" else []:
+                if scope.get("columns") is None:
+                    scope.pop("columns", None)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

@@ -9,13 +9,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from passhat.cases import assertions as A
-from passhat.cases.model import Case, Limits, OrderConstraint, RequiredCall, Rules, UserSpec, UserTurn
+from passhat.cases.model import Case, Limits, OrderConstraint, ReferenceCall, RequiredCall, Rules, UserSpec, UserTurn
 from passhat.cases.rubric import Criterion, JudgeSpec
 from passhat.tools.faults import Fault
 
 SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("Case", Case), ("user", UserSpec), ("user.turns[]", UserTurn), ("required_tools[]", RequiredCall),
-    ("order[]", OrderConstraint), ("faults[]", Fault), ("limits", Limits), ("rules", Rules),
+    ("order[]", OrderConstraint), ("reference[]", ReferenceCall), ("faults[]", Fault), ("limits", Limits), ("rules", Rules),
     ("judge", JudgeSpec), ("judge.criteria[]", Criterion),
 ]
 ASSERTIONS: list[type[BaseModel]] = list(A.BUILTIN_ASSERTIONS)
@@ -56,7 +56,8 @@ def case_file_reference() -> str:
         out += [f"## `{title}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model), ""]
     out += ["## `assertions[]`", "",
             "Each assertion is a single-key mapping: `- row_count: {table: tickets, equals: 1}`. "
-            "`reply_contains: \"text\"` is shorthand for `reply_contains: {text: \"text\"}`.", ""]
+            "`reply_contains: \"text\"` is shorthand for `reply_contains: {text: \"text\"}`; "
+            "`expect_state: reference` for `expect_state: {reference: true}`.", ""]
     for model in ASSERTIONS:
         kind = model.model_fields["kind"].default
         out += [f"### `{kind}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model, ("kind",)), ""]

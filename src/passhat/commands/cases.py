@@ -78,12 +78,32 @@ def lint_command(suite: str, strict: bool, threshold: float, json_out: bool) -> 
 
 
 @click.command("import")
-@click.argument("source", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--domain", required=True, help="Domain of the cases: a built-in name, module:attr or a .py path.")
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True, help="Folder for the skeletons.")
-@click.option("--no-redact", is_flag=True, help="Keep e-mail, phone and card numbers (default: redacted).")
-def import_command(source: Path, domain: str, out: Path, no_redact: bool) -> None:
-    """Turn SOURCE (JSONL of real requests, one object per line with a `text`) into case skeletons."""
+@click.argument("source", type=click.Path(path_type=Path, exists=True))
+@click.option("--format", "fmt", type=click.Choice(["requests", "tau-bench"]), default="requests", show_default=True,
+              help="requests: SOURCE is a JSONL file of real requests; tau-bench: SOURCE is a checkout of "
+                   "sierra-research/tau-bench.")
+@click.option("--domain", help="Domain of the cases: a built-in name, module:attr or a .py path (requests).")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+              help="Folder for the skeletons (requests, required) or the suites (tau-bench, default ./tau-bench).")
+@click.option("--tasks", default="test", show_default=True,
+              help="Which τ-bench task file to import: tasks_TASKS.py of each environment (tau-bench).")
+@click.option("--no-redact", is_flag=True, help="Keep e-mail, phone and card numbers (default: redacted; requests).")
+def import_command(source: Path, fmt: str, domain: str | None, out: Path | None, tasks: str, no_redact: bool) -> None:
+    """Turn SOURCE into cases: real requests (JSONL) into skeletons, or a τ-bench checkout into suites.
+
+    With --format tau-bench, each environment of the checkout (retail, airline) becomes OUT/ENV: a domain
+    that runs τ-bench's own tools on its data, and one case per task (docs/tau-bench.md).
+    """
+    if fmt == "tau-bench":
+        if domain is not None:
+            raise click.UsageError("--domain is for --format requests; a τ-bench import writes its own domain")
+        _import_tau_bench(source, out or Path("tau-bench"), tasks)
+        return
+    if domain is None or out is None:
+        raise click.UsageError("--format requests needs --domain and --out")
+    if source.is_dir():
+        raise click.UsageError(f"{source} is a folder; --format requests reads a JSONL file (for a τ-bench checkout, "
+                               "give --format tau-bench)")
     from passhat.cases.importer import import_requests
     from passhat.redaction import Redactor
 
@@ -94,3 +114,13 @@ def import_command(source: Path, domain: str, out: Path, no_redact: bool) -> Non
     if result.ignored_fields:
         err.print(escape("ignored fields: " + ", ".join(f"{k} ({n} line(s))" for k, n in result.ignored_fields.items())),
                   highlight=False)
+
+
+def _import_tau_bench(checkout: Path, out: Path, tasks: str) -> None:
+    from passhat.tau_bench.importer import import_tau_bench
+
+    result = import_tau_bench(checkout, out, split=tasks)
+    err = stderr_console()
+    for env, folder in result.suites.items():
+        err.print(escape(f"wrote {folder}: τ-bench {env}, {result.cases[env]} case(s) from tasks_{tasks}.py; "
+                         f"check it with `passhat cases lint {folder / 'cases'}`"), highlight=False, soft_wrap=True)

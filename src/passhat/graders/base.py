@@ -57,6 +57,9 @@ class TrialView:
     error: str | None = None
     graders: Mapping[str, CustomGrader] = field(default_factory=dict)
     """The custom graders of the case's domain, by name (``Domain.graders``)."""
+    expected: Diff | None = None
+    """The row changes the case's ``reference`` calls make on its fixture (``cases/expected.py``), for
+    ``expect_state: reference``; ``None`` when the case has no reference."""
 
     @property
     def agent_texts(self) -> list[str]:

@@ -12,7 +12,8 @@ from typing import Any
 from passhat.cases import assertions as A
 from passhat.graders.base import Grade, TrialView
 from passhat.graders.checks import Check, describe, grade_assertions, where_sql
-from passhat.world.diff import same_value
+from passhat.graders.expected import expect_state
+from passhat.world.diff import RowChange, same_value
 
 
 def _matches(row: dict[str, Any] | None, where: dict[str, Any]) -> bool:
@@ -79,15 +80,26 @@ def net_change(view: TrialView, a: A.NetChange) -> tuple[bool, str]:
     return ok, f"net change of {a.table}.{a.column} ({describe(a.table, a.where)}): expected {want!r}, actual {delta:g}"
 
 
+def _in_scope(ch: RowChange, scopes: list[A.RowScope]) -> bool:
+    """The scopes matching the changed row allow the change: one without ``columns`` allows anything; otherwise
+    the columns of all matching scopes together must cover the update (an insert or delete changes every
+    column, so it is out of a column scope)."""
+    matching = [s for s in scopes if _matches(ch.before, s.where) or _matches(ch.after, s.where)]
+    if not matching or any(s.columns is None for s in matching):
+        return bool(matching)
+    allowed = {c for s in matching for c in s.columns or []}
+    return ch.kind == "updated" and set(ch.changed_fields) <= allowed
+
+
 def unchanged_except(view: TrialView, a: A.UnchangedExcept) -> tuple[bool, str]:
-    scopes: dict[str, list[dict[str, Any]]] = {}
+    scopes: dict[str, list[A.RowScope]] = {}
     for s in a.rows:
-        scopes.setdefault(s.table, []).append(s.where)
+        scopes.setdefault(s.table, []).append(s)
     outside = []
     for ch in view.diff.rows():
         if ch.table in a.tables:
             continue
-        if any(_matches(ch.before, w) or _matches(ch.after, w) for w in scopes.get(ch.table, [])):
+        if _in_scope(ch, scopes.get(ch.table, [])):
             continue
         outside.append(f"{ch.table} {ch.kind} {list(ch.key)} ({', '.join(ch.changed_fields)})")
     if outside:
@@ -97,7 +109,7 @@ def unchanged_except(view: TrialView, a: A.UnchangedExcept) -> tuple[bool, str]:
 
 STATE_CHECKS: dict[str, Check] = {
     "row_count": row_count, "field_equals": field_equals, "sql": sql_check, "net_change": net_change,
-    "unchanged_except": unchanged_except,
+    "unchanged_except": unchanged_except, "expect_state": expect_state,
 }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from passhat.attribution import attribute
 from passhat.cases import Case
+from passhat.cases.expected import expected_state
 from passhat.domain import Domain
 from passhat.graders import DEFAULT_GRADERS, Grade, Grader, TrialView, grade_all, trial_passed
 from passhat.graders.custom import carried_judge_grade
@@ -44,7 +45,8 @@ def regrade_record(record: TrialRecord, case: Case, domain: Domain,
     try:
         view = TrialView(case=case, calls=record.calls, messages=record.messages, diff=diff,
                          end_reason=record.end_reason, usage=record.usage, agent_seconds=record.timing.agent_s,
-                         query=world.query, error=record.error, graders=domain.graders)
+                         query=world.query, error=record.error, graders=domain.graders,
+                         expected=expected_state(case, domain))
         grades = grade_all(view, graders)
     finally:
         world.close()

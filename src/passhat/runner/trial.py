@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from passhat import outages
 from passhat.attribution import attribute
 from passhat.cases import Case
+from passhat.cases.expected import expected_state
 from passhat.domain import Domain
 from passhat.episode import EndReason, Episode, LimitExceeded, UserSimulator
 from passhat.errors import AgentCrashed, InfrastructureError
@@ -139,7 +140,8 @@ async def run_trial(
         t_grade = time.perf_counter()
         view = TrialView(case=case, calls=boundary.calls, messages=episode.messages, diff=diff,
                          end_reason=end_reason, usage=episode.usage, agent_seconds=timing.agent_s,
-                         query=world.query, error=error, graders=domain.graders)
+                         query=world.query, error=error, graders=domain.graders,
+                         expected=expected_state(case, domain))
         grades = grade_all(view, graders)
         timing.grade_ms = (time.perf_counter() - t_grade) * 1000
         judged = None

@@ -1,0 +1,216 @@
+"""τ-bench's JSON collections as SQLite tables, and back as the dicts its tools expect.
+
+A τ-bench database is a dict of collections (``orders``, ``users``, …), each a dict of records keyed by
+id. Each collection becomes a table: a ``key`` column (the dict key, the primary key), one column per
+field of the records (in order of first appearance) and ``_more`` for what fits no column. A column
+holds plain values (strings and numbers, stored as given: no type affinity, so ``25`` stays an integer
+and ``25.0`` a float) unless some record has a nested value, a boolean or a null in it: then every
+value of the column is JSON text (``"pending"`` with its quotes, ``{"city": …}``, ``true``). A missing
+field is SQL NULL, so "absent" and ``null`` stay distinct, as they are in τ-bench's hash. A field a tool
+adds later, or a value that does not fit its column (a null in a plain column), goes to ``_more`` (a
+JSON object), so every record round-trips exactly; fields come back in column order, then ``_more``.
+
+Tools read through :class:`TableView`, a dict-like view that loads a record when a tool asks for it
+(and every record only when a tool iterates), and :meth:`TableView.write_back` stores what changed, so
+a call costs what it touches, not the size of the database.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from passhat.errors import DomainError
+
+Row = tuple[Any, ...]
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _plain(value: Any) -> bool:
+    """Stored in a column as it is (bool is excluded: SQLite would hand back 1)."""
+    return type(value) in (str, int, float)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _free_name(base: str, taken: set[str]) -> str:
+    name = base
+    while name in taken:
+        name = "_" + name
+    return name
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one collection is stored: its table, key column, field columns and which hold JSON text."""
+
+    table: str
+    key: str
+    """The column holding the record's dict key (``key``, or ``_key`` if a record has a field ``key``)."""
+    columns: tuple[str, ...]
+    json_columns: frozenset[str]
+    more: str
+    """The column holding fields that fit no column, as a JSON object (NULL when there are none)."""
+
+    @classmethod
+    def of(cls, table: str, records: Any, source: str) -> Layout:
+        """The layout of a collection read from ``source`` (a τ-bench data file)."""
+        if not isinstance(records, dict) or not all(isinstance(r, dict) for r in records.values()):
+            raise DomainError(f"{source}: a τ-bench collection is a JSON object of records keyed by id "
+                              "(e.g. {\"#W0001\": {\"status\": \"pending\", ...}}); this file holds something else")
+        columns: dict[str, None] = {}
+        nested: set[str] = set()
+        for record in records.values():
+            for name, value in record.items():
+                columns.setdefault(name, None)
+                if not _plain(value):
+                    nested.add(name)
+        key = _free_name("key", set(columns))
+        more = _free_name("_more", set(columns) | {key})
+        return cls(table, key, tuple(columns), frozenset(nested), more)
+
+    def schema(self) -> str:
+        """``CREATE TABLE`` for the collection (columns without a type: values are stored as given)."""
+        cols = ", ".join(_quote(c) for c in (*self.columns, self.more))
+        return f"CREATE TABLE {_quote(self.table)} ({_quote(self.key)} TEXT PRIMARY KEY, {cols});"
+
+    @property
+    def select(self) -> str:
+        cols = ", ".join(_quote(c) for c in (self.key, *self.columns, self.more))
+        return f"SELECT {cols} FROM {_quote(self.table)}"
+
+    def encode(self, key: str, record: Any) -> Row:
+        """The row of one record: key, one value per column, then ``_more``."""
+        if not isinstance(record, Mapping):
+            raise TypeError(f"{self.table}[{key!r}] must be a dict, not {type(record).__name__}")
+        values: list[Any] = []
+        more: dict[str, Any] = {}
+        for column in self.columns:
+            if column not in record:
+                values.append(None)
+            elif column in self.json_columns:
+                values.append(_dumps(record[column]))
+            elif _plain(record[column]):
+                values.append(record[column])
+            else:
+                values.append(None)
+                more[column] = record[column]
+        known = set(self.columns)
+        more.update((name, value) for name, value in record.items() if name not in known)
+        return (key, *values, _dumps(more) if more else None)
+
+    def decode(self, row: Row) -> dict[str, Any]:
+        """The record of one row (as :meth:`encode` wrote it)."""
+        record: dict[str, Any] = {}
+        for column, value in zip(self.columns, row[1:-1], strict=True):
+            if value is not None:
+                record[column] = json.loads(value) if column in self.json_columns else value
+        if row[-1] is not None:
+            record.update(json.loads(row[-1]))
+        return record
+
+    def insert(self, db: sqlite3.Connection, rows: list[Row]) -> None:
+        marks = ", ".join("?" for _ in range(len(self.columns) + 2))
+        db.executemany(f"INSERT INTO {_quote(self.table)} VALUES ({marks})", rows)
+
+
+class TableView(MutableMapping[str, Any]):
+    """One collection as τ-bench's tools see it (a dict of records), read from the trial's table on demand.
+
+    Records are plain dicts that tools may change in place; :meth:`write_back` compares each record it
+    handed out with the row it came from and writes inserts, updates and deletes. Iteration follows the
+    table's insertion order, as the JSON dict's order would.
+    """
+
+    def __init__(self, db: sqlite3.Connection, layout: Layout) -> None:
+        self._db = db
+        self._layout = layout
+        self._records: dict[str, Any] = {}
+        self._stored: dict[str, Row] = {}
+        """Rows as read from the table, for the records loaded (absent: not in the table)."""
+        self._deleted: set[str] = set()
+        self._complete = False
+
+    def _fetch(self, key: str) -> bool:
+        """Load ``key`` from the table unless it is loaded, deleted or known not to exist."""
+        if key in self._records or key in self._deleted or self._complete or not isinstance(key, str):
+            return key in self._records
+        row = self._db.execute(f"{self._layout.select} WHERE {_quote(self._layout.key)} = ?", (key,)).fetchone()
+        if row is None:
+            return False
+        self._stored[key] = tuple(row)
+        self._records[key] = self._layout.decode(tuple(row))
+        return True
+
+    def _load_all(self) -> None:
+        if self._complete:
+            return
+        ordered: dict[str, Any] = {}
+        for raw in self._db.execute(f"{self._layout.select} ORDER BY rowid"):
+            row = tuple(raw)
+            key = row[0]
+            if key in self._deleted:
+                continue
+            if key not in self._stored:
+                self._stored[key] = row
+                ordered[key] = self._layout.decode(row)
+            else:
+                ordered[key] = self._records[key]
+        ordered.update((k, v) for k, v in self._records.items() if k not in ordered)  # inserted by this call
+        self._records = ordered
+        self._complete = True
+
+    def __getitem__(self, key: str) -> Any:
+        if not self._fetch(key):
+            raise KeyError(key)
+        return self._records[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._fetch(key)
+        self._deleted.discard(key)
+        self._records[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        if not self._fetch(key):
+            raise KeyError(key)
+        del self._records[key]
+        self._deleted.add(key)
+
+    def __iter__(self) -> Iterator[str]:
+        self._load_all()
+        return iter(list(self._records))
+
+    def __len__(self) -> int:
+        self._load_all()
+        return len(self._records)
+
+    def __repr__(self) -> str:
+        return f"<τ-bench collection {self._layout.table!r}>"
+
+    def write_back(self) -> None:
+        """Store every change the call made to the records it was handed."""
+        layout, table = self._layout, _quote(self._layout.table)
+        for key in self._deleted:
+            if key in self._stored:
+                self._db.execute(f"DELETE FROM {table} WHERE {_quote(layout.key)} = ?", (key,))
+        sets = ", ".join(f"{_quote(c)} = ?" for c in (*layout.columns, layout.more))
+        for key, record in self._records.items():
+            row = layout.encode(key, record)
+            before = self._stored.get(key)
+            if before is None:
+                layout.insert(self._db, [row])
+            elif before != row:
+                self._db.execute(f"UPDATE {table} SET {sets} WHERE {_quote(layout.key)} = ?", (*row[1:], key))
+
+
+def views(db: sqlite3.Connection, layouts: Mapping[str, Layout]) -> dict[str, TableView]:
+    """The ``data`` argument of a τ-bench tool: every collection, loaded only as far as the tool reads it."""
+    return {name: TableView(db, layout) for name, layout in layouts.items()}
