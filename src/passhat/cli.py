@@ -73,6 +73,8 @@ CASES_COMMANDS: dict[str, tuple[str, str]] = {
              "Check SUITE (a built-in name or a folder): schema, references, ids, leaks, grading, coverage."),
     "import": ("passhat.commands.cases:import_command",
                "Turn SOURCE (JSONL of real requests, one object per line with a `text`) into case skeletons."),
+    "expected": ("passhat.commands.expected:expected_command",
+                 "Print the expected final state CASE_ID's `reference:` calls produce: their row changes, table by table."),
     "from-failure": ("passhat.commands.from_failure:from_failure",
                      "Turn failed TRIAL of CASE_ID in RUN_FOLDER into a regression case file."),
 }
