@@ -146,6 +146,13 @@ def test_the_reference_runs_once_per_case_not_once_per_trial(tmp_path: Path, mon
     assert runs == ["file-102"]
     assert all(r.outcome == "fail" for r in records)
 
+    async def inside_a_loop() -> Any:  # evaluate_async loads suites with a loop running: no nested asyncio.run
+        return expected_state(case, domain)
+
+    expected_module._cache.clear()
+    assert asyncio.run(inside_a_loop()).to_json() == diff.to_json()  # type: ignore[union-attr]
+    assert runs == ["file-102", "file-102"]
+
 
 def test_lint_reports_a_failing_reference(tmp_path: Path) -> None:
     from passhat.lint import lint_suite
