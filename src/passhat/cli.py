@@ -73,6 +73,8 @@ CASES_COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("passhat.commands.cases:import_command",
                "Turn SOURCE into cases: real requests (JSONL) into skeletons, or a τ-bench checkout into "
                "suites."),
+    "expected": ("passhat.commands.expected:expected_command",
+                 "Print the expected final state CASE_ID's `reference:` calls produce: their row changes, table by table."),
     "from-failure": ("passhat.commands.from_failure:from_failure",
                      "Turn failed TRIAL of CASE_ID in RUN_FOLDER into a regression case file."),
 }

@@ -145,3 +145,44 @@ def test_the_reference_runs_once_per_case_not_once_per_trial(tmp_path: Path, mon
     records = asyncio.run(trials())
     assert runs == ["file-102"]
     assert all(r.outcome == "fail" for r in records)
+
+    async def inside_a_loop() -> Any:  # evaluate_async loads suites with a loop running: no nested asyncio.run
+        return expected_state(case, domain)
+
+    expected_module._cache.clear()
+    assert asyncio.run(inside_a_loop()).to_json() == diff.to_json()  # type: ignore[union-attr]
+    assert runs == ["file-102", "file-102"]
+
+
+def test_lint_reports_a_failing_reference(tmp_path: Path) -> None:
+    from passhat.lint import lint_suite
+
+    load(tmp_path, BASE)
+    (tmp_path / "cases" / "case.yaml").write_text(BASE.replace("amount: 118.5,", "amount: -1,"))
+    [finding] = [f for f in lint_suite(str(tmp_path / "cases")).findings if f.severity == "error"]
+    assert (finding.code, finding.field) == ("bad-reference", "reference.1")
+    assert "amount must be positive" in finding.message
+
+
+def test_cases_expected_prints_the_reference_row_changes(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from passhat.cli import main
+
+    runner = CliRunner()
+    shown = runner.invoke(main, ["cases", "expected", "reimbursement", "inv-102"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[0] == "inv-102: 2 reference call(s) on fixture 'default' as E-1001"
+    assert lines[1] == "tickets (1 change(s))"
+    assert "inserted ['R-" in lines[2] and "invoice_id='INV-102', amount=118.5, over_limit=38.5" in lines[2]
+    as_json = runner.invoke(main, ["cases", "expected", "reimbursement", "inv-102", "--json"])
+    assert as_json.exit_code == 0 and '"kind": "inserted"' in as_json.output
+    load(tmp_path, BASE.replace(CREATE, "{tool: cancel_ticket, args: {ticket_id: R-40233, reason: personal}}")
+         .replace("allowed_tools: [", "allowed_tools: [cancel_ticket, "))
+    update = runner.invoke(main, ["cases", "expected", str(tmp_path / "cases"), "file-102"])
+    assert "updated ['R-40233']: status 'awaiting_finance_review' → 'cancelled', note None → 'personal'" in update.output
+    missing = runner.invoke(main, ["cases", "expected", "reimbursement", "inv-104-en"])
+    assert missing.exit_code == 2 and "inv-104-en.yaml: reference: case 'inv-104-en' has no reference solution" in missing.output
+    unknown = runner.invoke(main, ["cases", "expected", "reimbursement", "inv-10"])
+    assert unknown.exit_code == 2 and "did you mean 'inv-102'?" in unknown.output

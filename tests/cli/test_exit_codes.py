@@ -183,6 +183,8 @@ CASES: dict[tuple[str, int], Args] = {
     ["cases", "import", t / "r.jsonl", "--domain", "no_such_domain_x", "--out", t / "o"],
     ("cases from-failure", 0): lambda w, t: ["cases", "from-failure", w.hasty, w.failed_case, 0, "--out", t / "c.yaml"],
     ("cases from-failure", 2): lambda w, t: ["cases", "from-failure", w.careful, "no-such-case", 0, "--out", t / "c.yaml"],
+    ("cases expected", 0): lambda w, t: ["cases", "expected", "reimbursement", "inv-102"],
+    ("cases expected", 2): lambda w, t: ["cases", "expected", "reimbursement", "inv-104-en"],
     ("cases reference", 0): lambda w, t: ["cases", "reference"],
     ("cases schema", 0): lambda w, t: ["cases", "schema"],
     ("suite hash", 0): lambda w, t: ["suite", "hash", "refunds"],

@@ -8,7 +8,9 @@ from typing import Any
 import yaml
 
 import passhat
+from passhat.cases import load_suite
 from passhat.cases.suite import BUILTIN_ROOT
+from passhat.regrade.record import regrade_record
 
 INV_102 = BUILTIN_ROOT / "reimbursement" / "cases" / "inv-102.yaml"
 
@@ -50,6 +52,14 @@ def test_exact_expected_state_catches_an_extra_change_to_the_right_row(tmp_path:
     [failure] = run.failures()
     assert failure.case_id == "inv-102" and failure.check is not None
     assert "project_code expected None, actual 'P-77'" in failure.check
+
+    # re-grading the trials of the old case against the new one (the reference diff handed over the same way)
+    suite = load_suite(str(cases))
+    new = suite.case("inv-102")
+    old_records = [r for r in run.records() if r.case_id == "inv-102-old"]
+    regraded = [regrade_record(r, new, suite.domain_of(new)) for r in old_records]
+    assert [r.outcome for r in regraded] == ["fail", "fail"]
+    assert any("project_code expected None, actual 'P-77'" in g.reason for g in regraded[0].grades if not g.passed)
 
     clean = passhat.evaluate(cases, files_inv_102, trials=2, out=tmp_path / "clean", sanity=False)
     assert {r.outcome for r in clean.records()} == {"pass"}, clean.failure_report()

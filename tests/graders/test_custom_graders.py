@@ -253,6 +253,7 @@ def test_no_assertion_goes_ungraded() -> None:
         {"row_count": {"table": "refunds", "equals": 1}}, {"field_equals": {"table": "refunds", "field": "amount", "equals": 60}},
         {"sql": {"query": "SELECT COUNT(*) FROM refunds", "expect": 1}},
         {"net_change": {"table": "refunds", "column": "amount", "equals": 60}}, {"unchanged_except": {"tables": ["refunds"]}},
+        {"expect_state": {"table": "refunds", "absent": [{"amount": 61}]}},
         {"reply_contains": "refund"}, {"reply_not_contains": "error"}, {"reply_matches": "R-\\d+"},
         {"reply_mentions": {"table": "refunds", "column": "id"}},
         {"refund_matches_approval": {"order_id": "O-1"}}, {"approval_read_first": {"order_id": "O-1"}}, "reply_quotes_refund",

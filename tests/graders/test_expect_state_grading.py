@@ -60,8 +60,9 @@ REFERENCE = "expect_state: {reference: true, ignore: {tickets: [created_at, upda
 
 
 def test_doing_exactly_the_reference_passes_though_generated_ids_differ(tmp_path: Path) -> None:
-    assert verdict(tmp_path, "expect_state: reference", EXACT) == (
-        True, "the final state equals the reference's (1 row change(s))")
+    [grade] = grades(tmp_path, "expect_state: reference", EXACT)
+    assert (grade.name, grade.passed, grade.reason) == (
+        "expect_state(reference)", True, "the final state equals the reference's (1 row change(s))")
 
 
 @pytest.mark.parametrize(

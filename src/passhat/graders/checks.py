@@ -36,6 +36,8 @@ def assertion_name(a: Any) -> str:
     if a.description:
         return f"{a.kind}: {a.description}"
     target = getattr(a, "table", None) or getattr(a, "text", None) or getattr(a, "pattern", None) or ""
+    if getattr(a, "reference", None) is True:  # expect_state: reference
+        target = "reference"
     where = getattr(a, "where", None)
     return f"{a.kind}({describe(target, where) if where else target})"
 

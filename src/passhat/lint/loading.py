@@ -16,7 +16,15 @@ from pydantic import ValidationError
 
 from passhat.cases import Case
 from passhat.cases.assertions import CustomAssertion
-from passhat.cases.load import _check_assertion, _check_regex, _field_path, _model_at, check_params, known_grader
+from passhat.cases.load import (
+    _check_assertion,
+    _check_regex,
+    _field_path,
+    _model_at,
+    check_params,
+    check_reference,
+    known_grader,
+)
 from passhat.domain import Domain, load_domain, resolve_domain_ref
 from passhat.errors import CaseError, DomainError
 from passhat.lint.findings import Code, Finding
@@ -84,6 +92,7 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
     refs += [(r.tool, f"required_tools.{i}.tool") for i, r in enumerate(case.required_tools)]
     refs += [(getattr(c, end), f"order.{i}.{end}") for i, c in enumerate(case.order) for end in ("first", "then")]
     refs += [(f.tool, f"faults.{i}.tool") for i, f in enumerate(case.faults)]
+    refs += [(c.tool, f"reference.{i}.tool") for i, c in enumerate(case.reference)]
     for name, field in refs:
         if name not in tools:
             add("unknown-tool", field, f"unknown tool {name!r}; domain {domain.name!r} has: {', '.join(sorted(tools))}")
@@ -122,6 +131,11 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
                 _check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
             except CaseError as exc:
                 add(_code_for(exc.field), exc.field, exc.message)
+    if not out:  # the reference runs on a case that is otherwise sound (an unknown tool would only repeat)
+        try:
+            check_reference(case, file, domain)
+        except CaseError as exc:
+            add("bad-reference", exc.field, exc.message)
     return out
 
 
