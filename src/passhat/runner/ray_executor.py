@@ -135,16 +135,21 @@ class RayExecutor:
         reviving: dict[asyncio.Task[None], int] = {}
         """Workers that died, until Ray has restarted them: nothing is sent to them meanwhile."""
         load = [0] * count
+
+        def send() -> None:
+            up = [i for i in range(count) if i not in reviving.values()]
+            while queue and up and len(flying) < concurrency:
+                case, trial, attempt = queue.popleft()
+                worker = min(up, key=load.__getitem__)
+                ref = handles[worker].run.remote(case.id, trial, attempt)
+                flying[asyncio.wrap_future(ref.future())] = _Flight(case, trial, attempt, worker, time.perf_counter())
+                load[worker] += 1
+
         try:
-            while queue or flying:  # a worker still restarting at the end is not waited for
-                up = [i for i in range(count) if i not in reviving.values()]
-                while queue and up and len(flying) < concurrency:
-                    case, trial, attempt = queue.popleft()
-                    worker = min(up, key=load.__getitem__)
-                    ref = handles[worker].run.remote(case.id, trial, attempt)
-                    flying[asyncio.wrap_future(ref.future())] = _Flight(case, trial, attempt, worker, time.perf_counter())
-                    load[worker] += 1
+            send()
+            while flying or queue:  # a worker still restarting at the end is not waited for
                 finished, _ = await asyncio.wait([*flying, *reviving], return_when=asyncio.FIRST_COMPLETED)
+                final: list[TrialRecord] = []
                 for done in finished:
                     if done in reviving:
                         reviving.pop(done)  # type: ignore[call-overload]
@@ -158,7 +163,10 @@ class RayExecutor:
                     if raised and flight.attempt < MAX_ATTEMPTS:
                         queue.appendleft((flight.case, flight.trial, flight.attempt + 1))
                     else:
-                        emit(record)
+                        final.append(record)
+                send()  # the workers get their next attempts before the records are written (an fsync each)
+                for record in final:
+                    emit(record)
         finally:
             for future in [*flying, *reviving]:
                 future.cancel()
