@@ -20,7 +20,8 @@ from passhat.cli import CASES_COMMANDS, COMMANDS, main
 
 SRC = Path(__file__).parents[2] / "src"
 HEAVY = ("scipy", "numpy", "pydantic", "rich.table", "rich.progress", "jinja2", "openai", "anthropic", "mcp",
-         "uvicorn", "httpx2", "httpx", "opentelemetry", "sqlite3", "passhat.stats", "passhat.cases", "passhat.runner")
+         "uvicorn", "httpx2", "httpx", "opentelemetry", "sqlite3", "passhat.stats", "passhat.cases", "passhat.runner",
+         "ray")
 """Modules that ``passhat --help`` / ``--version`` must not import (the first eight cost most of the old 2 s)."""
 
 

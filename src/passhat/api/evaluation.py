@@ -111,6 +111,7 @@ def evaluate(
     max_tokens: int | None = None, prices: str | Path | None = None, user_base_url: str | None = None,
     judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
     progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
+    executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
 ) -> Run:
     """Run every case of ``suite`` ``trials`` times with ``agent``; returns the finished :class:`Run`.
 
@@ -124,7 +125,9 @@ def evaluate(
     in ``summary.json`` anyway). ``sanity``: the do-nothing check. ``redact*``: what is redacted before
     anything reaches disk. ``user``/``judge`` and the model options: see docs/llm.md. ``progress`` is
     called with a :class:`Progress` before the first trial and after each; ``on_warning`` with each
-    warning (default: ``warnings.warn`` with :class:`PasshatWarning`).
+    warning (default: ``warnings.warn`` with :class:`PasshatWarning`). ``executor``: ``local`` (asyncio
+    workers in this process) or ``ray`` (the trials spread over a Ray cluster, at ``ray_address`` or one
+    started here; records, resume and statistics are the same: docs/scale.md).
 
     Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
     evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. Inside a
@@ -152,11 +155,13 @@ async def evaluate_async(
     max_tokens: int | None = None, prices: str | Path | None = None, user_base_url: str | None = None,
     judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
     progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
+    executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
 ) -> Run:
     """:func:`evaluate` for callers already in an event loop (same arguments, same result)."""
     from passhat.agents import check_agent_spec
     from passhat.agents.llm.setup import build_model_setup
     from passhat.agents.python import as_agent
+    from passhat.api.executors import check_executor, make_executor
     from passhat.gate import registration_for_run
     from passhat.runner import RunConfig, execute
     from passhat.runner.sanity import noop_passes
@@ -166,6 +171,7 @@ async def evaluate_async(
         raise PasshatError("resume needs the folder of the run to continue (--out / out=)")
     if trials < 1 or concurrency < 1 or seed < 0:
         raise PasshatError(f"trials and concurrency must be ≥ 1 and seed ≥ 0, got {trials}, {concurrency}, {seed}")
+    check_executor(executor, ray_address)
     spec = agent if isinstance(agent, str) else None
     if spec is not None:
         check_agent_spec(spec, isolate)
@@ -180,12 +186,14 @@ async def evaluate_async(
     if resume and folder is not None:
         check_same_selection(folder, plan.manifest.get("selection"))
     label = spec or name or agent_name(agent)
-    setup = build_model_setup(label, agent=None if spec is not None else as_agent(agent, label), isolate=isolate,
-                              base_url=base_url, temperature=temperature, max_tokens=max_tokens, prices=_path(prices),
-                              user_spec=user, user_base_url=user_base_url, judge_spec=judge,
-                              judge_base_url=judge_base_url, retries=retries, retry_delay=retry_delay)
+    model_options = {"isolate": isolate, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens,
+                     "prices": _path(prices), "user_spec": user, "user_base_url": user_base_url, "judge_spec": judge,
+                     "judge_base_url": judge_base_url, "retries": retries, "retry_delay": retry_delay}
+    setup = build_model_setup(label, agent=None if spec is not None else as_agent(agent, label), **model_options)
     old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None
     registered_gate = registration_for_run(_path(gate), old_manifest)
+    runs_on = make_executor(executor, ray_address, suite=plan.suite, agent=agent, label=label, options=model_options,
+                            trials=trials, seed=seed, cassette=plan.cassette)  # joins the cluster before any trial
     if folder is None:
         folder = default_out(plan.suite.name, label)
 
@@ -222,7 +230,7 @@ async def evaluate_async(
         if progress is not None:
             progress(Progress(done, total, rec, plan.suite.name))
 
-    await execute(cfg, resume=resume, on_record=recorded)
+    await execute(cfg, resume=resume, on_record=recorded, executor=runs_on)
     return _finish(folder, by=by, gated=registered_gate is not None, warnings=notes)
 
 

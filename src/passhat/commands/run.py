@@ -44,6 +44,11 @@ from passhat.suites.plan import run_notes
               help="Trials per case.")
 @click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True,
               help="Trials in flight at once (agents waiting on a model cost nothing).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where trials run: asyncio workers in this process, or the worker processes of a Ray cluster "
+                   "(needs passhat[ray]; same records, resume and statistics).")
+@click.option("--ray-address", default=None, metavar="ADDR",
+              help="With --executor ray: the cluster to join (HOST:PORT, ray://HOST:PORT, auto); default: start one here.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
               help="Run seed (≥ 0); trial seeds derive from it.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
@@ -82,7 +87,8 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         junit: Path | None = None, summary_md: Path | None = None, no_report: bool = False,
         otlp: str | None = None, splits: tuple[str, ...] = (), tags: tuple[str, ...] = (),
         frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, isolate: str = "none",
-        max_error_rate: float = DEFAULT_MAX_ERROR_RATE, **model_kw: Any) -> None:
+        max_error_rate: float = DEFAULT_MAX_ERROR_RATE, executor: str = "local", ray_address: str | None = None,
+        **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     if resume and out is None:
         fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
@@ -109,7 +115,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
                 suite, agent_spec, trials=trials, concurrency=concurrency, seed=seed, out=out, resume=resume,
                 splits=splits, tags=tags, frozen=frozen, record=record, replay=replay, gate=gate_file, by=by,
                 sanity=not no_sanity, redact=not no_redact, redact_fields=redact_field, redact_patterns=patterns,
-                isolate=isolate,  # type: ignore[arg-type]
+                isolate=isolate, executor=executor, ray_address=ray_address,  # type: ignore[arg-type]
                 user=model_kw.pop("user_spec", "scripted"), judge=model_kw.pop("judge_spec", None), **model_kw,
                 progress=advance, on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {w}", highlight=False))
         except (PasshatError, ValueError) as exc:

@@ -1,15 +1,14 @@
 """Running a suite: k trials per case, bounded concurrency, streamed records, resumable.
 
-Workers pull (case, trial) pairs from a queue, so memory stays O(concurrency) whatever the number of
-trials; each finished record is appended and fsync'd before the next is taken.
+This process is the run folder's single writer: an executor (runner/executor.py; local asyncio workers
+by default, or a Ray cluster) runs the pending (case, trial) pairs and hands back each final record,
+which is appended and fsync'd here as it arrives.
 """
 
 from __future__ import annotations
 
-import asyncio
 import platform
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,19 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from passhat import __version__
-from passhat.cases import Case, Suite
+from passhat.cases import Suite
 from passhat.errors import RunError
 from passhat.graders.judge import Judge
 from passhat.models import Manifest
 from passhat.redaction import Redactor
+from passhat.runner.executor import MAX_ATTEMPTS, Executor, LocalExecutor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
-from passhat.runner.trial import AgentFn, UserFactory, error_record, run_trial
-from passhat.seeding import trial_seed
+from passhat.runner.trial import AgentFn, UserFactory
 from passhat.tools.cassette import Cassette
 
-MAX_ATTEMPTS = 2
-"""An infrastructure error is retried once; what remains is reported as ``error``."""
+__all__ = ["MAX_ATTEMPTS", "RunConfig", "build_manifest", "check_resumable", "execute"]
 
 
 @dataclass
@@ -95,30 +93,19 @@ def check_resumable(old: Manifest, new: Manifest) -> None:
         raise RunError("cannot resume: the suite changed since the run started (different content hash)")
 
 
-async def _attempt(case: Case, cfg: RunConfig, trial: int) -> TrialRecord:
-    seed = trial_seed(cfg.seed, case.id, trial)
-    domain = cfg.suite.domain_of(case)
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        started = time.perf_counter()
-        try:
-            record = await run_trial(case, domain, cfg.agent, trial, seed, user=cfg.user, judge=cfg.judge,
-                                     cassette=cfg.cassette)
-            record.attempt = attempt
-            return record
-        except Exception as exc:
-            failed = error_record(case, trial, seed, attempt, started, exc)
-    return failed
-
-
 async def execute(
     cfg: RunConfig,
     *,
     resume: bool = False,
     on_record: Callable[[TrialRecord], None] | None = None,
+    executor: Executor | None = None,
 ) -> RunStore:
-    """Run every pending trial of the suite into ``cfg.out``; returns the store."""
+    """Run every pending trial of the suite into ``cfg.out`` with ``executor`` (default: local asyncio
+    workers); returns the store."""
+    executor = executor or LocalExecutor()
     store = RunStore(cfg.out, cfg.redactor)
     manifest = build_manifest(cfg)
+    manifest.executor = executor.describe()
     done: set[tuple[str, int]] = set()
     store.lock()
     try:
@@ -136,26 +123,16 @@ async def execute(
         store.close()
         raise
 
-    queue: asyncio.Queue[tuple[Case, int]] = asyncio.Queue()
-    for case in cfg.suite.cases:
-        for trial in range(cfg.trials):
-            if (case.id, trial) not in done:
-                queue.put_nowait((case, trial))
+    pending = [(case, trial) for case in cfg.suite.cases for trial in range(cfg.trials) if (case.id, trial) not in done]
 
-    async def worker() -> None:
-        while True:
-            try:
-                case, trial = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            record = await _attempt(case, cfg, trial)
-            store.append(record)
-            if on_record is not None:
-                on_record(record)
+    def emit(record: TrialRecord) -> None:
+        store.append(record)
+        if on_record is not None:
+            on_record(record)
 
     try:
         try:
-            await asyncio.gather(*(worker() for _ in range(max(1, cfg.concurrency))))
+            await executor.run(cfg, pending, emit)
         finally:
             close = getattr(cfg.agent, "aclose", None)
             if close is not None:  # agents that run elsewhere stop their tool server

@@ -1,0 +1,100 @@
+"""The Ray executor against the local one: throughput with a simulated model latency, and what Ray adds per trial.
+
+An agent that waits LATENCY seconds per model call, CALLS calls per trial (then acts as ``careful``), runs
+the built-in refunds suite through ``passhat.evaluate`` (summary included, as a user runs it) at several
+-j values with 4 × j trials, locally and on a local Ray cluster started once (every CPU of this machine).
+Ideal wall time = ⌈trials ÷ j⌉ × CALLS × LATENCY; efficiency = ideal ÷ wall (for Ray also without the
+worker start-up, which a longer run amortises). Then, with no latency and
+-j 1, the time per trial of each executor: the difference is Ray's round trip per trial. Worker start-up
+(actors loading the suite and building images) is timed apart, on a one-trial run.
+Run: ``python bench/bench_ray.py [--latency 0.2] [--calls 3] [--j 64 256 1024]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import ray
+
+import passhat
+from passhat.agents import reference_agent
+
+CASES = 16
+"""Cases in the refunds suite."""
+REDACT = True
+
+
+def slow_agent(latency: float, calls: int) -> Any:
+    careful = reference_agent("careful")
+
+    async def agent(episode: Any) -> str | None:  # a closure: Ray ships it to the workers by value
+        for _ in range(calls):
+            await asyncio.sleep(latency)  # a model call
+        return await careful(episode)
+
+    return agent
+
+
+def timed_run(agent: Any, executor: str, trials: int, j: int) -> tuple[float, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        run = passhat.evaluate("refunds", agent, trials=trials, concurrency=j, out=Path(tmp) / "run", sanity=False,
+                               redact=REDACT, executor=executor, name="slow")  # type: ignore[arg-type]
+        wall = time.perf_counter() - t
+        return wall, run.summary.suite.trials + run.summary.suite.errors
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--calls", type=int, default=3)
+    parser.add_argument("--j", type=int, nargs="+", default=[64, 256, 1024])
+    parser.add_argument("--no-fsync", action="store_true",
+                        help="diagnostic only: skip the per-record fsync of trials.jsonl, to see the ceiling it sets")
+    parser.add_argument("--no-redact", action="store_true",
+                        help="diagnostic: no redaction (the driver redacts every record before writing it)")
+    args = parser.parse_args()
+    if args.no_fsync:
+        os.fsync = lambda fd: None  # the driver's process only: the workers never write the run folder
+        print("DIAGNOSTIC: fsync disabled, records are not durable")
+    global REDACT
+    REDACT = not args.no_redact
+    t = time.perf_counter()
+    ray.init(include_dashboard=False, logging_level="WARNING")
+    print(f"{os.cpu_count()} CPU(s); local Ray cluster started in {time.perf_counter() - t:.1f}s "
+          f"({int(ray.cluster_resources()['CPU'])} worker processes)")
+    agent = slow_agent(args.latency, args.calls)
+    startup, _ = timed_run(slow_agent(0, 0), "ray", 1, 1)
+    print(f"Ray worker start-up (load suite, build images, build agent), one-trial run: {startup:.2f}s")
+    print(f"\nsimulated latency: {args.calls} calls × {args.latency}s per trial; {CASES} cases × k trials = 4 × j")
+    print(f"{'-j':>6}{'trials':>8}{'ideal s':>9}{'local s':>9}{'eff':>6}{'tr/s':>8}{'ray s':>9}{'eff':>6}{'tr/s':>8}"
+          f"{'ray/local':>11}{'ray eff w/o start-up':>22}")
+    for j in args.j:
+        k = max(1, 4 * j // CASES)
+        trials = CASES * k
+        ideal = math.ceil(trials / j) * args.calls * args.latency
+        lw, ln = timed_run(agent, "local", k, j)
+        rw, rn = timed_run(agent, "ray", k, j)
+        assert ln == rn == trials
+        print(f"{j:>6}{trials:>8}{ideal:>9.2f}{lw:>9.2f}{ideal / lw:>6.2f}{trials / lw:>8.0f}"
+              f"{rw:>9.2f}{ideal / rw:>6.2f}{trials / rw:>8.0f}{rw / lw:>11.2f}{ideal / max(rw - startup, ideal):>22.2f}")
+    print("\nper-trial cost without latency, -j 1 (one trial at a time: the round trip is not hidden)")
+    zero = slow_agent(0, 0)
+    k = 8
+    lw, _ = timed_run(zero, "local", k, 1)
+    rw, _ = timed_run(zero, "ray", k, 1)
+    n = CASES * k
+    print(f"local {lw / n * 1000:.1f} ms/trial, ray {rw / n * 1000:.1f} ms/trial (incl. worker start-up once): "
+          f"Ray adds {(rw - lw) / n * 1000:.1f} ms/trial")
+    ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

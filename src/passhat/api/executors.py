@@ -1,0 +1,72 @@
+"""Choosing where a run's trials execute (``executor=``, ``--executor``): here, or on a Ray cluster.
+
+For Ray, the workers rebuild what the driver built: the suite from its name or folder, and the agent,
+user simulator and judge from the same options through :func:`worker_setup`. A spec is sent as text
+(a ``path.py`` made absolute, so workers need not share the driver's working directory); a Python
+agent object is sent with Ray's cloudpickle (functions of importable modules by reference, closures and
+``__main__`` functions by value), and one that cannot be pickled is refused before any trial.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Literal
+
+from passhat.cases import Suite
+from passhat.errors import UserError
+from passhat.runner.executor import Executor
+from passhat.tools.cassette import Cassette
+
+ExecutorKind = Literal["local", "ray"]
+
+
+def check_executor(kind: str, ray_address: str | None) -> None:
+    """Bad combinations of ``executor`` and ``ray_address``, before anything else happens."""
+    if kind not in ("local", "ray"):
+        raise UserError(f"--executor {kind!r}: expected local or ray")
+    if ray_address is not None and kind != "ray":
+        raise UserError("--ray-address applies to --executor ray")
+
+
+def worker_spec(spec: str) -> str:
+    """The spec as a worker loads it: ``path.py:function`` with an absolute path when the file is here."""
+    target, sep, attr = spec.rpartition(":")
+    if sep and target.endswith(".py") and Path(target).is_file():
+        return f"{Path(target).resolve()}:{attr}"
+    return spec
+
+
+def worker_setup(agent: Any, label: str, options: dict[str, Any]) -> Any:
+    """On a worker: the agent, user simulator and judge, built as the driver built them."""
+    from passhat.agents.llm.setup import build_model_setup
+    from passhat.agents.python import as_agent
+
+    return build_model_setup(label, agent=None if agent is None else as_agent(agent, label), **options)
+
+
+def make_executor(kind: ExecutorKind, ray_address: str | None, *, suite: Suite, agent: Any, label: str,
+                  options: dict[str, Any], trials: int, seed: int, cassette: Cassette | None) -> Executor | None:
+    """``None`` for the local executor (the runner's default); for Ray, the connected executor. ``agent`` is
+    the spec, or the Python object as the caller gave it; ``options`` are :func:`build_model_setup`'s."""
+    if kind == "local":
+        return None
+    from passhat.runner.ray_executor import RayExecutor
+    from passhat.runner.ray_worker import SuiteRef, WorkerRecipe
+
+    options = {**options, "prices": _absolute(options.get("prices"))}
+    if isinstance(agent, str):
+        setup = functools.partial(worker_setup, None, worker_spec(agent), options)
+    else:
+        setup = functools.partial(worker_setup, agent, label, options)
+    recipe = WorkerRecipe(suite=SuiteRef.of(suite), setup=setup, agent_spec=label, trials=trials, seed=seed,
+                          cassette=_absolute_cassette(cassette))
+    return RayExecutor.connect(recipe, ray_address)
+
+
+def _absolute(path: Path | None) -> Path | None:
+    return None if path is None else path.resolve()
+
+
+def _absolute_cassette(cassette: Cassette | None) -> Cassette | None:
+    return None if cassette is None else Cassette(cassette.folder.resolve(), cassette.mode)

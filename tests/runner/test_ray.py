@@ -1,0 +1,193 @@
+"""The Ray executor on a real local cluster (2 CPUs, so 2 worker processes): the same records and summary
+as the local executor, a killed worker loses and duplicates nothing, a resumed run continues, bad input
+is refused before any trial. One cluster for the module: starting Ray costs seconds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import passhat
+from passhat.errors import UserError
+from passhat.runner import RunStore
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'passhat[ray]'): the Ray executor is untested")
+
+SRC = Path(__file__).parents[2] / "src"
+VOLATILE = "latency_s"
+"""The only summary figures that may differ between executors: wall-clock latency of the agent, measured."""
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    yield ray
+    ray.shutdown()
+
+
+def without(value: Any, key: str) -> Any:
+    """``value`` with every mapping entry named ``key`` removed, at any depth."""
+    if isinstance(value, dict):
+        return {k: without(v, key) for k, v in value.items() if k != key}
+    if isinstance(value, list):
+        return [without(v, key) for v in value]
+    return value
+
+
+def deterministic(record: Any) -> dict[str, Any]:
+    """What a trial did, without when and how fast: the fields both executors must agree on."""
+    return {"seed": record.seed, "outcome": record.outcome, "end_reason": record.end_reason,
+            "attempt": record.attempt, "reply": record.reply, "diff": record.diff,
+            "calls": [c.model_dump(exclude={"started_at", "duration_ms"}) for c in record.calls],
+            "grades": [(g.name, g.passed, g.required) for g in record.grades],
+            "failure": record.failure.model_dump() if record.failure else None}
+
+
+def by_key(folder: Path) -> dict[tuple[str, int], Any]:
+    recs = RunStore(folder).load()
+    assert len(recs) == len({r.key for r in recs}), "a (case, trial) was recorded twice"
+    return {r.key: r for r in recs}
+
+
+def test_without_drops_the_key_at_any_depth() -> None:
+    assert without({"a": 1, "latency_s": 2, "b": [{"latency_s": 3, "c": 4}]}, "latency_s") == {"a": 1, "b": [{"c": 4}]}
+
+
+@pytest.mark.parametrize("agent", ["careful", "hasty", "flaky"])
+def test_local_and_ray_give_the_same_summary_and_records(cluster: Any, tmp_path: Path, agent: str) -> None:
+    local = passhat.evaluate("refunds", agent, trials=3, seed=11, concurrency=4, out=tmp_path / "local", sanity=False)
+    distributed = passhat.evaluate("refunds", agent, trials=3, seed=11, concurrency=8, out=tmp_path / "ray",
+                                   sanity=False, executor="ray")
+    assert distributed.manifest.executor == {"kind": "ray", "address": "local", "workers": 2}
+    assert local.manifest.executor == {"kind": "local"}
+    ours, theirs = (json.loads((r.folder / "summary.json").read_text()) for r in (local, distributed))
+    assert without(ours, VOLATILE) == without(theirs, VOLATILE)
+    assert ours != without(ours, VOLATILE)  # the comparison above did leave latency out, and only that
+    a, b = by_key(local.folder), by_key(distributed.folder)
+    assert a.keys() == b.keys() and len(a) == 16 * 3
+    assert {k: deterministic(r) for k, r in a.items()} == {k: deterministic(r) for k, r in b.items()}
+    if agent == "flaky":  # the seeded lapses happened, identically: the comparison had something to compare
+        assert {r.outcome for r in a.values()} == {"pass", "fail"}
+
+
+def test_the_cli_runs_trials_on_ray(cluster: Any, tmp_path: Path, cli: Any) -> None:
+    r = cli("run", "refunds", "--agent", "careful", "-k", 2, "--executor", "ray", "-j", 6, "--out", tmp_path / "run",
+            "-q", "--no-report", "--no-sanity", "--tag", "risk=high")
+    assert r.exit_code == 0, r.output
+    assert "pass^1 1.000" in r.output
+    assert RunStore(tmp_path / "run").manifest().executor == {"kind": "ray", "address": "local", "workers": 2}
+
+
+KILLER = '''
+import os, signal
+from pathlib import Path
+from passhat.agents import reference_agent
+
+careful = reference_agent("careful")
+MARKER, PIDS = Path({marker!r}), Path({pids!r})
+
+
+async def agent(episode):
+    with PIDS.open("a") as fh:
+        fh.write(f"{{os.getpid()}}\\n")
+    if (episode.case_id, episode.trial) == ({case!r}, 1) and not MARKER.exists():
+        MARKER.write_text("killed once")
+        os.kill(os.getpid(), signal.SIGKILL)  # the worker process, with the other trials it runs
+    return await careful(episode)
+'''
+
+
+def test_a_killed_worker_loses_and_duplicates_nothing(cluster: Any, tmp_path: Path) -> None:
+    victim = "refund-4812"
+    agent = tmp_path / "killer.py"
+    agent.write_text(KILLER.format(marker=str(tmp_path / "killed"), pids=str(tmp_path / "pids"), case=victim))
+    run = passhat.evaluate("refunds", f"{agent}:agent", trials=3, concurrency=6, out=tmp_path / "run", sanity=False,
+                           executor="ray")
+    assert (tmp_path / "killed").exists()
+    records = by_key(run.folder)  # fails on a duplicate
+    assert len(records) == 16 * 3 and run.summary.suite.errors == 0
+    assert all(r.outcome == "pass" for r in records.values())  # careful passes every case, retried or not
+    assert records[(victim, 1)].attempt == 2  # the retry is recorded as what it was
+    attempts = Counter(r.attempt for r in records.values())
+    assert set(attempts) == {1, 2} and attempts[2] <= 6  # retried: what was in flight on the dead worker, no more
+    pids = set((tmp_path / "pids").read_text().split())
+    assert len(pids) >= 2  # the trials ran in more than one worker process
+
+
+def test_a_run_killed_under_one_executor_resumes_under_another(cluster: Any, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    passhat.evaluate("refunds", "flaky", trials=2, seed=3, out=out, sanity=False)
+    lines = (out / "trials.jsonl").read_bytes().splitlines(keepends=True)
+    (out / "trials.jsonl").write_bytes(b"".join(lines[:13]) + lines[13][:40])  # killed mid-write
+    resumed = passhat.evaluate("refunds", "flaky", trials=2, seed=3, out=out, sanity=False, resume=True,
+                               executor="ray")
+    records = by_key(resumed.folder)
+    assert len(records) == 32 and len(resumed.manifest.resumed_at) == 1
+    fresh = passhat.evaluate("refunds", "flaky", trials=2, seed=3, out=tmp_path / "fresh", sanity=False)
+    assert {k: deterministic(r) for k, r in records.items()} == \
+        {k: deterministic(r) for k, r in by_key(fresh.folder).items()}
+
+
+def test_a_python_agent_is_shipped_to_the_workers(cluster: Any, tmp_path: Path) -> None:
+    from passhat.agents import reference_agent
+
+    careful = reference_agent("careful")
+    seen: list[str] = []
+
+    async def mine(episode: Any) -> str | None:  # a closure: pickled by value
+        seen.append(episode.case_id)  # appends to the worker's copy, not this list
+        return await careful(episode)
+
+    run = passhat.evaluate("refunds", mine, trials=1, out=tmp_path / "run", sanity=False, executor="ray",
+                           cases=["refund-4812"])
+    assert [r.outcome for r in run.records()] == ["pass"] and seen == []
+
+
+def test_an_agent_that_cannot_be_pickled_is_refused_before_any_trial(cluster: Any, tmp_path: Path) -> None:
+    lock = threading.Lock()
+
+    async def holds_a_lock(episode: Any) -> str | None:
+        with lock:
+            return None
+
+    with pytest.raises(UserError, match="cannot be sent to Ray workers.*module:function"):
+        passhat.evaluate("refunds", holds_a_lock, trials=1, out=tmp_path / "run", executor="ray")
+    assert not (tmp_path / "run" / "trials.jsonl").exists()
+
+
+def test_without_ray_the_option_says_what_to_install(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    r = cli("run", "refunds", "--agent", "careful", "--executor", "ray", "--out", tmp_path / "run")
+    assert r.exit_code == 2
+    assert "pip install 'passhat[ray]'" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "run" / "trials.jsonl").exists()
+
+
+@pytest.mark.parametrize(("address", "says"), [("127.0.0.1:1", "nothing answers at 127.0.0.1:1"),
+                                                ("no-port-here", "expected HOST:PORT")])
+def test_a_bad_ray_address_is_bad_input(tmp_path: Path, address: str, says: str) -> None:
+    """In a process of its own: in this one, Ray may already be initialised by the cluster fixture."""
+    r = subprocess.run([sys.executable, "-m", "passhat", "run", "refunds", "--agent", "careful", "--executor", "ray",
+                        "--ray-address", address, "--out", str(tmp_path / "run"), "-q"],
+                       capture_output=True, text=True, timeout=120, env={**_env(), "COLUMNS": "400"})
+    assert r.returncode == 2, r.stderr
+    assert says in r.stderr and f"--ray-address {address!r}" in r.stderr
+    assert not (tmp_path / "run" / "trials.jsonl").exists()
+
+
+def test_ray_address_without_the_ray_executor_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="--ray-address applies to --executor ray"):
+        passhat.evaluate("refunds", "careful", trials=1, out=tmp_path / "run", ray_address="auto")
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
