@@ -16,9 +16,8 @@ from pydantic import ValidationError
 
 from passhat.cases import Case
 from passhat.cases.assertions import CustomAssertion
+from passhat.cases.fixture_checks import check_assertion, check_regex
 from passhat.cases.load import (
-    _check_assertion,
-    _check_regex,
     _field_path,
     _model_at,
     check_params,
@@ -102,7 +101,7 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
     out += _contradictions(case, file)
     for i, turn in enumerate(case.user.turns):
         try:
-            _check_regex(turn.when, file, f"user.turns.{i}.when")
+            check_regex(turn.when, file, f"user.turns.{i}.when")
         except CaseError as exc:
             add("bad-regex", exc.field, exc.message)
     for i, a in enumerate(case.assertions):
@@ -128,7 +127,7 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
     with image.reading() as conn:
         for i, a in enumerate(case.assertions):
             try:
-                _check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
+                check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
             except CaseError as exc:
                 add(_code_for(exc.field), exc.field, exc.message)
     if not out:  # the reference runs on a case that is otherwise sound (an unknown tool would only repeat)
