@@ -13,7 +13,6 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from click.utils import make_default_short_help
 
 from passhat import __version__
 from passhat.cli import CASES_COMMANDS, COMMANDS, main
@@ -59,7 +58,7 @@ def test_help_lists_every_command_with_its_own_short_help() -> None:
             command = group.get_command(ctx, name)
             assert command is not None and command.name == name
             for limit in (45, 74, 200):
-                assert make_default_short_help(short, limit) == command.get_short_help_str(limit), name
+                assert click.Command(name, help=short).get_short_help_str(limit) == command.get_short_help_str(limit), name
     listed = CliRunner().invoke(main, ["--help"]).output
     for name in [*COMMANDS, "cases", "agents"]:
         assert f"\n  {name} " in listed
