@@ -7,8 +7,9 @@ apart (docs/design/007-outages.md):
 1. Retries never outlast the trial: a retry that would not fit before the trial's deadline is not
    started; the call raises :class:`~passhat.errors.InfrastructureError` at once (outcome ``error``).
 2. A time limit reached while a model call is retrying after a failure, or while a started stream has
-   been silent for ``STALL_S`` or more, is the provider's: the trial is ``error``, not ``fail``. Waiting
-   for a model's first token is the agent's latency: a time limit reached then is the agent's.
+   been silent for ``STALL_S`` or more, or while it waits for a rate-limit permit, is the provider's: the
+   trial is ``error``, not ``fail``. Waiting for a model's first token is the agent's latency: a time
+   limit reached then is the agent's. A wait for a permit that would outlast the trial is not started.
 3. A provider that keeps refusing connections is detected fast: after ``threshold`` consecutive failed
    attempts without an answer (connection refused, timeouts, 5xx) its :class:`CircuitBreaker` opens and
    further calls fail at once for ``cooldown_s``, instead of every trial paying the whole retry budget.
@@ -43,6 +44,8 @@ class ProviderCall:
     """When the current attempt last received stream data (``None``: none yet — waiting is latency)."""
     failures: list[str] = field(default_factory=list)
     """Failed attempts so far (``[]``: the first attempt is running)."""
+    held: str | None = None
+    """Why the call is waiting for a rate-limit permit, while it is (``None``: it is not)."""
 
     def attempt_started(self) -> None:
         self.last_data = None
@@ -77,6 +80,8 @@ class TrialWatch:
         """Why the time just spent was the provider's, or ``None`` when it was the agent's (rule 2)."""
         now = time.monotonic() if now is None else now
         for call in self.active:
+            if call.held is not None:
+                return call.held
             if call.failures:
                 return (f"{call.what} was failing: {len(call.failures)} attempt(s) failed, the last with "
                         f"{call.failures[-1]}")

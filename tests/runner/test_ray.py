@@ -191,3 +191,32 @@ def _env() -> dict[str, str]:
     import os
 
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_two_workers_share_one_rate_limit(cluster: Any, tmp_path: Path) -> None:
+    """16 model calls from 2 worker processes: with a limit each, they would see twice the limit between them.
+    (A window of 2 s, not 1: the server sees a call a few milliseconds after its turn, more when a worker is busy.)"""
+    import yaml
+
+    from passhat.agents.llm.ratelimit import RateLimit
+    from passhat.testing.fake_models import FakeModelServer, FakeRequest, ToolUse, Turn, busiest_window
+
+    notes = Path(__file__).parents[1] / "data" / "notes"
+    case = yaml.safe_load((notes / "cases" / "add-note.yaml").read_text())
+    case["domain"] = str(notes / "domain.py")
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "add-note.yaml").write_text(yaml.safe_dump(case))
+
+    def script(req: FakeRequest) -> Turn:
+        if req.turn == 0:
+            return Turn(tool_calls=[ToolUse("add_note", {"title": "call mom", "priority": 2})])
+        return Turn(text="I added the note. ###DONE###")
+
+    with FakeModelServer(script) as server:
+        run = passhat.evaluate(tmp_path / "suite", "openai:scripted-model", base_url=server.openai_url, trials=8,
+                               concurrency=8, out=tmp_path / "run", sanity=False, executor="ray",
+                               rate_limits={"scripted-model": RateLimit(10, window_s=2.0)})
+    assert run.manifest.executor == {"kind": "ray", "address": "local", "workers": 2}
+    assert [r.outcome for r in run.records()] == ["pass"] * 8
+    assert len(server.requests) == 16 and busiest_window(server.requests, 2.0) <= 10
+    assert not [a for a in ray.util.list_named_actors() if a.startswith("passhat-rate-limits-")]  # stopped with the run

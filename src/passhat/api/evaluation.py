@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from passhat.agents.llm.ratelimit import RateLimit, parse_rate_limits
 from passhat.api.run import Run
 from passhat.cases import Suite, load_suite
 from passhat.errors import PasshatError, RunError
@@ -112,6 +113,7 @@ def evaluate(
     judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
     progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
+    rate_limits: Mapping[str, str | float | RateLimit] | None = None,
 ) -> Run:
     """Run every case of ``suite`` ``trials`` times with ``agent``; returns the finished :class:`Run`.
 
@@ -127,7 +129,9 @@ def evaluate(
     called with a :class:`Progress` before the first trial and after each; ``on_warning`` with each
     warning (default: ``warnings.warn`` with :class:`PasshatWarning`). ``executor``: ``local`` (asyncio
     workers in this process) or ``ray`` (the trials spread over a Ray cluster, at ``ray_address`` or one
-    started here; records, resume and statistics are the same: docs/scale.md).
+    started here; records, resume and statistics are the same: docs/scale.md). ``rate_limits``: model name →
+    ``"RPM"``, ``"RPM/TPM"``, a number of requests per minute or a :class:`RateLimit`, enforced across all
+    trials (on Ray, across all workers; docs/llm.md).
 
     Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
     evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. Inside a
@@ -156,6 +160,7 @@ async def evaluate_async(
     judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
     progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
+    rate_limits: Mapping[str, str | float | RateLimit] | None = None,
 ) -> Run:
     """:func:`evaluate` for callers already in an event loop (same arguments, same result)."""
     from passhat.agents import check_agent_spec
@@ -188,7 +193,8 @@ async def evaluate_async(
     label = spec or name or agent_name(agent)
     model_options = {"isolate": isolate, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens,
                      "prices": _path(prices), "user_spec": user, "user_base_url": user_base_url, "judge_spec": judge,
-                     "judge_base_url": judge_base_url, "retries": retries, "retry_delay": retry_delay}
+                     "judge_base_url": judge_base_url, "retries": retries, "retry_delay": retry_delay,
+                     "rate_limits": parse_rate_limits(rate_limits)}
     setup = build_model_setup(label, agent=None if spec is not None else as_agent(agent, label), **model_options)
     old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None
     registered_gate = registration_for_run(_path(gate), old_manifest)

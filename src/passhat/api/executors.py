@@ -55,13 +55,23 @@ def make_executor(kind: ExecutorKind, ray_address: str | None, *, suite: Suite, 
     from passhat.runner.ray_worker import SuiteRef, WorkerRecipe
 
     options = {**options, "prices": _absolute(options.get("prices"))}
+    limits = options.get("rate_limits")
+    if limits:  # every worker's limiters ask the run's actor, started below once Ray is up
+        from passhat.agents.llm.ray_limits import RemoteLimiters, actor_name
+
+        options["limiters"] = RemoteLimiters(actor_name())
     if isinstance(agent, str):
         setup = functools.partial(worker_setup, None, worker_spec(agent), options)
     else:
         setup = functools.partial(worker_setup, agent, label, options)
     recipe = WorkerRecipe(suite=SuiteRef.of(suite), setup=setup, agent_spec=label, trials=trials, seed=seed,
                           cassette=_absolute_cassette(cassette))
-    return RayExecutor.connect(recipe, ray_address)
+    executor = RayExecutor.connect(recipe, ray_address)
+    if limits:
+        from passhat.agents.llm.ray_limits import start_actor
+
+        executor.companions.append(start_actor(options["limiters"].actor_name, limits))
+    return executor
 
 
 def _absolute(path: Path | None) -> Path | None:

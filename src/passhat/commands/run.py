@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 import passhat.api
+from passhat.agents.llm.ratelimit import parse_option
 from passhat.agents.llm.setup import model_options
 from passhat.api import Progress as RunProgress
 from passhat.api import Run
@@ -96,6 +97,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         if otlp:
             check_otlp_url(otlp, "--otlp")
         patterns = parse_redact_patterns(redact_pattern)
+        model_kw["rate_limits"] = parse_option(model_kw.get("rate_limits", ()))
     except PasshatError as exc:
         fail(str(exc))
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -100,6 +100,8 @@ class RayExecutor:
         self.workers = max(1, int(self.ray.cluster_resources().get("CPU", 1)))
         self.pids: list[int] = []
         """The workers' process ids as they first reported ready."""
+        self.companions: list[Any] = []
+        """Actors the run's workers use (its rate limits), stopped with the workers at the end."""
 
     @classmethod
     def connect(cls, recipe: WorkerRecipe, address: str | None = None) -> RayExecutor:
@@ -126,6 +128,7 @@ class RayExecutor:
 
     async def run(self, cfg: RunConfig, pending: Sequence[tuple[Case, int]], emit: Emit) -> None:
         if not pending:
+            await asyncio.to_thread(self._stop, [])
             return
         concurrency = max(1, cfg.concurrency)
         count = min(self.workers, concurrency, len(pending))
@@ -202,7 +205,7 @@ class RayExecutor:
     def _stop(self, handles: list[Any]) -> None:
         with contextlib.suppress(Exception):  # a dead worker has nothing to close
             self.ray.get([h.close.remote() for h in handles], timeout=30)
-        for h in handles:
+        for h in [*handles, *self.companions]:
             with contextlib.suppress(Exception):
                 self.ray.kill(h)
         if self.owns_cluster:

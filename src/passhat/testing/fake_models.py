@@ -45,6 +45,8 @@ class Turn:
     """HTTP statuses answered, one per attempt of the same request, before the real answer."""
     always: int | None = None
     """Answer every attempt with this HTTP status (a provider that keeps failing)."""
+    retry_after: float = 0.0
+    """The ``Retry-After`` (seconds) sent with a 429."""
     delay_s: float = 0.0
     """Wait before the first byte (to observe time to first token)."""
     input_tokens: int | None = None
@@ -64,6 +66,8 @@ class FakeRequest:
     api: Api
     path: str
     body: dict[str, Any]
+    received_at: float = field(default_factory=time.monotonic)
+    """``time.monotonic()`` when the server received it (to count requests per window)."""
 
     @property
     def model(self) -> str:
@@ -132,6 +136,7 @@ class FakeModelServer:
     def __init__(self, script: Script, *, port: int = 0) -> None:
         self.script = script
         self.requests: list[FakeRequest] = []
+        """Every request received, in order (errors answered included)."""
         self._hits: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._ids = 0
@@ -212,7 +217,7 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             if turn.delay_s:
                 time.sleep(turn.delay_s)
             if status != 200:
-                self._error(api, status, turn.text or f"fake error {status}")
+                self._error(api, status, turn.text or f"fake error {status}", turn.retry_after)
                 return
             n = server._next_id()
             answer = _OpenAIAnswer(req, turn, n) if api == "openai" else _AnthropicAnswer(req, turn, n)
@@ -231,8 +236,8 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(raw)
 
-        def _error(self, api: Api, status: int, message: str) -> None:
-            headers = {"retry-after": "0"} if status == 429 else {}
+        def _error(self, api: Api, status: int, message: str, retry_after: float = 0.0) -> None:
+            headers = {"retry-after": f"{retry_after:g}"} if status == 429 else {}
             kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
             if api == "openai":
                 self._json(status, {"error": {"message": message, "type": kind, "code": None}}, headers)
@@ -362,3 +367,14 @@ class _AnthropicAnswer:
         return {"id": f"msg_{self.n}", "type": "message", "role": "assistant", "content": self._content(),
                 "model": self.req.model, "stop_reason": self.stop, "stop_sequence": None,
                 "usage": {"input_tokens": self.inp, "output_tokens": self.out}}
+
+
+def busiest_window(requests: Sequence[FakeRequest], window_s: float) -> int:
+    """The most requests received within any ``window_s``-long stretch (a sliding window)."""
+    times = sorted(r.received_at for r in requests)
+    most, start = 0, 0
+    for end, t in enumerate(times):
+        while t - times[start] >= window_s:
+            start += 1
+        most = max(most, end - start + 1)
+    return most

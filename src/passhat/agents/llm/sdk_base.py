@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from passhat.agents.llm.chat import CallOptions, ChatMessage, ModelReply
+from passhat.agents.llm.ratelimit import Limiter, estimate_tokens
 from passhat.agents.llm.retry import RetryPolicy, inspect_error, with_retries
 from passhat.errors import PasshatError
 from passhat.outages import CircuitBreaker
@@ -39,6 +40,8 @@ class SdkChat:
         self.timeout_s = timeout_s
         self.breaker = CircuitBreaker()
         """Shared by every call of this model in the run: a dead endpoint is found once, not per trial."""
+        self.limiter: Limiter | None = None
+        """The model's rate limit, shared by the run (set by the run's setup from ``--rate-limit``)."""
         self._client: tuple[asyncio.AbstractEventLoop, Any] | None = None
         if not os.environ.get(api_key_env) and base_url is None:
             raise PasshatError(f"{self.provider}:{model}: set {api_key_env}, or pass --base-url for {self.key_hint}")
@@ -69,10 +72,30 @@ class SdkChat:
         """One streamed call, retried on provider trouble. Raises InfrastructureError when it persists."""
         request = self._request(system, messages, tools, options)
         t0 = time.monotonic()
+        what = f"{self.provider}:{self.model}"
         reply, attempts = await with_retries(
-            lambda: self._stream(request), self.retry, inspect=inspect_error,
-            what=f"{self.provider}:{self.model}", seed=options.seed, breaker=self.breaker,
+            lambda: self._limited(request, what), self.retry, inspect=inspect_error,
+            what=what, seed=options.seed, breaker=self.breaker,
         )
         reply.latency_s = time.monotonic() - t0
         reply.attempts = attempts
+        return reply
+
+    async def _limited(self, request: dict[str, Any], what: str) -> ModelReply:
+        """One attempt, after the rate limit's permit (every attempt is a request the provider counts)."""
+        limiter = self.limiter
+        if limiter is None:
+            return await self._stream(request)
+        self._sdk_client()  # the first call imports the SDK and builds the client: before its turn, not after
+        reserved = await limiter.acquire(what, estimate_tokens(request))
+        try:
+            reply = await self._stream(request)
+        except Exception as exc:
+            seen = inspect_error(exc)
+            status = getattr(exc, "status_code", None)
+            limiter.failed(reserved, status=status if isinstance(status, int) else None,
+                           retry_after=seen[1] if seen is not None else None)
+            raise
+        used = reply.input_tokens + reply.output_tokens
+        limiter.finished(reserved, used or None)
         return reply

@@ -16,6 +16,7 @@ import click
 from passhat.agents.llm.chat import is_model_spec
 from passhat.agents.llm.loop import AgentSettings
 from passhat.agents.llm.pricing import PriceTable, load_price_table
+from passhat.agents.llm.ratelimit import LimiterFactory, RateLimit, local_limiter
 from passhat.agents.llm.retry import RetryPolicy
 from passhat.errors import PasshatError
 
@@ -37,6 +38,9 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Attempts per model call on 429/5xx before the trial is an infrastructure error."),
         click.option("--retry-delay", type=click.FloatRange(0), default=1.0, show_default=True,
                      help="First backoff delay in seconds (doubles per retry)."),
+        click.option("--rate-limit", "rate_limits", multiple=True, metavar="MODEL=RPM[/TPM]",
+                     help="Requests (and tokens) per minute for a model, shared by every trial of the run, on Ray by "
+                          "every worker; halved on a 429, recovering gradually (repeatable; e.g. gpt-4o=500/30000)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -64,10 +68,12 @@ def build_model_setup(
     agent_spec: str, *, base_url: str | None = None, temperature: float | None = None, max_tokens: int | None = None,
     prices: Path | None = None, user_spec: str = "scripted", user_base_url: str | None = None,
     judge_spec: str | None = None, judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
-    isolate: str = "none", agent: Any = None,
+    isolate: str = "none", agent: Any = None, rate_limits: dict[str, RateLimit] | None = None,
+    limiters: LimiterFactory = local_limiter,
 ) -> ModelSetup:
     """Resolve the options; raises PasshatError naming the option at fault. ``agent``, when given, is the
-    agent itself (a Python object from the library API) and ``agent_spec`` only its name."""
+    agent itself (a Python object from the library API) and ``agent_spec`` only its name. ``rate_limits``
+    (model name → limit) get one limiter each from ``limiters``, shared by every role calling that model."""
     from passhat.agents import load_agent
 
     table: PriceTable = load_price_table(prices)
@@ -111,6 +117,25 @@ def build_model_setup(
         models["judge"] = judge.describe()
     warnings = [w for role in ("agent", "user", "judge") for w in _unpriced(role, models.get(role))]
     manifest: dict[str, Any] = {"models": models} if models else {}
+    if rate_limits:
+        attach_rate_limits(rate_limits, limiters, [getattr(role, "model", None) for role in (agent, user, judge)])
+        manifest["rate_limits"] = {model: limit.describe() for model, limit in rate_limits.items()}
     if runtime is not None:
         manifest["agent_runtime"] = runtime
     return ModelSetup(agent, user, judge, manifest, warnings)
+
+
+def attach_rate_limits(rate_limits: dict[str, RateLimit], limiters: LimiterFactory, chats: list[Any]) -> None:
+    """Give each limited model one limiter, shared by the roles that call it (matched by ``MODEL`` or
+    ``PROVIDER:MODEL``); a limit naming no model of the run is a typo that would silently limit nothing."""
+    from passhat.agents.llm.sdk_base import SdkChat
+
+    called = [c for c in chats if isinstance(c, SdkChat)]
+    for name, limit in rate_limits.items():
+        users = [c for c in called if name in (c.model, f"{c.provider}:{c.model}")]
+        if not users:
+            models = ", ".join(sorted({f"{c.provider}:{c.model}" for c in called})) or "none (no openai:/anthropic: role)"
+            raise PasshatError(f"--rate-limit {name}: no model of this run is called {name!r} (its models: {models})")
+        limiter = limiters(name, limit)
+        for chat in users:
+            chat.limiter = limiter
