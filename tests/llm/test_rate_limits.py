@@ -23,6 +23,7 @@ from passhat.runner import RunStore
 from passhat.testing.fake_models import FakeRequest, ToolUse, Turn, busiest_window
 
 DONE = "###DONE###"
+pytestmark = pytest.mark.filterwarnings("ignore:no price for agent model")  # the fake model has no price
 
 
 def two_turns(req: FakeRequest) -> Turn:

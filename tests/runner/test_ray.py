@@ -193,6 +193,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
 
 
+@pytest.mark.filterwarnings("ignore:no price for agent model")  # the fake model has no price
 def test_two_workers_share_one_rate_limit(cluster: Any, tmp_path: Path) -> None:
     """16 model calls from 2 worker processes: with a limit each, they would see twice the limit between them.
     (A window of 2 s, not 1: the server sees a call a few milliseconds after its turn, more when a worker is busy.)"""
