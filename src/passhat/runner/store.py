@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,6 +64,8 @@ class RunStore:
         self._fd: int | None = None
         self._durable = 0
         """Length of ``trials.jsonl`` up to which every byte has been fsync'd."""
+        self._writing = threading.Lock()
+        """Held while a batch is written (in a worker thread): :meth:`close` waits for it, never closes under it."""
         self._lock_fd: int | None = None
         self.redactor = redactor or Redactor(enabled=False)
         """Applied to every record before it is written (the runner passes the run's redactor)."""
@@ -138,29 +141,31 @@ class RunStore:
 
     def write_lines(self, lines: bytes) -> None:
         """Append whole encoded lines and make them durable (one ``write``, one ``fsync``) before returning.
-        Safe to call from a thread other than the one that opened the store, one call at a time."""
-        if self._fd is None:
-            raise RunError("run store is not open for appending")
-        try:
-            view = memoryview(lines)
-            while view:  # a regular file takes it in one call; a short write is continued, not lost
-                view = view[os.write(self._fd, view):]
-            os.fsync(self._fd)
-        except OSError as exc:
-            with contextlib.suppress(OSError):  # leave only the durable records, not part of this batch
-                os.ftruncate(self._fd, self._durable)
-            raise RunError(f"{self.trials_path}: cannot write trial records ({exc.strerror or exc}); the "
-                           f"records written before are kept: fix the cause and continue with --resume") from exc
-        self._durable += len(lines)
+        Safe to call from a worker thread (the run's writer does); calls and :meth:`close` are serialized."""
+        with self._writing:
+            if self._fd is None:
+                raise RunError("run store is not open for appending")
+            try:
+                view = memoryview(lines)
+                while view:  # a regular file takes it in one call; a short write is continued, not lost
+                    view = view[os.write(self._fd, view):]
+                os.fsync(self._fd)
+            except OSError as exc:
+                with contextlib.suppress(OSError):  # leave only the durable records, not part of this batch
+                    os.ftruncate(self._fd, self._durable)
+                raise RunError(f"{self.trials_path}: cannot write trial records ({exc.strerror or exc}); the "
+                               f"records written before are kept: fix the cause and continue with --resume") from exc
+            self._durable += len(lines)
 
     def append(self, record: TrialRecord) -> None:
         """Append one whole record and make it durable before returning."""
         self.write_lines(self.encode(record))
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        with self._writing:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # releases the lock
             self._lock_fd = None
