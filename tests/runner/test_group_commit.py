@@ -150,7 +150,7 @@ def test_a_failing_write_is_the_runs_error_and_durable_records_stay(tmp_path: Pa
     def disk_fills_up(fd: int, data: Any) -> int:
         if is_trials_file(fd):
             batches[0] += 1
-            if batches[0] >= 3:
+            if batches[0] >= 2:  # -j 4: at most 4 records precede the first batch, so a second comes
                 half = bytes(data)[: len(data) // 2]
                 real_write(fd, half)  # part of the batch reaches the file, then the disk is full
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -162,7 +162,7 @@ def test_a_failing_write_is_the_runs_error_and_durable_records_stay(tmp_path: Pa
     with pytest.raises(RunError, match=r"trials.jsonl: cannot write trial records \(No space left on device\)"):
         asyncio.run(execute(config(out, trials=40, concurrency=4), on_record=lambda r: reported.append(r.key)))
     ends = line_ends(out / "trials.jsonl")  # whole lines only: the failed batch's part was cut
-    assert 2 <= len(reported) < 40 and sorted(ends) == sorted(reported)
+    assert 1 <= len(reported) < 40 and sorted(ends) == sorted(reported)
     assert RunStore(out).manifest().status == "running"
 
     monkeypatch.setattr(os, "write", real_write)
