@@ -58,12 +58,24 @@ def main() -> None:
     parser.add_argument("--j", type=int, nargs="+", default=[64, 256, 1024])
     parser.add_argument("--no-fsync", action="store_true",
                         help="diagnostic only: skip the per-record fsync of trials.jsonl, to see the ceiling it sets")
+    parser.add_argument("--fsync-ms", type=float, default=0.0,
+                        help="diagnostic: add this many ms to every fsync of the driver, to see the writer on a slow "
+                             "or busy disk (an idle local SSD syncs in ~0.2 ms, a shared or network disk in 3-10)")
     parser.add_argument("--no-redact", action="store_true",
                         help="diagnostic: no redaction (the driver redacts every record before writing it)")
     args = parser.parse_args()
     if args.no_fsync:
         os.fsync = lambda fd: None  # the driver's process only: the workers never write the run folder
         print("DIAGNOSTIC: fsync disabled, records are not durable")
+    if args.fsync_ms and not args.no_fsync:
+        real_fsync, delay = os.fsync, args.fsync_ms / 1000
+
+        def slow_fsync(fd: int) -> None:
+            time.sleep(delay)  # releases the GIL, as a real fsync does
+            real_fsync(fd)
+
+        os.fsync = slow_fsync
+        print(f"DIAGNOSTIC: every fsync takes {args.fsync_ms:g} ms longer (a slow disk)")
     global REDACT
     REDACT = not args.no_redact
     t = time.perf_counter()

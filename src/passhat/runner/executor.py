@@ -2,9 +2,10 @@
 
 An :class:`Executor` is given the pending (case, trial) pairs and a callback; it runs every pair to a
 final record and hands each one to the callback, in the order they finish. The callback is the run's
-single writer (append + fsync), so whatever the executor, ``trials.jsonl``, ``--resume`` and everything
-downstream stay the same. :class:`LocalExecutor` is the default: asyncio workers in this process.
-The Ray executor (:mod:`passhat.runner.ray_executor`) spreads them over a cluster.
+single writer (it queues the record for the next fsync'd batch and returns at once), so whatever the
+executor, ``trials.jsonl``, ``--resume`` and everything downstream stay the same.
+:class:`LocalExecutor` is the default: asyncio workers in this process. The Ray executor
+(:mod:`passhat.runner.ray_executor`) spreads them over a cluster.
 
 The retry policy is here, once, for both: an attempt that raised (infrastructure) is retried until
 :data:`MAX_ATTEMPTS`; a record's ``attempt`` says which attempt produced it.
@@ -29,7 +30,7 @@ MAX_ATTEMPTS = 2
 """An infrastructure error is retried once; what remains is reported as ``error``."""
 
 Emit = Callable[[TrialRecord], None]
-"""Receives each final record as it finishes (the run appends it to ``trials.jsonl``)."""
+"""Receives each final record as it finishes (the run queues it for ``trials.jsonl``; it must not block)."""
 
 
 class Executor(Protocol):

@@ -167,7 +167,7 @@ class RayExecutor:
                         queue.appendleft((flight.case, flight.trial, flight.attempt + 1))
                     else:
                         final.append(record)
-                send()  # the workers get their next attempts before the records are written (an fsync each)
+                send()  # the workers get their next attempts before the records are encoded (redaction)
                 for record in final:
                     emit(record)
         finally:

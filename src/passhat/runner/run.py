@@ -2,7 +2,8 @@
 
 This process is the run folder's single writer: an executor (runner/executor.py; local asyncio workers
 by default, or a Ray cluster) runs the pending (case, trial) pairs and hands back each final record,
-which is appended and fsync'd here as it arrives.
+which is appended here in fsync'd batches, off the event loop (runner/commit.py). A record is reported
+(``on_record``) only once it is durable.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from passhat.errors import RunError
 from passhat.graders.judge import Judge
 from passhat.models import Manifest
 from passhat.redaction import Redactor
+from passhat.runner.commit import GroupCommit
 from passhat.runner.executor import MAX_ATTEMPTS, Executor, LocalExecutor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
@@ -101,7 +103,7 @@ async def execute(
     executor: Executor | None = None,
 ) -> RunStore:
     """Run every pending trial of the suite into ``cfg.out`` with ``executor`` (default: local asyncio
-    workers); returns the store."""
+    workers); returns the store. ``on_record`` sees each record once it is durable in ``trials.jsonl``."""
     executor = executor or LocalExecutor()
     store = RunStore(cfg.out, cfg.redactor)
     manifest = build_manifest(cfg)
@@ -125,14 +127,10 @@ async def execute(
 
     pending = [(case, trial) for case in cfg.suite.cases for trial in range(cfg.trials) if (case.id, trial) not in done]
 
-    def emit(record: TrialRecord) -> None:
-        store.append(record)
-        if on_record is not None:
-            on_record(record)
-
+    writer = GroupCommit(store, on_record)
     try:
         try:
-            await executor.run(cfg, pending, emit)
+            await writer.guard(executor.run(cfg, pending, writer.submit))
         finally:
             close = getattr(cfg.agent, "aclose", None)
             if close is not None:  # agents that run elsewhere stop their tool server

@@ -3,16 +3,21 @@
 The manifest and summary are read and written through their models (:mod:`passhat.models`): a file of
 another schema version is refused with an error naming it.
 
-Each record is one line written with a single ``write`` and fsync'd, so a run killed at any moment
-leaves whole records plus at most one partial last line, which :meth:`RunStore.load` drops and
-:meth:`RunStore.open_for_append` truncates before resuming.
+Records are whole lines appended with one ``write`` per batch and made durable by one ``fsync`` per
+batch (:meth:`RunStore.write_lines`; a run batches the records that finish while the previous batch is
+being synced, see :mod:`passhat.runner.commit`). A run killed at any moment leaves whole records plus at
+most one partial last line, which :meth:`RunStore.load` drops and :meth:`RunStore.open_for_append` cuts
+before resuming. A write that fails (a full disk) is rolled back to the last durable length where the
+system allows, and raised: the records made durable before it are kept.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,7 +61,11 @@ class RunStore:
 
     def __init__(self, folder: Path, redactor: Redactor | None = None) -> None:
         self.folder = folder
-        self._fh: Any = None
+        self._fd: int | None = None
+        self._durable = 0
+        """Length of ``trials.jsonl`` up to which every byte has been fsync'd."""
+        self._writing = threading.Lock()
+        """Held while a batch is written (in a worker thread): :meth:`close` waits for it, never closes under it."""
         self._lock_fd: int | None = None
         self.redactor = redactor or Redactor(enabled=False)
         """Applied to every record before it is written (the runner passes the run's redactor)."""
@@ -121,23 +130,42 @@ class RunStore:
             if end != len(data):
                 with path.open("r+b") as fh:
                     fh.truncate(end)
-        self._fh = path.open("ab")
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._durable = os.fstat(self._fd).st_size
+
+    def encode(self, record: TrialRecord) -> bytes:
+        """The record as it is stored: redacted, one JSON line."""
+        data = self.redactor.value(record.model_dump(mode="json"))
+        # allow_nan=False: NaN is not JSON; a record that holds one must fail here, loudly, not make the file unreadable
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8") + b"\n"
+
+    def write_lines(self, lines: bytes) -> None:
+        """Append whole encoded lines and make them durable (one ``write``, one ``fsync``) before returning.
+        Safe to call from a worker thread (the run's writer does); calls and :meth:`close` are serialized."""
+        with self._writing:
+            if self._fd is None:
+                raise RunError("run store is not open for appending")
+            try:
+                view = memoryview(lines)
+                while view:  # a regular file takes it in one call; a short write is continued, not lost
+                    view = view[os.write(self._fd, view):]
+                os.fsync(self._fd)
+            except OSError as exc:
+                with contextlib.suppress(OSError):  # leave only the durable records, not part of this batch
+                    os.ftruncate(self._fd, self._durable)
+                raise RunError(f"{self.trials_path}: cannot write trial records ({exc.strerror or exc}); the "
+                               f"records written before are kept: fix the cause and continue with --resume") from exc
+            self._durable += len(lines)
 
     def append(self, record: TrialRecord) -> None:
         """Append one whole record and make it durable before returning."""
-        if self._fh is None:
-            raise RunError("run store is not open for appending")
-        data = self.redactor.value(record.model_dump(mode="json"))
-        # allow_nan=False: NaN is not JSON; a record that holds one must fail here, loudly, not make the file unreadable
-        line = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8") + b"\n"
-        self._fh.write(line)
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self.write_lines(self.encode(record))
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        with self._writing:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # releases the lock
             self._lock_fd = None
