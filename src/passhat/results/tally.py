@@ -9,7 +9,7 @@ needs none of it. The file rules are the store's (``RunStore.iter_records``): an
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -146,7 +146,7 @@ class TallySource(Protocol):
     @property
     def judge_usage(self) -> _Usage | None: ...
     @property
-    def calls(self) -> list[object]: ...
+    def calls(self) -> Sequence[object]: ...
     @property
     def replayed(self) -> bool: ...
     def failed_grades(self) -> list[_Grade]: ...  # noqa: D102
