@@ -30,9 +30,9 @@ import click
 from passhat import __version__
 from passhat.errors import EXIT_BAD_INPUT, EXIT_BUG, EXIT_INTERRUPTED, UserError, describe_os_error
 
-EXIT_CODES_HELP = ("Exit codes: 0 success; 1 gate FAIL, lint findings, suite differs from its snapshot, calibration below "
-                   "a minimum; 2 bad input; 3 gate INCONCLUSIVE; 4 incomplete run (too many infrastructure errors); "
-                   "70 a passhat bug (--debug shows the traceback); 130 interrupted.")
+EXIT_CODES_HELP = ("Exit codes: 0 success; 1 gate or canary FAIL, lint findings, suite differs from its snapshot, "
+                   "calibration below a minimum; 2 bad input; 3 gate or canary INCONCLUSIVE; 4 incomplete run "
+                   "(too many infrastructure errors); 70 a passhat bug (--debug shows the traceback); 130 interrupted.")
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("passhat.commands.run:run",
@@ -44,6 +44,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "Compare CANDIDATE with BASE (two run folders of the same suite), case by case."),
     "gate": ("passhat.commands.gate:gate",
              "Evaluate the release gate of RUN_FOLDER: exit 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input."),
+    "canary": ("passhat.commands.canary:canary",
+               "Compare CANDIDATE's production outcomes with BASELINE's: exit 0 PASS, 1 FAIL, 3 INCONCLUSIVE, "
+               "2 bad input."),
     "report": ("passhat.commands.report:report",
                "Write RUN_FOLDER/report.html: curves, strata, cases, and every trajectory (loaded on demand)."),
     "view": ("passhat.commands.view:view",

@@ -144,6 +144,18 @@ def judge_args(ws: Workspace, model: str) -> list[Any]:
     return ["--judge", f"openai:{model}", "--base-url", ws.model_url, "--retries", "1"]
 
 
+def canary_files(tmp: Path, candidate_successes: int, n: int = 400, bad: bool = False) -> list[Any]:
+    """Baseline: 360 of 400 succeed; candidate: ``candidate_successes`` of ``n``; ``bad``: a line without latency."""
+    def lines(version: str, successes: int, n: int) -> str:
+        return "".join(json.dumps({"version": version, "outcome": "success" if i < successes else "handoff",
+                                   "latency_s": 1.0 + i % 7}) + "\n" for i in range(n))
+
+    (tmp / "b.jsonl").write_text(lines("v1", 360, 400))
+    (tmp / "c.jsonl").write_text(lines("v2", candidate_successes, n) + ('{"version": "v2", "outcome": "success"}\n'
+                                                                        if bad else ""))
+    return ["canary", tmp / "b.jsonl", tmp / "c.jsonl", "--resamples", 200]
+
+
 Args = Callable[[Workspace, Path], list[Any]]
 CASES: dict[tuple[str, int], Args] = {
     ("run", 0): lambda w, t: quick_run("reimbursement", "careful", t / "r"),
@@ -159,6 +171,10 @@ CASES: dict[tuple[str, int], Args] = {
     ("gate", 1): lambda w, t: ["gate", w.copy(w.hasty, t), "--gate", w.gate_pass],
     ("gate", 2): lambda w, t: ["gate", w.copy(w.careful, t), "--gate", w.gate("  - pass_hat_k: {k: 1, min: 2}\n")],
     ("gate", 3): lambda w, t: ["gate", w.copy(w.careful, t), "--gate", w.gate_inconclusive],
+    ("canary", 0): lambda w, t: canary_files(t, 3990, n=4000),  # 99.75 %: no drop is ruled out from above
+    ("canary", 1): lambda w, t: canary_files(t, 2800, n=4000),  # 70 %: far below 90 % − 2 points
+    ("canary", 2): lambda w, t: canary_files(t, 360, bad=True),
+    ("canary", 3): lambda w, t: canary_files(t, 360),  # the same rate, too few records to rule out 2 points
     ("report", 0): lambda w, t: ["report", w.copy(w.careful, t)],
     ("report", 2): lambda w, t: ["report", t],
     ("view", 2): lambda w, t: ["view", t / "missing"],

@@ -1,0 +1,79 @@
+"""Production outcome records: one JSON object per line, checked field by field as it is read."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, get_args
+
+from passhat.errors import UserError
+
+Outcome = Literal["success", "handoff", "error"]
+"""How a production conversation ended: the agent solved it, handed it to a human, or failed."""
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+
+
+@dataclass(frozen=True)
+class OutcomeRecord:
+    """One production conversation of one version."""
+
+    version: str
+    """The agent version that served it (e.g. a release tag)."""
+    outcome: Outcome
+    """``"success"``, ``"handoff"`` or ``"error"``."""
+    latency_s: float
+    """Wall-clock seconds to the outcome, ≥ 0."""
+    cost: float | None = None
+    """What it cost (any currency, the same in both files), ≥ 0; None when not recorded."""
+    segment: str | None = None
+    """A slice to report separately (channel, locale, customer tier); None: counted only overall."""
+
+
+def load_records(path: Path) -> list[OutcomeRecord]:
+    """Every record of the JSONL file ``path`` (blank lines skipped), in file order.
+
+    A line that is not a JSON object, or a field that is missing or of the wrong kind, raises
+    :class:`UserError` naming ``file:line``, the field and what would be valid. A file without records
+    is an error too: it has nothing to compare.
+    """
+    records = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if line.strip():
+                records.append(_parse(line, f"{path}:{number}"))
+    if not records:
+        raise UserError(f"{path}: no records (expected one JSON object per line)")
+    return records
+
+
+def _parse(line: str, where: str) -> OutcomeRecord:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    version = data.get("version")
+    if not isinstance(version, str) or not version:
+        raise UserError(f"{where}: version: expected a non-empty string, got {version!r}")
+    outcome = data.get("outcome")
+    if outcome not in OUTCOMES:
+        raise UserError(f"{where}: outcome: expected one of {', '.join(OUTCOMES)}, got {outcome!r}")
+    latency = _number(data, "latency_s", where, required=True)
+    assert latency is not None
+    segment = data.get("segment")
+    if segment is not None and (not isinstance(segment, str) or not segment):
+        raise UserError(f"{where}: segment: expected a non-empty string when present, got {segment!r}")
+    return OutcomeRecord(version, outcome, latency, _number(data, "cost", where, required=False), segment)
+
+
+def _number(data: dict[str, object], field: str, where: str, *, required: bool) -> float | None:
+    value = data.get(field)
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        what = "a number ≥ 0" if required else "a number ≥ 0 when present"
+        raise UserError(f"{where}: {field}: expected {what}, got {value!r}")
+    return float(value)
