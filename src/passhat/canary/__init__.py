@@ -15,7 +15,7 @@ from passhat.canary.compare import (
     decide,
     newcombe_difference,
 )
-from passhat.canary.records import OUTCOMES, Outcome, OutcomeRecord, load_records
+from passhat.canary.records import OUTCOMES, Outcome, OutcomeRecord, load_records, parse_records
 
 __all__ = [
     "OUTCOMES",
@@ -30,4 +30,5 @@ __all__ = [
     "decide",
     "load_records",
     "newcombe_difference",
+    "parse_records",
 ]

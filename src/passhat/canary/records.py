@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
@@ -38,11 +40,24 @@ def load_records(path: Path) -> list[OutcomeRecord]:
     :class:`UserError` naming ``file:line``, the field and what would be valid. A file without records
     is an error too: it has nothing to compare.
     """
-    records = []
     with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if line.strip():
-                records.append(_parse(line, f"{path}:{number}"))
+        return _records(lines, path)
+
+
+def parse_records(raw: bytes, path: Path) -> list[OutcomeRecord]:
+    """The records in ``raw``, the bytes of the file ``path`` (named in errors), exactly as :func:`load_records`
+    reads them: for a caller that hashes the bytes it parses (a gate records what decided its verdict)."""
+    try:
+        return _records(io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"), path)
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def _records(lines: Iterable[str], path: Path) -> list[OutcomeRecord]:
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            records.append(_parse(line, f"{path}:{number}"))
     if not records:
         raise UserError(f"{path}: no records (expected one JSON object per line)")
     return records

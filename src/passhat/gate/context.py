@@ -26,9 +26,13 @@ class GateInput:
     matching: Matching | None
     """Cases comparable with the baseline (None without a baseline)."""
     gate_dir: Path
-    """Folder of the gate file: relative paths in rules (calibration files) resolve against it."""
+    """Folder of the gate file: relative paths in rules (calibration and canary files) resolve against it."""
     alpha: float
     """The gate's one-sided error rate; a rule's own ``alpha`` overrides it."""
+
+    def rule_path(self, file: str) -> Path:
+        """A path named in a rule: absolute as written, else relative to the gate file's folder."""
+        return Path(file) if Path(file).is_absolute() else self.gate_dir / file
 
     def selected(self, select: Selection) -> list[str]:
         """Ids of the run's cases that the selection matches, in manifest order."""
@@ -72,3 +76,20 @@ class GateInput:
             key = (g, None) if (g := self.run.meta(c).get("group")) else (None, c)
             sizes[key] = sizes.get(key, 0) + 1
         return sizes
+
+
+def read_rule_file(path: Path, field: str, what: str, limit: int, hint: str) -> bytes:
+    """The bytes of a file a rule reads, refusing (bad input on ``field``) one larger than ``limit`` bytes.
+
+    The size is checked on the open file and the read is bounded, so a huge or endless file (a device,
+    a growing log) is refused without being loaded into memory. The caller hashes and parses these same
+    bytes, so what gate.json records is exactly what decided the verdict.
+    """
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(limit + 1)
+    except OSError as exc:
+        raise RuleInputError(field, f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if len(raw) > limit:
+        raise RuleInputError(field, f"{what} {path} is larger than {limit} bytes; {hint}")
+    return raw

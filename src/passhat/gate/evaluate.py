@@ -16,6 +16,7 @@ from passhat.gate.load import GateError
 from passhat.gate.outcome import RuleResult, Verdict
 from passhat.gate.rules_baseline import no_new_failures, non_inferior
 from passhat.gate.rules_budget import cost_per_success, judge_agreement, latency
+from passhat.gate.rules_canary import canary
 from passhat.gate.rules_cases import case_success_rate, never_fails, suite_pass_k
 from passhat.gate.schema import GateFile
 
@@ -30,6 +31,7 @@ EVALUATORS: dict[str, Evaluator] = {
     "latency": latency,
     "cost_per_success": cost_per_success,
     "judge_agreement": judge_agreement,
+    "canary": canary,
 }
 STATISTICAL = {"never_fails", "case_success_rate", "pass_hat_k", "pass_at_k", "non_inferior"}
 

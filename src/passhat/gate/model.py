@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from passhat.gate.select import Selection
 
@@ -172,3 +172,34 @@ class JudgeAgreement(RuleBase):
 
     def _default_label(self) -> str:
         return f"judge {self.statistic} ≥ {self.min:g}"
+
+
+class Canary(RuleBase):
+    """Production outcomes of a candidate version against a baseline's, decided exactly as ``passhat canary
+    BASELINE CANDIDATE --max-drop M --confidence C`` decides (docs/canary.md): PASS if the lower bound of
+    Newcombe's interval for the success-rate difference (candidate − baseline) is > −``max_drop``, FAIL if
+    its upper bound is < −``max_drop``, INCONCLUSIVE otherwise. Both files are read when the gate is
+    evaluated and their sha256 recorded in gate.json. The interval is set by ``confidence``, not by
+    ``alpha`` (refused here), so the gate and the command cannot disagree."""
+
+    kind: Literal["canary"] = "canary"
+    baseline: str
+    """Outcome records (JSONL) of the baseline version, relative to the gate file. Missing, unreadable or a
+    malformed line (named as file:line and field) is bad input (exit 2)."""
+    candidate: str
+    """Outcome records (JSONL) of the candidate version, relative to the gate file; as ``baseline``."""
+    max_drop: float = Field(ge=0, lt=1)
+    """How far the success rate may drop, e.g. 0.02 for two points (``--max-drop``)."""
+    confidence: float = Field(0.95, gt=0, lt=1)
+    """Two-sided confidence of the interval (``--confidence``); each verdict is a one-sided test at
+    (1 − confidence) / 2."""
+
+    @model_validator(mode="after")
+    def _no_alpha(self) -> Canary:
+        if self.alpha is not None:
+            raise ValueError("a canary rule takes `confidence` (two-sided, as `passhat canary --confidence`), "
+                             "not `alpha`")
+        return self
+
+    def _default_label(self) -> str:
+        return f"canary success-rate drop < {self.max_drop:g}"

@@ -54,7 +54,7 @@ def gate_file_reference() -> str:
     """Markdown reference of every gate-file field and rule kind."""
     out = [BEGIN, "", "### Top level", "", _doc(GateFile), "", *_table(GateFile), "",
            "### Fields of every rule", "", "Each rule is a single-key mapping, e.g. `- pass_hat_k: {k: 8, min: 0.25}`. "
-           "`select` exists on every rule about cases (all but `judge_agreement`).", "",
+           "`select` exists on every rule about cases (all but `judge_agreement` and `canary`).", "",
            *_table(RULE_MODELS[0], only=COMMON), "",
            "### `select`", "", _doc(Selection), "", *_table(Selection), ""]
     for model in RULE_MODELS:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from passhat.gate.context import GateInput, RuleInputError
+from passhat.gate.context import GateInput, RuleInputError, read_rule_file
 from passhat.gate.model import CostPerSuccess, JudgeAgreement, Latency
 from passhat.gate.outcome import Outcome, Verdict, three_way
 from passhat.stats import percentile
@@ -58,8 +58,9 @@ def judge_agreement(rule: JudgeAgreement, inp: GateInput, alpha: float) -> Verdi
     An undefined statistic (null: no items, no disagreement to measure) fails closed, as it does in
     ``passhat calibrate``'s own thresholds: a judge nobody could check is not a calibrated judge.
     """
-    path = Path(rule.file) if Path(rule.file).is_absolute() else inp.gate_dir / rule.file
-    raw = _read_bounded(path)
+    path = inp.rule_path(rule.file)
+    raw = read_rule_file(path, "file", "calibration file", MAX_CALIBRATION_BYTES,
+                         "a `passhat calibrate --out` report is a few kilobytes: is this the right file?")
     try:
         data = json.loads(raw)
     except ValueError as exc:
@@ -83,23 +84,6 @@ def judge_agreement(rule: JudgeAgreement, inp: GateInput, alpha: float) -> Verdi
         outcome = "PASS" if estimate >= rule.min else "FAIL"
         reason = f"{rule.statistic} = {estimate:.3f} (no interval in the file) vs bar {rule.min:g}"
     return Verdict(outcome, reason, estimate, rule.min, low, high, details)
-
-
-def _read_bounded(path: Path) -> bytes:
-    """The calibration file's bytes, refusing (bad input) a file larger than ``MAX_CALIBRATION_BYTES``.
-
-    The size is checked on the open file and the read is bounded, so a huge or endless file (a device,
-    a growing log) is refused without being loaded into memory.
-    """
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_CALIBRATION_BYTES + 1)
-    except OSError as exc:
-        raise RuleInputError("file", f"cannot read calibration file {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_CALIBRATION_BYTES:
-        raise RuleInputError("file", f"calibration file {path} is larger than {MAX_CALIBRATION_BYTES} bytes; a "
-                             "`passhat calibrate --out` report is a few kilobytes: is this the right file?")
-    return raw
 
 
 def _statistic(data: Any, key: str, path: Path) -> tuple[float | None, float | None, float | None]:

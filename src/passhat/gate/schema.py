@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from passhat.gate.model import (
+    Canary,
     CaseSuccessRate,
     CostPerSuccess,
     JudgeAgreement,
@@ -25,12 +26,12 @@ from passhat.gate.model import (
 
 RULE_MODELS: tuple[type[RuleBase], ...] = (
     NeverFails, NoNewFailures, CaseSuccessRate, PassHatK, PassAtK, NonInferior, Latency, CostPerSuccess,
-    JudgeAgreement,
+    JudgeAgreement, Canary,
 )
 RULE_KINDS: dict[str, type[RuleBase]] = {m.model_fields["kind"].default: m for m in RULE_MODELS}
 Rule = Annotated[
     NeverFails | NoNewFailures | CaseSuccessRate | PassHatK | PassAtK | NonInferior | Latency | CostPerSuccess
-    | JudgeAgreement,
+    | JudgeAgreement | Canary,
     Field(discriminator="kind"),
 ]
 
