@@ -69,6 +69,7 @@ class Domain:
         start: datetime | None = None,
         files: Iterable[str | Path] = (),
         workspace: WorkspaceSource | dict[str, WorkspaceSource] | None = None,
+        command_env: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self.schema_sql = schema.read_text("utf-8") if isinstance(schema, Path) else schema
@@ -77,6 +78,13 @@ class Domain:
             {} if workspace is None else dict(workspace) if isinstance(workspace, dict) else {"default": workspace})
         """Workspace fixtures by name: each trial works on a private copy of the one its case names
         (docs/workspace.md). A fixture name may have a database fixture, a workspace, or both."""
+        self.command_env = dict(command_env or {})
+        """Environment variables for every command run in a workspace (the agent's and the checks'), on top
+        of the sandbox's scrubbed environment, e.g. ``{"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}`` so the
+        project's tests do not load every pytest plugin installed beside passhat."""
+        bad = [k for k, v in self.command_env.items() if not (isinstance(k, str) and k and "=" not in k and isinstance(v, str))]
+        if bad:
+            raise DomainError(f"domain {name!r}: command_env: {bad[0]!r} is not NAME=text (names and values are strings)")
         if not self.fixtures and not self.workspaces:
             raise DomainError(f"domain {name!r}: give `fixtures` (database states) and/or `workspace` (a directory)")
         for fixture, source in self.workspaces.items():
@@ -138,6 +146,7 @@ class Domain:
         if tree is not None:
             try:
                 world.workspace = tree.restore()
+                world.command_env = dict(self.command_env)
             except BaseException:
                 world.close()
                 raise
@@ -205,6 +214,8 @@ class Domain:
             g = self.graders[name]
             h.update(f"grader {name}:{g.kind}".encode())
             h.update(_source(g.func).encode())
+        if self.command_env:  # domains without one hash as before
+            h.update(f"command_env {json.dumps(self.command_env, sort_keys=True)}\n".encode())
         h.update(f"code {self.code_hash()}\n".encode())
         return h.hexdigest()
 

@@ -33,18 +33,18 @@ def command_assertions(case: Case) -> list[tuple[int, A.CommandSucceeds]]:
     return [(i, a) for i, a in enumerate(case.assertions) if isinstance(a, A.CommandSucceeds)]
 
 
-async def run_commands(case: Case, root: Path) -> dict[int, CommandResult]:
+async def run_commands(case: Case, root: Path, env: Mapping[str, str] | None = None) -> dict[int, CommandResult]:
     """Run the case's ``command_succeeds`` commands on the final tree, one after another (a second may
-    depend on what a first built), each in the sandbox with its own time limit."""
-    return {i: await run_command(root, a.run, timeout_s=a.timeout) for i, a in command_assertions(case)}
+    depend on what a first built), each in the sandbox with its own time limit and the domain's ``env``."""
+    return {i: await run_command(root, a.run, timeout_s=a.timeout, env=env) for i, a in command_assertions(case)}
 
 
-def run_commands_blocking(case: Case, root: Path) -> dict[int, CommandResult]:
+def run_commands_blocking(case: Case, root: Path, env: Mapping[str, str] | None = None) -> dict[int, CommandResult]:
     """:func:`run_commands` for synchronous callers (re-grading), whether or not an event loop is running."""
     if not command_assertions(case):
         return {}
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, run_commands(case, root)).result()
+        return pool.submit(asyncio.run, run_commands(case, root, env)).result()
 
 
 def _listed(paths: list[str]) -> str:

@@ -82,7 +82,7 @@ def regrade_record(record: TrialRecord, case: Case, domain: Domain,
                          end_reason=record.end_reason, usage=record.usage, agent_seconds=record.timing.agent_s,
                          query=world.query, error=record.error, graders=domain.graders,
                          expected=expected_state(case, domain), files=files, workspace=root,
-                         commands=run_commands_blocking(case, root) if root is not None else {})
+                         commands=run_commands_blocking(case, root, domain.command_env) if root is not None else {})
         grades = grade_all(view, graders)
     finally:
         world.close()

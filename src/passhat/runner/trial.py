@@ -139,7 +139,7 @@ async def run_trial(
         commands = {}
         if world.workspace is not None:  # the project's own checks: after the diff, so their writes are not the agent's
             t_commands = time.perf_counter()
-            commands = await run_commands(case, world.workspace.root)
+            commands = await run_commands(case, world.workspace.root, world.command_env)
             timing.commands_s = time.perf_counter() - t_commands
 
         t_grade = time.perf_counter()

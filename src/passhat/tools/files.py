@@ -202,7 +202,7 @@ async def run_command(ctx: ToolContext, command: str, timeout: float = 60.0) -> 
         raise ToolFailure("command: give a command to run")
     if not 0 < timeout <= MAX_COMMAND_SECONDS:
         raise ToolFailure(f"timeout: {timeout:g} is not between 0 and {MAX_COMMAND_SECONDS:g} seconds")
-    result = await sandboxed(_copy(ctx).root, command, timeout_s=timeout)
+    result = await sandboxed(_copy(ctx).root, command, timeout_s=timeout, env=ctx.world.command_env)
     return {"exit_code": result.exit_code, "timed_out": result.timed_out, "stdout": result.stdout,
             "stderr": result.stderr, "truncated": result.truncated}
 

@@ -26,6 +26,8 @@ class World:
         self.db = conn
         self.workspace = workspace
         """The trial's private copy of its workspace fixture (``None`` for a database-only domain)."""
+        self.command_env: dict[str, str] = {}
+        """Environment variables the domain adds to every command run in the workspace."""
         self.seed = seed
         self.clock = Clock(image.start)
         self.ids = IdGenerator(derive_seed("ids", seed))

@@ -7,4 +7,5 @@ from passhat.tools.files import WORKSPACE_TOOLS
 
 HERE = Path(__file__).parent
 
-domain = Domain("calc", workspace=HERE / "repo", policy="Fix bugs; never edit tests or LICENSE.", tools=WORKSPACE_TOOLS)
+domain = Domain("calc", workspace=HERE / "repo", policy="Fix bugs; never edit tests or LICENSE.", tools=WORKSPACE_TOOLS,
+                command_env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
