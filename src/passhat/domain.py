@@ -16,6 +16,8 @@ import hashlib
 import importlib
 import inspect
 import json
+import os
+import threading
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -34,7 +36,25 @@ from passhat.world import FixtureImage, World
 from passhat.world.image import insert_rows
 
 if TYPE_CHECKING:
-    from passhat.workspace.tree import WorkspaceImage
+    from passhat.workspace.tree import WorkspaceCopy, WorkspaceImage
+
+SHM_COPY_LIMIT = 64 * 1024 * 1024
+"""Workspaces up to this size are copied into ``/dev/shm`` (memory) when it exists; larger ones to disk."""
+
+
+def copy_folder(size: int) -> Path | None:
+    """Where trial copies of a workspace of ``size`` bytes go: ``PASSHAT_WORKSPACE_DIR`` if set, else
+    ``/dev/shm`` for small trees, else the system's temporary folder (``None``)."""
+    chosen = os.environ.get("PASSHAT_WORKSPACE_DIR")
+    if chosen:
+        folder = Path(chosen)
+        if not folder.is_dir():
+            raise DomainError(f"PASSHAT_WORKSPACE_DIR={chosen}: not a folder (workspace copies are made in it)")
+        return folder
+    shm = Path("/dev/shm")
+    if size <= SHM_COPY_LIMIT and shm.is_dir() and os.access(shm, os.W_OK):
+        return shm
+    return None
 
 if TYPE_CHECKING:  # passhat.graders imports passhat.cases, which imports this module
     from passhat.graders.declare import CustomGrader
@@ -105,6 +125,7 @@ class Domain:
         """The module the domain was loaded from (set by :func:`load_domain`); its local imports are hashed."""
         self._images: dict[str, FixtureImage] = {}
         self._trees: dict[str, WorkspaceImage] = {}
+        self._trees_lock = threading.Lock()  # trials copy workspaces in threads: an image is built once
         self._schema_hash: str | None = None
         self._code_hash: str | None = None
 
@@ -130,27 +151,39 @@ class Domain:
         """The fixture's workspace, captured once per run (``None`` when the fixture has none)."""
         if fixture not in self.workspaces:
             return None
-        if fixture not in self._trees:
-            from passhat.workspace.tree import WorkspaceImage  # lazily: only workspace domains need it
+        with self._trees_lock:
+            if fixture not in self._trees:
+                from passhat.workspace.tree import WorkspaceImage  # lazily: only workspace domains need it
 
-            source = self.workspaces[fixture]
-            self._trees[fixture] = (WorkspaceImage.from_git(source.repo, source.commit) if isinstance(source, GitTree)
-                                    else WorkspaceImage.from_dir(Path(source)))
-        return self._trees[fixture]
+                source = self.workspaces[fixture]
+                self._trees[fixture] = (WorkspaceImage.from_git(source.repo, source.commit)
+                                        if isinstance(source, GitTree) else WorkspaceImage.from_dir(Path(source)))
+            return self._trees[fixture]
 
-    def restore(self, fixture: str, seed: int) -> World:
+    def restore(self, fixture: str, seed: int, *, workspace: WorkspaceCopy | None = None) -> World:
         """A trial's world in the fixture's initial state: its database and, if it has one, a private copy
-        of its workspace. :meth:`World.close` resets the database and discards the copy."""
-        world = World.restore(self.image(fixture), seed)
-        tree = self.workspace_image(fixture)
-        if tree is not None:
-            try:
-                world.workspace = tree.restore()
-                world.command_env = dict(self.command_env)
-            except BaseException:
-                world.close()
-                raise
+        of its workspace (``workspace``, when the caller made it already, e.g. off the event loop with
+        :meth:`copy_workspace`). :meth:`World.close` resets the database and discards the copy."""
+        try:
+            world = World.restore(self.image(fixture), seed)
+        except BaseException:
+            if workspace is not None:
+                workspace.discard()
+            raise
+        try:
+            world.workspace = workspace if workspace is not None else self.copy_workspace(fixture)
+            world.command_env = dict(self.command_env)
+        except BaseException:
+            world.close()
+            raise
         return world
+
+    def copy_workspace(self, fixture: str) -> WorkspaceCopy | None:
+        """A fresh private copy of the fixture's workspace (``None`` without one). It blocks (file copies):
+        async callers run it in a thread. Small trees go to ``/dev/shm`` when there is one (a memory file
+        system: several times faster to create files in); ``PASSHAT_WORKSPACE_DIR`` chooses the folder."""
+        tree = self.workspace_image(fixture)
+        return tree.restore(parent=copy_folder(tree.size_bytes)) if tree is not None else None
 
     def tool_schema_hash(self) -> str:
         """Hash of the tool specs an agent sees (names, kinds, descriptions, parameter schemas), for traces."""

@@ -112,7 +112,10 @@ async def run_trial(
     """Run and grade one trial. Raises only on infrastructure failure (the caller records ``error``)."""
     timing = Timing(started_at=datetime.now(UTC).isoformat())
     t_start = time.perf_counter()
-    world = domain.restore(case.fixture, seed)
+    # file copies off the event loop (other trials' agents keep running); the database here, in the loop's
+    # thread, which is the only thread its pooled connection may be used from
+    copy = await asyncio.to_thread(domain.copy_workspace, case.fixture) if case.fixture in domain.workspaces else None
+    world = domain.restore(case.fixture, seed, workspace=copy)
     timing.reset_ms = (time.perf_counter() - t_start) * 1000
     try:
         t0 = time.monotonic()
@@ -134,7 +137,7 @@ async def run_trial(
 
         t_diff = time.perf_counter()
         diff = world.diff()
-        files = world.workspace.diff() if world.workspace is not None else None
+        files = await asyncio.to_thread(world.workspace.diff) if world.workspace is not None else None
         timing.diff_ms = (time.perf_counter() - t_diff) * 1000
         commands = {}
         if world.workspace is not None:  # the project's own checks: after the diff, so their writes are not the agent's
