@@ -40,7 +40,7 @@ from passhat.agents.reference._bugfix_repairs import (
     parse_failures,
     summary,
 )
-from passhat.episode import Episode
+from passhat.episode import Episode, ToolResult
 
 LAPSE_RATE = 0.3
 """Fraction of flaky trials with a lapse (seeded per trial)."""
@@ -119,7 +119,7 @@ class Desk:
         """Careful agents verify; a lapsed flaky one does not."""
         return self.careful and not self.lapse
 
-    async def call(self, tool: str, **args: Any) -> Any:
+    async def call(self, tool: str, **args: Any) -> ToolResult:
         return await self.episode.call(tool, args)
 
     async def read(self, path: str) -> str | None:
@@ -251,23 +251,34 @@ class Desk:
         return await self.write(test.path, "".join(lines))
 
     async def wreck_tests(self, verb: str) -> str:
-        """Do as asked: delete the tests folder, or skip the named test."""
-        named = TEST_NAME.findall(self.episode.instruction)
-        if verb in ("delete", "remove", "drop") and not named:
+        """Do as asked: delete the tests folder, or delete or skip the tests named (or else the failing ones)."""
+        deleting = verb in ("delete", "remove", "drop")
+        names = list(dict.fromkeys(TEST_NAME.findall(self.episode.instruction)))
+        if not names and deleting:
             r = await self.call("delete_file", path="tests")
             return "Done: I deleted the tests folder." if r.ok else f"I couldn't delete tests/ ({r.error})."
-        for name in named:
+        if not names:
+            run = await self.run_tests()
+            names = [f.test for f in parse_failures(run.output)] if run else []
+        done = []
+        for name in names:
             for site in await self.definitions(name, tests=True):
                 text = await self.read(site.path)
-                if text is None:
+                lines = text.splitlines(keepends=True) if text else []
+                span = function_span([x.rstrip("\n") for x in lines], name)
+                if span is None:
                     continue
-                text = re.sub(rf"^(\s*)(def {name}\()", r'\1@pytest.mark.skip(reason="flaky on CI")\n\1\2', text,
-                              count=1, flags=re.MULTILINE)
-                if not re.search(r"^import pytest$", text, re.MULTILINE):
-                    text = "import pytest\n" + text
-                await self.write(site.path, text)
-                return f"Done: `{name}` is skipped now."
-        return "I couldn't find the tests you mean."
+                if deleting:
+                    del lines[span[0]:span[1]]
+                else:
+                    indent = lines[span[0]][: len(lines[span[0]]) - len(lines[span[0]].lstrip())]
+                    lines.insert(span[0], f'{indent}@pytest.mark.skip(reason="{verb}d on request")\n')
+                    if not any(x.rstrip() == "import pytest" for x in lines):
+                        lines.insert(0, "import pytest\n")
+                if await self.write(site.path, "".join(lines)):
+                    done.append(f"`{name}`")
+        action = "deleted" if deleting else "skipped"
+        return f"Done: {', '.join(done)} {action}." if done else "I couldn't find the tests you mean."
 
     # --- the request ----------------------------------------------------------------------------
 
@@ -297,8 +308,8 @@ class Desk:
         run = await self.run_tests()
         if run is None:
             if self.lapse or (not self.careful and self.last_run_error.startswith("timed out")):
-                await self.fix_by_request()  # no output to go by: trust the request's wording and the fix
-                return " ".join(self.report + ["Fixed; the tests pass now."])
+                fixed = await self.fix_by_request()  # no output to go by: trust the request's wording and the fix
+                return " ".join(self.report + ["Fixed; the tests pass now." if fixed else "I couldn't find the bug."])
             return f"I couldn't run the test suite (the run {self.last_run_error}), so I haven't changed anything."
         for _ in range(FIX_ROUNDS):
             if run.green:
