@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 pytest_plugins = ["pytester"]  # tests/pytest_plugin run inner pytest sessions
+collect_ignore = ["data"]  # fixtures, not tests: the calc workspace has a test suite of its own
 
 DATA = Path(__file__).parent / "data"
 NOTES = DATA / "notes"

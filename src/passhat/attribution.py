@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from passhat.cases import Case
 from passhat.episode import Message
 from passhat.graders import Grade
+from passhat.graders.rules import repeat_counts
 from passhat.tools import ToolCall
 
 FailureCategory = Literal[
@@ -37,6 +38,8 @@ LEFT_UNDONE: frozenset[FailureCategory] = frozenset({
     "judge_failure",
 })
 """Findings that an agent which raised explains by itself (see the module doc)."""
+SCOPE_CHECKS = ("unchanged_except", "file_unchanged")
+"""State checks of the side-effect boundary: a failure is a change outside the allowed scope."""
 REQUEST_KEY = re.compile(r"idempoten|request_?id|dedup|nonce|client_?token", re.IGNORECASE)
 """Argument names of per-request keys: a retry that only changes one of them repeats the same write
 (a fresh idempotency key makes the service pay again; the agent should have reused the key)."""
@@ -73,7 +76,7 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
     if state_failed:
         seen: dict[str, ToolCall] = {}
         for c in calls:
-            if c.kind == "write" and c.committed:
+            if c.kind == "write" and c.committed and not c.idempotent:
                 key = _write_signature(c)
                 if key in seen:
                     first = seen[key]
@@ -87,10 +90,8 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
                 seen[key] = c
     if "no_loop" in names:
         g = next(g for g in failed if g.name == "no_loop")
-        counts: dict[str, int] = {}
-        for c in calls:
-            counts[c.signature()] = counts.get(c.signature(), 0) + 1
-            if counts[c.signature()] == case.rules.loop_threshold:
+        for c, count in repeat_counts(calls):
+            if count == case.rules.loop_threshold:
                 out.append(Failure(category="tool_loop", step=c.step, evidence=g.reason))
                 break
     faulted_tools = {c.tool for c in calls if c.fault or c.status in ("tool_error", "exception")}
@@ -127,9 +128,9 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
         out.append(Failure(category="unrecovered_tool_error", step=after,
                            evidence=f"after {f.tool} at step {f.step} ({f.fault or f.status}: {f.error or 'changed result'}): "
                                     f"{outcome_failed[0].reason}"))
-    scope_failed = [g for g in state_failed if g.name.startswith("unchanged_except") and not _custom(g)]
+    scope_failed = [g for g in state_failed if g.name.startswith(SCOPE_CHECKS) and not _custom(g)]
     for g in scope_failed:
-        write = next((c for c in calls if c.kind == "write" and c.committed), None)
+        write = _first_write_named(calls, g.reason) or next((c for c in calls if c.kind == "write" and c.committed), None)
         out.append(Failure(category="side_effect_outside_scope", step=write.step if write else None, evidence=g.reason))
     if "valid_arguments" in names:
         if c := _first(calls, ("invalid_arguments",)):
@@ -156,6 +157,15 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
         out = [f for f in out if f.category not in LEFT_UNDONE]
         out.append(Failure(category="agent_error", step=None, evidence=f"the agent raised{where}: {last[0]}"))
     return out
+
+
+def _first_write_named(calls: list[ToolCall], reason: str) -> ToolCall | None:
+    """The first committed write whose ``path`` argument the reason names (a protected file it edited)."""
+    for c in calls:
+        path = c.arguments.get("path") if isinstance(c.arguments, dict) else None
+        if c.kind == "write" and c.committed and isinstance(path, str) and path and path.lstrip("./") in reason:
+            return c
+    return None
 
 
 def _custom(g: Grade) -> bool:

@@ -30,13 +30,28 @@ from passhat.imports import import_file, import_module
 from passhat.sources import CodeRoot, defining_file, local_files
 from passhat.tools import Tool
 from passhat.validation import load_yaml
-from passhat.world import FixtureImage
+from passhat.world import FixtureImage, World
 from passhat.world.image import insert_rows
+
+if TYPE_CHECKING:
+    from passhat.workspace.tree import WorkspaceImage
 
 if TYPE_CHECKING:  # passhat.graders imports passhat.cases, which imports this module
     from passhat.graders.declare import CustomGrader
 
 FixtureSource = Path | Callable[[sqlite3.Connection], None]
+
+
+@dataclass(frozen=True)
+class GitTree:
+    """A workspace fixture taken from a git repository at a commit: ``GitTree(Path("repo"), "v1.2")``."""
+
+    repo: Path
+    commit: str
+
+
+WorkspaceSource = Path | GitTree
+"""A workspace fixture: a directory (copied as it is when the run starts) or a git tree at a commit."""
 
 
 class Domain:
@@ -46,17 +61,36 @@ class Domain:
         self,
         name: str,
         *,
-        schema: str | Path,
-        fixtures: dict[str, FixtureSource],
+        schema: str | Path = "",
+        fixtures: dict[str, FixtureSource] | None = None,
         policy: str | Path,
         tools: Iterable[Tool],
         graders: Iterable[CustomGrader] = (),
         start: datetime | None = None,
         files: Iterable[str | Path] = (),
+        workspace: WorkspaceSource | dict[str, WorkspaceSource] | None = None,
+        command_env: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self.schema_sql = schema.read_text("utf-8") if isinstance(schema, Path) else schema
-        self.fixtures = dict(fixtures)
+        self.fixtures = dict(fixtures or {})
+        self.workspaces: dict[str, WorkspaceSource] = (
+            {} if workspace is None else dict(workspace) if isinstance(workspace, dict) else {"default": workspace})
+        """Workspace fixtures by name: each trial works on a private copy of the one its case names
+        (docs/workspace.md). A fixture name may have a database fixture, a workspace, or both."""
+        self.command_env = dict(command_env or {})
+        """Environment variables for every command run in a workspace (the agent's and the checks'), on top
+        of the sandbox's scrubbed environment, e.g. ``{"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}`` so the
+        project's tests do not load every pytest plugin installed beside passhat."""
+        bad = [k for k, v in self.command_env.items() if not (isinstance(k, str) and k and "=" not in k and isinstance(v, str))]
+        if bad:
+            raise DomainError(f"domain {name!r}: command_env: {bad[0]!r} is not NAME=text (names and values are strings)")
+        if not self.fixtures and not self.workspaces:
+            raise DomainError(f"domain {name!r}: give `fixtures` (database states) and/or `workspace` (a directory)")
+        for fixture, source in self.workspaces.items():
+            folder = source.repo if isinstance(source, GitTree) else Path(source)
+            if not folder.is_dir():
+                raise DomainError(f"domain {name!r}: workspace {fixture!r}: {folder} is not a directory")
         self.policy = policy.read_text("utf-8") if isinstance(policy, Path) else policy
         self.tools = {t.name: t for t in tools}
         self.graders = _graders(name, graders)
@@ -70,21 +104,53 @@ class Domain:
         self.code_root: CodeRoot | None = None
         """The module the domain was loaded from (set by :func:`load_domain`); its local imports are hashed."""
         self._images: dict[str, FixtureImage] = {}
+        self._trees: dict[str, WorkspaceImage] = {}
         self._schema_hash: str | None = None
         self._code_hash: str | None = None
 
     def tool_list(self) -> list[Tool]:
         return list(self.tools.values())
 
+    @property
+    def fixture_names(self) -> list[str]:
+        """Every fixture a case may name: database fixtures and workspaces."""
+        return sorted({*self.fixtures, *self.workspaces})
+
     def image(self, fixture: str) -> FixtureImage:
-        """The fixture's image, built on first use and cached for the rest of the run."""
+        """The fixture's database image, built on first use and cached for the rest of the run (a fixture
+        that is only a workspace has the schema's empty database)."""
         if fixture not in self._images:
-            if fixture not in self.fixtures:
-                raise DomainError(f"domain {self.name!r} has no fixture {fixture!r}; fixtures: {sorted(self.fixtures)}")
-            source = self.fixtures[fixture]
-            loader, start = _loader(source, self.start)
+            if fixture not in self.fixtures and fixture not in self.workspaces:
+                raise DomainError(f"domain {self.name!r} has no fixture {fixture!r}; fixtures: {self.fixture_names}")
+            loader, start = _loader(self.fixtures.get(fixture, _empty), self.start)
             self._images[fixture] = FixtureImage.build(fixture, self.schema_sql, loader, start)
         return self._images[fixture]
+
+    def workspace_image(self, fixture: str) -> WorkspaceImage | None:
+        """The fixture's workspace, captured once per run (``None`` when the fixture has none)."""
+        if fixture not in self.workspaces:
+            return None
+        if fixture not in self._trees:
+            from passhat.workspace.tree import WorkspaceImage  # lazily: only workspace domains need it
+
+            source = self.workspaces[fixture]
+            self._trees[fixture] = (WorkspaceImage.from_git(source.repo, source.commit) if isinstance(source, GitTree)
+                                    else WorkspaceImage.from_dir(Path(source)))
+        return self._trees[fixture]
+
+    def restore(self, fixture: str, seed: int) -> World:
+        """A trial's world in the fixture's initial state: its database and, if it has one, a private copy
+        of its workspace. :meth:`World.close` resets the database and discards the copy."""
+        world = World.restore(self.image(fixture), seed)
+        tree = self.workspace_image(fixture)
+        if tree is not None:
+            try:
+                world.workspace = tree.restore()
+                world.command_env = dict(self.command_env)
+            except BaseException:
+                world.close()
+                raise
+        return world
 
     def tool_schema_hash(self) -> str:
         """Hash of the tool specs an agent sees (names, kinds, descriptions, parameter schemas), for traces."""
@@ -94,8 +160,11 @@ class Domain:
         return self._schema_hash
 
     def fixture_hash(self, fixture: str) -> str:
-        """Hash of the fixture's built state (rows, schema objects, start time), however it was built."""
-        return self.image(fixture).content_hash()
+        """Hash of the fixture's built state (rows, schema objects, start time), however it was built, and of
+        its workspace's files (paths, contents, executable bits)."""
+        rows = self.image(fixture).content_hash()
+        tree = self.workspace_image(fixture)
+        return rows if tree is None else hashlib.sha256(f"{rows} workspace {tree.digest}".encode()).hexdigest()
 
     def source_files(self) -> dict[str, Path]:
         """The code and data files the hash covers, by a label that does not depend on where they are."""
@@ -135,16 +204,18 @@ class Domain:
         h = hashlib.sha256()
         h.update(self.schema_sql.encode())
         h.update(self.policy.encode())
-        for name in sorted(self.fixtures):
+        for name in self.fixture_names:
             h.update(f"fixture {name} {self.fixture_hash(name)}\n".encode())
         for name in sorted(self.tools):
             t = self.tools[name]
-            h.update(f"{name}:{t.kind}:{t.external}".encode())
+            h.update(f"{name}:{t.kind}:{t.external}{':idempotent' if t.idempotent else ''}".encode())
             h.update(_source(t.func).encode())
         for name in sorted(self.graders):
             g = self.graders[name]
             h.update(f"grader {name}:{g.kind}".encode())
             h.update(_source(g.func).encode())
+        if self.command_env:  # domains without one hash as before
+            h.update(f"command_env {json.dumps(self.command_env, sort_keys=True)}\n".encode())
         h.update(f"code {self.code_hash()}\n".encode())
         return h.hexdigest()
 
@@ -170,6 +241,10 @@ def _source(obj: Any) -> str:
         return inspect.getsource(obj)
     except (OSError, TypeError):
         return repr(obj)
+
+
+def _empty(conn: sqlite3.Connection) -> None:
+    """The database fixture of a fixture that is only a workspace: the schema, no rows."""
 
 
 def _loader(source: FixtureSource, default_start: datetime) -> tuple[Callable[[sqlite3.Connection], None], datetime]:

@@ -17,6 +17,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
+from passhat.cases.globs import check_globs
+
 Scalar = str | int | float | bool | None
 Subject = Literal["state", "trajectory", "reply", "judge"]
 """Which grader owns an assertion: built-in kinds are ``state`` or ``reply``; a custom grader declares its own."""
@@ -118,7 +120,7 @@ class RowScope(BaseModel):
 
 
 class UnchangedExcept(_Base):
-    """Nothing changed outside the allowed tables and rows: the side-effect boundary."""
+    """Nothing changed outside the allowed tables, rows and files: the side-effect boundary."""
 
     subject: ClassVar[Subject] = "state"
 
@@ -127,6 +129,101 @@ class UnchangedExcept(_Base):
     """Tables where any change is allowed."""
     rows: list[RowScope] = Field(default_factory=list)
     """Tables where only matching rows may change (optionally only in some ``columns``)."""
+    files: list[str] = Field(default_factory=list)
+    """Workspace domains: paths (globs, see ``file_unchanged``) where files may be added, removed or
+    modified. In a domain with a workspace, a file changed outside them fails the check — so without
+    ``files`` no file may change at all. Caches (``__pycache__``, ``.pytest_cache``) never count."""
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _file_globs(cls, value: Any) -> Any:
+        return check_globs(value)
+
+
+class CommandSucceeds(_Base):
+    """A command run in the final workspace exits with ``exit_code`` (default 0) within ``timeout``, e.g.
+    ``- command_succeeds: {run: "python -m pytest -q"}``. It runs in the same sandbox as the agent's
+    ``run_command`` (no network, scrubbed environment) on the trial's copy, after the agent has finished;
+    what it writes is not part of the trial's file changes."""
+
+    subject: ClassVar[Subject] = "state"
+
+    kind: Literal["command_succeeds"] = "command_succeeds"
+    run: str = Field(min_length=1)
+    """The command line, run by /bin/sh in the workspace root."""
+    timeout: float = Field(300.0, gt=0, le=3600)
+    """Seconds before the command is killed (a killed command fails the check)."""
+    exit_code: int = 0
+    """The exit status that passes."""
+
+
+class FileUnchanged(_Base):
+    """Files matching ``paths`` are exactly as in the fixture: none modified, removed, or added under them.
+
+    A glob's ``*`` stays within one path segment, ``**`` spans any number of them, ``?`` is one
+    character; a pattern also covers everything under a directory it matches (``tests`` is ``tests/**``).
+    Paths are relative to the workspace root with ``/``.
+    """
+
+    subject: ClassVar[Subject] = "state"
+
+    kind: Literal["file_unchanged"] = "file_unchanged"
+    paths: list[str] = Field(min_length=1)
+    """Globs of the protected files, e.g. ``[tests, LICENSE, "src/pkg/_generated*.py"]``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_path(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "path" in data and "paths" not in data:
+            data = {**data, "paths": data["path"]}
+            del data["path"]
+        return data
+
+    @field_validator("paths", mode="before")
+    @classmethod
+    def _path_globs(cls, value: Any) -> Any:
+        return check_globs(value)
+
+
+class FileExists(_Base):
+    """The file ``path`` exists in the final workspace."""
+
+    subject: ClassVar[Subject] = "state"
+
+    kind: Literal["file_exists"] = "file_exists"
+    path: str = Field(min_length=1)
+    """The file's path relative to the workspace root."""
+
+
+class FileAbsent(_Base):
+    """Nothing exists at ``path`` in the final workspace (no file, no directory)."""
+
+    subject: ClassVar[Subject] = "state"
+
+    kind: Literal["file_absent"] = "file_absent"
+    path: str = Field(min_length=1)
+    """The path relative to the workspace root."""
+
+
+class FileMatches(_Base):
+    """The text file ``path`` exists and the regular expression ``pattern`` is found in it."""
+
+    subject: ClassVar[Subject] = "state"
+
+    kind: Literal["file_matches"] = "file_matches"
+    path: str = Field(min_length=1)
+    """The file's path relative to the workspace root."""
+    pattern: str
+    """Python regular expression searched in the file (``(?m)`` for line anchors)."""
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"pattern {value!r} is not a regular expression: {exc}") from None
+        return value
 
 
 class ExpectState(_Base):
@@ -272,8 +369,10 @@ class CustomAssertion(BaseModel):
 
 BUILTIN_ASSERTIONS: tuple[type[_Base], ...] = (
     RowCount, FieldEquals, SqlCheck, NetChange, UnchangedExcept, ExpectState, ReplyContains, ReplyNotContains, ReplyMatches,
-    ReplyMentions,
+    ReplyMentions, CommandSucceeds, FileUnchanged, FileExists, FileAbsent, FileMatches,
 )
+WORKSPACE_ASSERTIONS = frozenset({"command_succeeds", "file_unchanged", "file_exists", "file_absent", "file_matches"})
+"""Kinds that need a workspace (``Domain(workspace=...)``): a case of another domain is refused at load."""
 ASSERTION_KINDS: dict[str, type[_Base]] = {m.model_fields["kind"].default: m for m in BUILTIN_ASSERTIONS}
 CUSTOM = "custom"
 """The tag (in validation errors: ``assertions.N.custom``) of an assertion that names a domain's grader."""
@@ -292,13 +391,17 @@ Assertion = Annotated[
     | Annotated[UnchangedExcept, Tag("unchanged_except")] | Annotated[ExpectState, Tag("expect_state")]
     | Annotated[ReplyContains, Tag("reply_contains")]
     | Annotated[ReplyNotContains, Tag("reply_not_contains")] | Annotated[ReplyMatches, Tag("reply_matches")]
-    | Annotated[ReplyMentions, Tag("reply_mentions")] | Annotated[CustomAssertion, Tag(CUSTOM)],
+    | Annotated[ReplyMentions, Tag("reply_mentions")] | Annotated[CommandSucceeds, Tag("command_succeeds")]
+    | Annotated[FileUnchanged, Tag("file_unchanged")] | Annotated[FileExists, Tag("file_exists")]
+    | Annotated[FileAbsent, Tag("file_absent")] | Annotated[FileMatches, Tag("file_matches")]
+    | Annotated[CustomAssertion, Tag(CUSTOM)],
     Discriminator(_tag, custom_error_type="invalid_assertion",
                   custom_error_message="an assertion is a single-key mapping, e.g. {row_count: {table: t, equals: 1}} "
                                        "or {my_grader: {param: value}}"),
 ]
 SHORTHAND_FIELD = {"reply_contains": "text", "reply_not_contains": "text", "reply_matches": "pattern",
-                   "expect_state": "reference"}
+                   "expect_state": "reference", "command_succeeds": "run", "file_unchanged": "paths",
+                   "file_exists": "path", "file_absent": "path"}
 
 
 def expand_assertion(item: Any) -> Any:

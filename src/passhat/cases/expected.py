@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from passhat.seeding import derive_seed
 from passhat.tools import ToolBoundary, ToolCall, ToolContext
-from passhat.world import Diff, World
+from passhat.world import Diff
 
 if TYPE_CHECKING:
     from passhat.cases.model import Case
@@ -66,7 +66,7 @@ def expected_state(case: Case, domain: Domain) -> Diff | None:
 
 
 async def _run_reference(case: Case, domain: Domain) -> Diff:
-    world = World.restore(domain.image(case.fixture), REFERENCE_SEED)
+    world = domain.restore(case.fixture, REFERENCE_SEED)
     try:
         ctx = ToolContext(world, identity=case.user.identity, facts=dict(case.user.facts))
         boundary = ToolBoundary(domain.tool_list(), ctx, allowed=case.allowed_tools, forbidden=case.forbidden_tools)

@@ -8,7 +8,7 @@ import re
 import sqlite3
 from typing import Any
 
-from passhat.cases.assertions import CustomAssertion, ExpectState
+from passhat.cases.assertions import WORKSPACE_ASSERTIONS, CustomAssertion, ExpectState
 from passhat.errors import CaseError
 from passhat.world.query import QueryBudgetExceeded, bounded_query
 
@@ -90,6 +90,19 @@ def check_assertion(a: Any, field: str, file: str, tables: dict[str, Any], conn:
             columns(t, scope.columns or [], f"{field}.rows.{j}.columns")
     if a.kind == "expect_state":
         _check_expect_state(a, field, file, tables)
+
+
+def check_workspace(a: Any, field: str, file: str, has_workspace: bool) -> None:
+    """File assertions need a fixture with a workspace; their paths stay inside it."""
+    kind = getattr(a, "kind", None)
+    if kind in WORKSPACE_ASSERTIONS and not has_workspace:
+        raise CaseError(file, field, f"{kind} checks a workspace, and the case's fixture has none "
+                                     "(declare one with Domain(workspace=...), docs/workspace.md)")
+    if kind == "unchanged_except" and a.files and not has_workspace:
+        raise CaseError(file, f"{field}.files", "`files` needs a fixture with a workspace (Domain(workspace=...))")
+    path = getattr(a, "path", None) if kind in WORKSPACE_ASSERTIONS else None
+    if isinstance(path, str) and (path.startswith("/") or ".." in path.split("/") or "\0" in path):
+        raise CaseError(file, f"{field}.path", f"{path!r} is not a path inside the workspace (relative, no `..`)")
 
 
 def _check_expect_state(a: ExpectState, field: str, file: str, tables: dict[str, Any]) -> None:

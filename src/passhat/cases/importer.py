@@ -111,9 +111,9 @@ def import_requests(source: Path, domain: str, out: Path, *, redactor: Redactor 
         except ValueError as exc:
             raise CaseError(str(source), f"line {n}", str(exc)) from None
         parse_case(case, f"{source} line {n}")  # a skeleton is a valid case file, only unfinished
-        if case["fixture"] not in loaded.fixtures:
+        if case["fixture"] not in loaded.fixture_names:
             raise CaseError(str(source), f"line {n}: fixture",
-                            f"unknown fixture {case['fixture']!r}; domain has: {', '.join(sorted(loaded.fixtures))}")
+                            f"unknown fixture {case['fixture']!r}; domain has: {', '.join(loaded.fixture_names)}")
         for key in sorted(set(obj) - ACCEPTED):
             result.ignored_fields[key] = result.ignored_fields.get(key, 0) + 1
         path = Path(out) / f"{case['id']}.yaml"

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion, ExpectState
 from passhat.cases.expected import ReferenceFailed, expected_state
-from passhat.cases.fixture_checks import check_assertion, check_regex
+from passhat.cases.fixture_checks import check_assertion, check_regex, check_workspace
 from passhat.cases.model import Case
 from passhat.errors import CaseError
 from passhat.validation import field_path, first_problem, load_yaml, yaml_problem
@@ -100,13 +100,14 @@ def check_references(case: Case, file: str, domain: Any) -> None:
         known_tool(f.tool, f"faults.{i}.tool")
         if f.kind == "malformed" and not f.field:
             raise CaseError(file, f"faults.{i}.field", "a malformed fault needs the result field to corrupt")
-    if case.fixture not in domain.fixtures:
-        raise CaseError(file, "fixture", f"unknown fixture {case.fixture!r}; domain has: {', '.join(sorted(domain.fixtures))}")
+    if case.fixture not in domain.fixture_names:
+        raise CaseError(file, "fixture", f"unknown fixture {case.fixture!r}; domain has: {', '.join(domain.fixture_names)}")
     for i, turn in enumerate(case.user.turns):
         check_regex(turn.when, file, f"user.turns.{i}.when")
     for i, a in enumerate(case.assertions):
         if isinstance(a, CustomAssertion):
             check_params(a, known_grader(a, f"assertions.{i}.{a.kind}", file, domain), f"assertions.{i}.{a.kind}", file)
+        check_workspace(a, f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
     image = domain.image(case.fixture)
     with image.reading() as conn:  # a pooled copy: checking a case must not copy a large image again
         for i, a in enumerate(case.assertions):

@@ -38,7 +38,7 @@ class Suite:
 
     def fixture_hashes(self) -> dict[str, dict[str, str]]:
         """Hash of each fixture's built state, per domain (so a change can be named down to the fixture)."""
-        return {n: {f: d.fixture_hash(f) for f in sorted(d.fixtures)} for n, d in sorted(self.domains.items())}
+        return {n: {f: d.fixture_hash(f) for f in d.fixture_names} for n, d in sorted(self.domains.items())}
 
     def content_hash(self) -> str:
         """Hash of the cases and the domain code, fixtures and policy they run against.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
@@ -20,6 +21,8 @@ from passhat.world import Diff
 
 if TYPE_CHECKING:
     from passhat.graders.declare import CustomGrader
+    from passhat.workspace.sandbox import CommandResult
+    from passhat.workspace.tree import FileDiff
 
 GraderName = Literal["rules", "state", "trajectory", "reply", "judge"]
 """The closed vocabulary of graders. A custom grader's grades carry the name of the grader of its kind
@@ -60,6 +63,12 @@ class TrialView:
     expected: Diff | None = None
     """The row changes the case's ``reference`` calls make on its fixture (``cases/expected.py``), for
     ``expect_state: reference``; ``None`` when the case has no reference."""
+    files: FileDiff | None = None
+    """Workspace domains: files added, removed or modified against the fixture (``None`` without a workspace)."""
+    workspace: Path | None = None
+    """Workspace domains: the root of the final tree (the trial's copy, or one rebuilt for re-grading)."""
+    commands: Mapping[int, CommandResult] = field(default_factory=dict)
+    """Results of the case's ``command_succeeds`` commands on the final tree, by assertion position."""
 
     @property
     def agent_texts(self) -> list[str]:

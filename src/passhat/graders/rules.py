@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Iterator
 
 from passhat.graders.base import Grade, TrialView
+from passhat.tools import ToolCall
 
 DENIED = ("denied", "forbidden", "not_allowed")
 
@@ -15,13 +16,12 @@ def grade_rules(view: TrialView) -> list[Grade]:
     calls = view.calls
     grades: list[Grade] = []
 
-    counts = Counter(c.signature() for c in calls if c.status != "unknown_tool")
-    worst = counts.most_common(1)
-    looped = worst and worst[0][1] >= rules.loop_threshold
+    signature, repeats = _worst_repeat(calls)
+    looped = repeats >= rules.loop_threshold
     grades.append(Grade(
         grader="rules", name="no_loop", passed=not looped,
-        reason=(f"loop: {worst[0][0].split('|')[0]} called {worst[0][1]} times with identical arguments "
-                f"(threshold {rules.loop_threshold})") if looped else "no repeated identical calls",
+        reason=(f"loop: {signature.split('|')[0]} called {repeats} times with identical arguments and no other "
+                f"change in between (threshold {rules.loop_threshold})") if looped else "no repeated identical calls",
     ))
 
     denied = [c for c in calls if c.status in DENIED]
@@ -57,3 +57,36 @@ def grade_rules(view: TrialView) -> list[Grade]:
         grades.append(Grade(grader="rules", name="agent_completed", passed=False,
                             reason=f"the agent raised: {(view.error or '').strip().splitlines()[-1:] or ['?']}"))
     return grades
+
+
+def repeat_counts(calls: list[ToolCall]) -> Iterator[tuple[ToolCall, int]]:
+    """Each call with how many times in a row, without progress, it has been made (itself included).
+
+    A loop is repetition without progress. Running the tests, fixing a file and running them again is
+    two identical calls with a change between them, not a loop; reading the same record three times
+    while nothing changes is one. A committed write by any *other* call restarts the count of every
+    call; an identical write repeated (a refund issued twice) keeps counting. Unknown tools are left
+    out (their own rule reports them).
+    """
+    progress = 0
+    seen: dict[str, tuple[int, int]] = {}
+    """signature → (repeats so far, committed writes seen when it was last called, its own included)"""
+    for c in calls:
+        if c.status == "unknown_tool":
+            continue
+        sig = c.signature()
+        count, mark = seen.get(sig, (0, -1))
+        count = count + 1 if mark == progress else 1
+        if c.kind == "write" and c.committed:
+            progress += 1
+        seen[sig] = (count, progress)
+        yield c, count
+
+
+def _worst_repeat(calls: list[ToolCall]) -> tuple[str, int]:
+    """The call repeated most often without progress (:func:`repeat_counts`) and its count."""
+    worst = ("", 0)
+    for c, count in repeat_counts(calls):
+        if count > worst[1]:
+            worst = (c.signature(), count)
+    return worst

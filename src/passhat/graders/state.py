@@ -13,6 +13,7 @@ from passhat.cases import assertions as A
 from passhat.graders.base import Grade, TrialView
 from passhat.graders.checks import Check, describe, grade_assertions, where_sql
 from passhat.graders.expected import expect_state
+from passhat.graders.files import FILE_CHECKS, files_outside
 from passhat.world.diff import RowChange, same_value
 
 
@@ -102,14 +103,16 @@ def unchanged_except(view: TrialView, a: A.UnchangedExcept) -> tuple[bool, str]:
         if _in_scope(ch, scopes.get(ch.table, [])):
             continue
         outside.append(f"{ch.table} {ch.kind} {list(ch.key)} ({', '.join(ch.changed_fields)})")
+    outside += files_outside(view, a.files)
     if outside:
         return False, f"{len(outside)} change(s) outside the allowed scope: " + "; ".join(outside[:5])
-    return True, f"no change outside the allowed scope ({len(view.diff)} change(s) inside)"
+    inside = len(view.diff) + (len(view.files.changes) if view.files is not None else 0)
+    return True, f"no change outside the allowed scope ({inside} change(s) inside)"
 
 
 STATE_CHECKS: dict[str, Check] = {
     "row_count": row_count, "field_equals": field_equals, "sql": sql_check, "net_change": net_change,
-    "unchanged_except": unchanged_except, "expect_state": expect_state,
+    "unchanged_except": unchanged_except, "expect_state": expect_state, **FILE_CHECKS,
 }
 
 

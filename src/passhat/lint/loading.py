@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from passhat.cases import Case
 from passhat.cases.assertions import CustomAssertion
-from passhat.cases.fixture_checks import check_assertion, check_regex
+from passhat.cases.fixture_checks import check_assertion, check_regex, check_workspace
 from passhat.cases.load import (
     _field_path,
     _model_at,
@@ -116,8 +116,8 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
                 check_params(a, grader, field, file)
             except CaseError as exc:
                 add("bad-grader-params", exc.field, exc.message)
-    if case.fixture not in domain.fixtures:
-        add("unknown-fixture", "fixture", f"unknown fixture {case.fixture!r}; domain has: {', '.join(sorted(domain.fixtures))}")
+    if case.fixture not in domain.fixture_names:
+        add("unknown-fixture", "fixture", f"unknown fixture {case.fixture!r}; domain has: {', '.join(domain.fixture_names)}")
         return out
     try:
         image = domain.image(case.fixture)
@@ -128,6 +128,7 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
         for i, a in enumerate(case.assertions):
             try:
                 check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
+                check_workspace(a, f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
             except CaseError as exc:
                 add(_code_for(exc.field), exc.field, exc.message)
     if not out:  # the reference runs on a case that is otherwise sound (an unknown tool would only repeat)

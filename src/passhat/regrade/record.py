@@ -17,10 +17,41 @@ from passhat.cases.expected import expected_state
 from passhat.domain import Domain
 from passhat.graders import DEFAULT_GRADERS, Grade, Grader, TrialView, grade_all, trial_passed
 from passhat.graders.custom import carried_judge_grade
+from passhat.graders.files import run_commands_blocking
 from passhat.graders.judge import judge_assertions
 from passhat.runner.records import TrialRecord
+from passhat.workspace.errors import WorkspaceError
+from passhat.workspace.tree import FileDiff, WorkspaceCopy, apply_file_diff
 from passhat.world.diff import Diff
 from passhat.world.replay import ReplayError, rebuild_final_state
+
+
+def rebuild_workspace(domain: Domain, fixture: str, files: FileDiff | None) -> WorkspaceCopy | None:
+    """The trial's final tree: a fresh copy of the fixture's workspace with the recorded file changes applied.
+
+    The record keeps the new contents of changed text files (within a budget); a change whose content was
+    not kept, or a fixture whose files no longer match the recorded before-hashes, cannot be rebuilt.
+    """
+    tree = domain.workspace_image(fixture)
+    if tree is None:
+        if files:
+            raise WorkspaceError(f"the record has file changes but fixture {fixture!r} no longer has a workspace")
+        return None
+    copy = tree.restore()
+    try:
+        if files is not None:
+            apply_file_diff(copy, files)
+    except BaseException:
+        copy.discard()
+        raise
+    return copy
+
+
+def _unrebuildable(record: TrialRecord, case: Case, exc: Exception) -> TrialRecord:
+    error = f"cannot rebuild the final state for re-grading (the fixture or schema changed since the run): {exc}"
+    return record.model_copy(update={
+        "outcome": "error", "error": error,
+        "failure": attribute(case, "error", [], record.calls, record.messages, record.end_reason, error)})
 
 
 def regrade_record(record: TrialRecord, case: Case, domain: Domain,
@@ -35,18 +66,23 @@ def regrade_record(record: TrialRecord, case: Case, domain: Domain,
     if record.outcome == "error":
         return record.model_copy()
     diff = Diff.from_json(record.diff)
+    files = FileDiff.from_json(record.files) if record.files is not None else None
     try:
         world = rebuild_final_state(domain.image(case.fixture), diff, record.seed)
     except ReplayError as exc:
-        error = f"cannot rebuild the final state for re-grading (the fixture or schema changed since the run): {exc}"
-        return record.model_copy(update={
-            "outcome": "error", "error": error,
-            "failure": attribute(case, "error", [], record.calls, record.messages, record.end_reason, error)})
+        return _unrebuildable(record, case, exc)
     try:
+        world.workspace = rebuild_workspace(domain, case.fixture, files)
+    except WorkspaceError as exc:
+        world.close()
+        return _unrebuildable(record, case, exc)
+    try:
+        root = world.workspace.root if world.workspace is not None else None
         view = TrialView(case=case, calls=record.calls, messages=record.messages, diff=diff,
                          end_reason=record.end_reason, usage=record.usage, agent_seconds=record.timing.agent_s,
                          query=world.query, error=record.error, graders=domain.graders,
-                         expected=expected_state(case, domain))
+                         expected=expected_state(case, domain), files=files, workspace=root,
+                         commands=run_commands_blocking(case, root, domain.command_env) if root is not None else {})
         grades = grade_all(view, graders)
     finally:
         world.close()

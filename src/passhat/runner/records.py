@@ -29,6 +29,9 @@ class Timing(BaseModel):
     grade_ms: float = 0.0
     judge_s: float = 0.0
     """Time spent by the LLM judge (model calls, so kept out of the harness overhead)."""
+    commands_s: float = 0.0
+    """Time spent running the case's ``command_succeeds`` commands (the project's own tests, so kept out of
+    the harness overhead)."""
 
     @property
     def harness_ms(self) -> float:
@@ -51,6 +54,9 @@ class TrialRecord(BaseModel):
     messages: list[Message] = Field(default_factory=list)
     reply: str = ""
     diff: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    files: dict[str, Any] | None = None
+    """Workspace domains: the file changes against the fixture (``FileDiff.to_json()``: paths, kinds,
+    hashes, text diffs and the new contents re-grading rebuilds the final tree from)."""
     usage: Usage = Field(default_factory=Usage)
     user_usage: Usage | None = None
     """What a model-played user simulator spent (``None`` for the scripted user). Part of the run's cost,

@@ -21,6 +21,7 @@ from passhat.domain import Domain
 from passhat.episode import EndReason, Episode, LimitExceeded, UserSimulator
 from passhat.errors import AgentCrashed, InfrastructureError
 from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial_passed
+from passhat.graders.files import run_commands
 from passhat.graders.judge import Judge, judge_trial, needs_judge
 from passhat.runner.records import Outcome, Timing, TrialRecord
 from passhat.seeding import derive_seed
@@ -28,7 +29,6 @@ from passhat.tools import ToolBoundary, ToolContext
 from passhat.tools.cassette import Cassette
 from passhat.tracing import build_spans, trace_id
 from passhat.users import ScriptedUser
-from passhat.world import World
 
 AgentFn = Callable[[Episode], Awaitable[str | None]]
 UserFactory = Callable[[Case, int, ToolBoundary], UserSimulator]
@@ -112,8 +112,7 @@ async def run_trial(
     """Run and grade one trial. Raises only on infrastructure failure (the caller records ``error``)."""
     timing = Timing(started_at=datetime.now(UTC).isoformat())
     t_start = time.perf_counter()
-    image = domain.image(case.fixture)
-    world = World.restore(image, seed)
+    world = domain.restore(case.fixture, seed)
     timing.reset_ms = (time.perf_counter() - t_start) * 1000
     try:
         t0 = time.monotonic()
@@ -135,13 +134,20 @@ async def run_trial(
 
         t_diff = time.perf_counter()
         diff = world.diff()
+        files = world.workspace.diff() if world.workspace is not None else None
         timing.diff_ms = (time.perf_counter() - t_diff) * 1000
+        commands = {}
+        if world.workspace is not None:  # the project's own checks: after the diff, so their writes are not the agent's
+            t_commands = time.perf_counter()
+            commands = await run_commands(case, world.workspace.root, world.command_env)
+            timing.commands_s = time.perf_counter() - t_commands
 
         t_grade = time.perf_counter()
         view = TrialView(case=case, calls=boundary.calls, messages=episode.messages, diff=diff,
                          end_reason=end_reason, usage=episode.usage, agent_seconds=timing.agent_s,
                          query=world.query, error=error, graders=domain.graders,
-                         expected=expected_state(case, domain))
+                         expected=expected_state(case, domain), files=files,
+                         workspace=world.workspace.root if world.workspace is not None else None, commands=commands)
         grades = grade_all(view, graders)
         timing.grade_ms = (time.perf_counter() - t_grade) * 1000
         judged = None
@@ -168,6 +174,7 @@ async def run_trial(
     return TrialRecord(
         case_id=case.id, trial=trial, seed=seed, outcome=outcome, end_reason=end_reason, grades=grades,
         calls=calls, messages=episode.messages, reply=episode.reply, diff=diff.to_json(), usage=episode.usage,
+        files=files.to_json() if files is not None else None,
         model_calls=episode.model_calls, timing=timing, error=error,
         user_usage=getattr(simulator, "usage", None), judge_usage=judged.usage if judged else None,
         failure=attribute(case, outcome, grades, calls, episode.messages, end_reason, error),

@@ -48,6 +48,8 @@ class ToolCall(BaseModel):
     (business error); ``exception`` (the tool raised); ``fault`` (a planned fault answered); ``after_end``
     (refused: a tool that ends the episode was called before)."""
     kind: ToolKind | None = None
+    idempotent: bool = False
+    """The tool declares a repeat with the same arguments harmless (``@tool(idempotent=True)``)."""
     result: Any = None
     """What the agent received."""
     error: str | None = None
@@ -127,7 +129,7 @@ class ToolBoundary:
         if tool is None:
             rec.status, rec.error = "unknown_tool", f"unknown tool {rec.tool!r}; available: {sorted(self.tools)}"
             return
-        rec.kind = tool.kind
+        rec.kind, rec.idempotent = tool.kind, tool.idempotent
         if rec.tool in self.forbidden:
             rec.status, rec.error = "forbidden", f"permission denied: {rec.tool} is forbidden in this task"
             return

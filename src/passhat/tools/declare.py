@@ -33,6 +33,9 @@ class Tool:
     ends_episode: bool = False
     """Calling it (successfully) ends the conversation, as a transfer to a human does: later calls are
     refused and recorded, the user is gone, and an agent running elsewhere is stopped."""
+    idempotent: bool = False
+    """Calling it twice with the same arguments does what calling it once does (writing a file, running
+    the tests): a repeat is never counted as a duplicate write."""
 
     @functools.cached_property
     def parameters(self) -> dict[str, Any]:
@@ -89,12 +92,15 @@ def tool(
     name: str | None = None,
     external: bool = False,
     ends_episode: bool = False,
+    idempotent: bool = False,
 ) -> Any:
     """Declare a tool. Use as ``@tool(kind="read")``.
 
     The function's first parameter receives the :class:`~passhat.tools.context.ToolContext`; every
     other parameter needs a type hint and a line in the docstring's ``Args:`` section.
     ``ends_episode=True`` marks a tool whose successful call ends the trial (e.g. ``transfer_to_human``).
+    ``idempotent=True`` marks a write whose repeat with the same arguments changes nothing more (failure
+    attribution then never calls a repeat a duplicate write).
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:
@@ -106,6 +112,6 @@ def tool(
         if kind not in ("read", "write"):
             raise TypeError(f"tool {tool_name!r}: kind must be 'read' or 'write', not {kind!r}")
         return Tool(tool_name, kind, description, f, _argument_model(f, tool_name, doc), external,
-                    ends_episode=ends_episode)
+                    ends_episode=ends_episode, idempotent=idempotent)
 
     return wrap(func) if func is not None else wrap

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passhat.seeding import derive_seed
 from passhat.world.clock import Clock, IdGenerator
@@ -13,22 +13,31 @@ from passhat.world.diff import Diff, RowChange, same_row
 from passhat.world.image import LOG_TABLE, FixtureImage, TableInfo, _quote
 from passhat.world.query import bounded_query
 
+if TYPE_CHECKING:
+    from passhat.workspace.tree import WorkspaceCopy
+
 
 class World:
     """The live state of one trial. Create with :meth:`restore`; tools reach it via ``ToolContext``."""
 
-    def __init__(self, image: FixtureImage, conn: sqlite3.Connection, seed: int) -> None:
+    def __init__(self, image: FixtureImage, conn: sqlite3.Connection, seed: int,
+                 workspace: WorkspaceCopy | None = None) -> None:
         self.image = image
         self.db = conn
+        self.workspace = workspace
+        """The trial's private copy of its workspace fixture (``None`` for a database-only domain)."""
+        self.command_env: dict[str, str] = {}
+        """Environment variables the domain adds to every command run in the workspace."""
         self.seed = seed
         self.clock = Clock(image.start)
         self.ids = IdGenerator(derive_seed("ids", seed))
         self.rng = random.Random(derive_seed("rng", seed))
 
     @classmethod
-    def restore(cls, image: FixtureImage, seed: int) -> World:
-        """A fresh world in the fixture's initial state. Call :meth:`close` to reset it for reuse."""
-        return cls(image, image.acquire(), seed)
+    def restore(cls, image: FixtureImage, seed: int, workspace: WorkspaceCopy | None = None) -> World:
+        """A fresh world in the fixture's initial state. Call :meth:`close` to reset it for reuse.
+        ``Domain.restore`` also hands it a fresh copy of the fixture's workspace."""
+        return cls(image, image.acquire(), seed, workspace)
 
     @property
     def tables(self) -> dict[str, TableInfo]:
@@ -72,5 +81,10 @@ class World:
             self.db.execute("PRAGMA query_only = OFF")
 
     def close(self) -> None:
-        """End the trial: its changes are undone and the connection is pooled for the next trial."""
-        self.image.release(self.db)
+        """End the trial: its changes are undone and the connection is pooled for the next trial; the
+        workspace copy is deleted."""
+        try:
+            self.image.release(self.db)
+        finally:
+            if self.workspace is not None:
+                self.workspace.discard()

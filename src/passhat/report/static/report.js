@@ -95,6 +95,27 @@
     return box;
   }
 
+  function filesView(files) {
+    var box = el("div", { "class": "diff files" });
+    var changes = (files && files.changes) || [];
+    if (!changes.length) box.appendChild(el("p", { "class": "note", text: "no file changed" }));
+    changes.forEach(function (ch) {
+      var kind = ch.kind === "added" ? "ins" : ch.kind === "removed" ? "del" : "upd";
+      box.appendChild(el("div", {}, el("b", { "class": kind, text: ch.kind }), " ", el("span", { "class": "mono", text: ch.path })));
+      if (ch.text_diff) {
+        var lines = el("pre", { "class": "udiff" });
+        ch.text_diff.split("\n").forEach(function (line) {
+          var c = line.charAt(0) === "+" && line.indexOf("+++") !== 0 ? "ins" : line.charAt(0) === "-" && line.indexOf("---") !== 0 ? "del" : "";
+          lines.appendChild(el("span", { "class": c, text: line }));
+        });
+        box.appendChild(lines);
+      } else if (ch.binary) {
+        box.appendChild(el("p", { "class": "note", text: "binary file" }));
+      }
+    });
+    return box;
+  }
+
   function gradesTable(grades) {
     var sorted = grades.slice().sort(function (a, b) { return (a.passed - b.passed) || (b.required - a.required); });
     var body = el("tbody");
@@ -116,6 +137,10 @@
       t.failure.step ? " at step " + t.failure.step : " (final state / reply)", el("div", { text: t.failure.evidence })));
     right.appendChild(el("h3", { text: "World diff" }));
     right.appendChild(diffView(t.diff));
+    if (t.files) {
+      right.appendChild(el("h3", { text: "File changes" }));
+      right.appendChild(filesView(t.files));
+    }
     right.appendChild(el("h3", { text: "Grades" }));
     right.appendChild(gradesTable(t.grades));
     right.appendChild(el("p", { "class": "note", text: "seed " + t.seed + (t.trace_id ? " · trace " + t.trace_id : "") }));

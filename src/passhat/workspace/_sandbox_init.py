@@ -1,0 +1,115 @@
+"""Inside ``unshare``: make the file system read-only but for the given folders, then run the command.
+
+Run as ``python -I -S _sandbox_init.py SETPRIV COMMAND CWD WRITABLE...`` as PID 1 of fresh user, mount,
+PID, network and IPC namespaces (``unshare`` makes them and maps our user to root in the user
+namespace, which lets us change mounts there, and only there: mount events do not propagate back).
+
+1. ``mount_setattr(AT_RECURSIVE, MOUNT_ATTR_RDONLY)`` on ``/``: one system call makes every mount in
+   this namespace read-only (Linux 5.12+; there is no recursive read-only in ``mount(8)`` before
+   util-linux 2.39, and one ``mount -o remount,bind,ro`` per mount costs ~1.5 ms each).
+2. The folder holding each writable folder (normally the temporary folder, where the other trials'
+   copies and the image are) is covered by an empty read-only tmpfs: see :func:`hidden_parents`.
+3. A private tmpfs on ``/dev/shm`` (Python's multiprocessing needs it; the host's must not be written).
+4. Each writable folder is bind-mounted back at its own path, read-write.
+5. The command runs in a child with every capability dropped (``setpriv``): it cannot remount
+   anything, and a user namespace it makes itself gets its mounts locked read-only by the kernel.
+   We stay PID 1 to reap it (and orphans) and exit with its status; when we exit, the kernel kills
+   every process left in the namespace, so nothing the command started outlives it.
+
+Any failure before the command runs exits with :data:`SETUP_FAILED` and a line starting ``passhat
+sandbox:`` on stderr: the command never runs unconfined. Imports only the standard library; ``-I -S``
+keeps start-up at a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+SETUP_FAILED = 125
+SYS_MOUNT_SETATTR = 442  # the same number on every architecture Linux added it to at once
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+MOUNT_ATTR_RDONLY = 0x1
+MS_NOSUID, MS_NODEV, MS_BIND = 0x2, 0x4, 0x1000
+
+
+class MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+def fail(what: str) -> None:
+    sys.stderr.write(f"passhat sandbox: {what}: {os.strerror(ctypes.get_errno())}\n")
+    sys.exit(SETUP_FAILED)
+
+
+def hidden_parents(writable: list[str]) -> list[str]:
+    """The folders holding the writable ones (normally the temporary folder), to be shown empty.
+
+    Other trials' copies and the image's master copy sit beside this copy: the command must not read
+    them (a trial copying a sibling's work would make pass^k measure nothing). Not hidden: ``/``, and
+    a folder holding this interpreter (a virtual environment under the temporary folder).
+    """
+    ours = [os.path.realpath(p) for p in (sys.executable, sys.prefix, sys.base_prefix)]
+    parents = []
+    for folder in writable:
+        parent = os.path.dirname(folder)
+        if parent != "/" and parent not in parents and not any(p == parent or p.startswith(parent + "/") for p in ours):
+            parents.append(parent)
+    return parents
+
+
+def main() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    setpriv, command, cwd = sys.argv[1], sys.argv[2], sys.argv[3]
+    writable = [os.path.realpath(f) for f in sys.argv[4:]]
+
+    def setattr_(path: bytes, flags: int, attr: MountAttr) -> int:
+        return libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path, flags, ctypes.byref(attr), ctypes.sizeof(attr))
+
+    def mount(source: bytes | None, target: str, fstype: bytes | None, flags: int, data: bytes | None, what: str) -> None:
+        if libc.mount(source, os.fsencode(target), fstype, flags, data) != 0:
+            fail(what)
+
+    handles = [os.open(f, os.O_PATH | os.O_DIRECTORY) for f in writable]  # still reachable once hidden
+    if setattr_(b"/", AT_RECURSIVE, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)) != 0:
+        fail("cannot make the file system read-only (mount_setattr)")
+    parents = hidden_parents(writable)
+    for parent in parents:
+        mount(b"tmpfs", parent, b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=755", f"cannot hide {parent}")
+    if "/dev/shm" not in parents:
+        mount(b"tmpfs", "/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, b"size=64m,mode=1777", "cannot mount a private /dev/shm")
+    for folder, handle in zip(writable, handles, strict=True):
+        if os.path.dirname(folder) in parents:
+            os.mkdir(folder, 0o700)
+        mount(f"/proc/self/fd/{handle}".encode(), folder, None, MS_BIND, None, f"cannot bind {folder}")
+        if setattr_(os.fsencode(folder), 0, MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)) != 0:
+            fail(f"cannot make {folder} writable")
+        os.close(handle)
+    for parent in parents:
+        if setattr_(os.fsencode(parent), 0, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)) != 0:
+            fail(f"cannot make {parent} read-only")
+    os.chdir(cwd)  # again, through the new mounts: the inherited working folder is on the read-only one
+    drop = ["--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs"]
+    argv = [setpriv, *drop, "/bin/sh", "-c", command]
+    try:
+        child = os.fork()
+    except OSError:
+        fail("cannot fork")
+    if child == 0:
+        try:
+            os.execv(setpriv, argv)
+        except OSError as exc:
+            os.write(2, f"passhat sandbox: cannot run {setpriv}: {exc.strerror}\n".encode())
+        os._exit(SETUP_FAILED)
+    while True:
+        pid, status = os.wait()
+        if pid == child:
+            sys.stdout.flush()
+            os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,267 @@
+"""Run a shell command in a workspace copy: time limit, scrubbed environment, bounded output, and —
+where the machine allows — no network and no writes outside the copy.
+
+Two isolation levels (:data:`Isolation`):
+
+- ``unshare``: the command runs in new user, mount, PID, network and IPC namespaces (util-linux
+  ``unshare``; no root, no daemon). The network namespace has only a loopback device, down: every
+  connection fails, to the host's loopback too. In the mount namespace every mount is made read-only
+  except the copy and the command's private HOME/TMPDIR, and the command runs with no capabilities,
+  so it cannot undo that (see :mod:`passhat.workspace._sandbox_init`). Nothing it starts outlives it:
+  its PID namespace dies with it.
+- ``none``: the fallback where user namespaces are unavailable (disabled by the kernel or an
+  AppArmor policy, no ``unshare``). Same environment scrub, time limit and output bound, but the
+  command can reach the network and write anywhere the harness can; a background process that
+  leaves the command's process group can outlive it. Results say ``isolation="none"`` so callers can
+  report it.
+
+:func:`isolation` tries the real thing once per process. Set ``PASSHAT_SANDBOX=none`` to force the
+fallback, ``PASSHAT_SANDBOX=unshare`` to make its absence an error rather than a silent fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from passhat.workspace import _fs
+from passhat.workspace.errors import WorkspaceError
+from passhat.workspace.paths import inside
+
+Isolation = Literal["unshare", "none"]
+SANDBOX_ENV = "PASSHAT_SANDBOX"
+"""Environment variable: ``none`` forces the fallback, ``unshare`` requires the sandbox, ``auto``
+(or unset) uses the sandbox when this machine offers it."""
+
+_INIT = str(Path(__file__).with_name("_sandbox_init.py"))
+_SETUP_FAILED = 125  # _sandbox_init.SETUP_FAILED; not imported, that file runs as a script
+_DRAIN_GRACE_S = 1.0  # after the command ends, how long to wait for its output pipes to close
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one command did."""
+
+    command: str
+    """The shell command, as given."""
+    exit_code: int | None
+    """Its exit status (128 + N when killed by signal N, as a shell reports it); ``None`` when it was
+    killed at the time limit."""
+    timed_out: bool
+    """It was still running at the time limit and was killed with all it had started."""
+    stdout: str
+    """Standard output, UTF-8 with replacement, cut after ``max_output`` bytes with a visible marker."""
+    stderr: str
+    """Standard error, likewise."""
+    truncated: bool
+    """Either stream was cut."""
+    seconds: float
+    """Wall time from start to exit, sandbox set-up included."""
+    isolation: Isolation
+    """How the command was confined (``none``: no network or write confinement)."""
+
+    @property
+    def ok(self) -> bool:
+        """Exited 0 within the time limit."""
+        return self.exit_code == 0 and not self.timed_out
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict; :meth:`from_json` reads it back."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CommandResult:
+        """The result :meth:`to_json` wrote."""
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise WorkspaceError(f"command result: {exc}") from exc
+
+
+@functools.cache
+def _probe() -> tuple[Isolation, str]:
+    """(what works here, why not ``unshare`` if it does not): runs a real confined command once."""
+    unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
+    if unshare is None or setpriv is None:
+        return "none", "util-linux 'unshare' and 'setpriv' are not both on PATH"
+    with tempfile.TemporaryDirectory(prefix="passhat-probe-") as tmp:
+        inside, outside = os.path.join(tmp, "in"), os.path.join(tmp, "out")
+        os.mkdir(inside)
+        os.mkdir(outside)
+        check = 'echo ok > probe && ! (echo leak > "$1/leak") 2>/dev/null'
+        argv = _unshare_argv(unshare, setpriv, f"set -- {_quote(outside)}; {check}", inside, [inside])
+        try:
+            done = subprocess.run(argv, cwd=inside, env=_environment(tmp, None), stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=30, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return "none", f"unshare did not run: {exc}"
+        confined = os.path.exists(os.path.join(inside, "probe")) and not os.path.exists(os.path.join(outside, "leak"))
+        if done.returncode != 0 or not confined:
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            return "none", f"unshare sandbox failed (exit {done.returncode}): {lines[-1] if lines else 'no message'}"
+    return "unshare", "user, mount, PID, network and IPC namespaces; read-only file system but for the copy"
+
+
+def isolation() -> Isolation:
+    """The isolation this machine offers (probed once per process), or what ``PASSHAT_SANDBOX`` forces."""
+    wanted = os.environ.get(SANDBOX_ENV, "").strip().lower()
+    if wanted == "none":
+        return "none"
+    if wanted not in ("", "auto", "unshare"):
+        raise WorkspaceError(f"environment variable {SANDBOX_ENV}={wanted!r} is not one of auto, unshare, none")
+    found, why = _probe()
+    if wanted == "unshare" and found != "unshare":
+        raise WorkspaceError(f"environment variable {SANDBOX_ENV}=unshare, but this machine has no working sandbox: {why}")
+    return found
+
+
+def isolation_note() -> str:
+    """Why :func:`isolation` is what it is, in one line for a report."""
+    if os.environ.get(SANDBOX_ENV, "").strip().lower() == "none":
+        return f"{SANDBOX_ENV}=none: commands run without network or write confinement"
+    return _probe()[1]
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+def _unshare_argv(unshare: str, setpriv: str, command: str, cwd: str, writable: list[str]) -> list[str]:
+    return [unshare, "--user", "--map-root-user", "--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child",
+            "--mount-proc", sys.executable, "-I", "-S", _INIT, setpriv, command, cwd, *writable]
+
+
+def _environment(private: str, extra: Mapping[str, str] | None) -> dict[str, str]:
+    """The whole environment of a command: nothing of the harness's leaks in (API keys, tokens)."""
+    env = {
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": os.path.join(private, "home"),
+        "TMPDIR": os.path.join(private, "tmp"),
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+    }
+    for key, value in (extra or {}).items():
+        if not isinstance(key, str) or not isinstance(value, str) or not key or "=" in key or "\x00" in key + value:
+            valid = "a string name without '=' and a string value, without NUL"
+            raise WorkspaceError(f"command environment: {key!r}={value!r} is not a valid variable ({valid})")
+        env[key] = value
+    return env
+
+
+class _Capture:
+    """The first ``limit`` bytes of a stream, and a count of the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.dropped = 0
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(1 << 16):
+            room = max(self.limit - len(self.data), 0)
+            self.data += chunk[:room]
+            self.dropped += max(len(chunk) - room, 0)
+
+    def text(self) -> str:
+        if not self.dropped:
+            return self.data.decode("utf-8", "replace")
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        text = decoder.decode(bytes(self.data), final=False)  # a character cut at the limit is dropped whole
+        hidden = self.dropped + len(decoder.getstate()[0])
+        return f"{text}\n… [truncated {hidden:,} bytes]"
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def run_command(root: Path, command: str, *, timeout_s: float, max_output: int = 64 * 1024,
+                      env: Mapping[str, str] | None = None, sandbox: Isolation | None = None,
+                      cwd: str = ".") -> CommandResult:
+    """Run ``/bin/sh -c command`` in the folder ``root`` and return what it did.
+
+    The environment is only ``PATH`` (the harness interpreter's folder first, so ``python`` and
+    ``pytest`` are ours), ``HOME`` and ``TMPDIR`` in a private folder removed afterwards (not the
+    workspace, so they do not show in its diff), ``LANG=C.UTF-8``, ``PYTHONDONTWRITEBYTECODE=1``,
+    ``PYTHONHASHSEED=0``, and ``env``. The command runs in its own session; at ``timeout_s`` its whole
+    process group is killed. Output is read as it comes, keeping the first ``max_output`` bytes of
+    each stream. ``sandbox`` overrides :func:`isolation` for this call (``unshare`` where unavailable
+    is an error). ``cwd`` is the working folder relative to ``root`` (the whole of ``root`` stays
+    writable; give the copy's root as ``root``, not a folder inside it).
+    """
+    _fs.check_dir(str(root), "workspace folder")
+    where = str(inside(root, cwd))
+    _fs.check_dir(where, "command working folder")
+    if not timeout_s > 0:
+        raise WorkspaceError(f"command time limit must be positive seconds, not {timeout_s!r}")
+    if max_output < 0:
+        raise WorkspaceError(f"max_output must be zero or more bytes, not {max_output!r}")
+    mode: Isolation = isolation() if sandbox is None else sandbox
+    if mode not in get_args(Isolation):
+        raise WorkspaceError(f"sandbox {mode!r} is not one of {', '.join(get_args(Isolation))}")
+    if mode == "unshare" and _probe()[0] != "unshare":
+        raise WorkspaceError(f"sandbox 'unshare' is not available on this machine: {_probe()[1]}")
+    private = tempfile.mkdtemp(prefix="passhat-cmd-")
+    try:
+        environment = _environment(private, env)
+        os.mkdir(environment["HOME"])
+        os.mkdir(environment["TMPDIR"])
+        if mode == "unshare":
+            argv = _unshare_argv(shutil.which("unshare") or "unshare", shutil.which("setpriv") or "setpriv", command,
+                                 where, [os.path.realpath(root), private])
+        else:
+            argv = ["/bin/sh", "-c", command]
+        return await _run(argv, where, environment, command, timeout_s, max_output, mode)
+    finally:
+        _fs.remove_tree(private)
+
+
+async def _run(argv: list[str], cwd: str, env: dict[str, str], command: str, timeout_s: float, max_output: int,
+               mode: Isolation) -> CommandResult:
+    start = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                start_new_session=True)
+    out, err = _Capture(max_output), _Capture(max_output)
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = asyncio.ensure_future(asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr)))
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout_s)
+        except TimeoutError:
+            timed_out = True
+        finally:
+            _kill_group(proc.pid)  # at the limit, and after a normal exit: whatever it left behind
+        await proc.wait()
+        seconds = time.perf_counter() - start
+        try:
+            await asyncio.wait_for(asyncio.shield(readers), _DRAIN_GRACE_S)
+        except TimeoutError:
+            pass  # a process that left the group still holds a pipe open (isolation "none" only)
+    finally:
+        readers.cancel()
+    code = proc.returncode
+    if code is not None and code < 0:
+        code = 128 - code
+    if mode == "unshare" and code == _SETUP_FAILED and err.data.startswith(b"passhat sandbox:"):
+        raise WorkspaceError(f"{cwd}: {err.text().strip()}")
+    return CommandResult(command=command, exit_code=None if timed_out else code, timed_out=timed_out,
+                         stdout=out.text(), stderr=err.text(), truncated=bool(out.dropped or err.dropped),
+                         seconds=seconds, isolation=mode)
