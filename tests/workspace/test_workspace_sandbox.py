@@ -258,3 +258,31 @@ def test_cwd_inside_the_copy(copy: WorkspaceCopy, mode: str) -> None:
     assert copy.diff().paths() == ["from_sub.txt"]
     with pytest.raises(WorkspaceError, match="outside the workspace"):
         run(copy.root, "true", cwd="..", sandbox=mode)
+
+
+ESCAPE = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Attr(ctypes.Structure):
+    _fields_ = [("set", ctypes.c_uint64), ("clr", ctypes.c_uint64), ("prop", ctypes.c_uint64), ("userns", ctypes.c_uint64)]
+rw = Attr(0, 1, 0, 0)  # clear MOUNT_ATTR_RDONLY
+tmp = os.path.dirname(os.getcwd()).encode()
+tries = {
+    "mount_setattr rw /": libc.syscall(442, -100, b"/", 0x8000, ctypes.byref(rw), ctypes.sizeof(rw)),
+    "remount rw /": libc.mount(b"/", b"/", None, 32 | 4096, None),
+    "umount the cover": libc.umount2(tmp, 2),
+}
+print(" ".join(f"{k}={v}" for k, v in tries.items()))
+sys.exit(1 if any(v == 0 for v in tries.values()) else 0)
+"""
+
+
+@needs_unshare
+@pytest.mark.parametrize("how", ["directly", "from a user namespace of its own"])
+def test_the_command_cannot_undo_its_confinement(copy: WorkspaceCopy, how: str) -> None:
+    """System calls, not mount(8): util-linux refuses early for a non-root user and would prove nothing."""
+    (copy.root / "escape.py").write_text(ESCAPE)
+    prefix = "" if how == "directly" else "unshare --user --mount "
+    result = run(copy.root, f"{prefix}python escape.py", sandbox="unshare")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.stdout.count("=-1") == 3

@@ -15,7 +15,11 @@ import shutil
 import stat
 from collections.abc import Iterator, Sequence
 
+from passhat.errors import describe_os_error
 from passhat.workspace.errors import WorkspaceError
+
+describe = describe_os_error
+"""``FILE: reason`` for an OSError (re-exported so workspace modules import one helper module)."""
 
 ALWAYS_IGNORED = (".git",)
 """Names never part of a workspace tree, whatever ``ignore`` says: a ``.git`` folder (or the ``.git``

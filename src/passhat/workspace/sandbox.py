@@ -229,15 +229,21 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
             argv = ["/bin/sh", "-c", command]
         return await _run(argv, where, environment, command, timeout_s, max_output, mode)
     finally:
-        _fs.remove_tree(private)
+        try:
+            _fs.remove_tree(private)
+        except OSError:
+            pass  # something the command left running (isolation "none") still writes there; a temp dir is left
 
 
 async def _run(argv: list[str], cwd: str, env: dict[str, str], command: str, timeout_s: float, max_output: int,
                mode: Isolation) -> CommandResult:
     start = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                                                start_new_session=True)
+    try:
+        proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                    start_new_session=True)
+    except OSError as exc:
+        raise WorkspaceError(f"{cwd}: cannot start the command: {_fs.describe(exc)}") from exc
     out, err = _Capture(max_output), _Capture(max_output)
     assert proc.stdout is not None and proc.stderr is not None
     readers = asyncio.ensure_future(asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr)))
@@ -248,7 +254,10 @@ async def _run(argv: list[str], cwd: str, env: dict[str, str], command: str, tim
         except TimeoutError:
             timed_out = True
         finally:
-            _kill_group(proc.pid)  # at the limit, and after a normal exit: whatever it left behind
+            if timed_out or mode == "none" or proc.returncode is None:
+                # at the limit, on cancellation, and after a normal exit without a PID namespace (whatever
+                # it left in its group); with one, the kernel already killed everything left in it
+                _kill_group(proc.pid)
         await proc.wait()
         seconds = time.perf_counter() - start
         try:

@@ -38,6 +38,7 @@ __all__ = [
     "FileDiff",
     "FileEntry",
     "WorkspaceCopy",
+    "WorkspaceError",
     "WorkspaceImage",
     "apply_file_diff",
     "tree_digest",
