@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import passhat
-from passhat.agents.reference._bugfix_repairs import is_generated, parse_failures, summary
+from passhat.agents.reference._bugfix_repairs import is_generated, parse_failures, summary_line
 from passhat.agents.reference.bugfix import hands_off, named_functions, wrecks_tests
 from passhat.cases import load_suite
 from passhat.cli import main
@@ -76,7 +76,7 @@ def test_the_fixtures_are_the_clean_tree_and_one_per_planted_bug() -> None:
 def test_the_clean_tree_passes(tmp_path: Path) -> None:
     done = pytest_in_copy("default", tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"^19 passed", summary(done.stdout))
+    assert re.search(r"^19 passed", summary_line(done.stdout))
 
 
 @pytest.mark.parametrize("fixture", sorted(PLANTED))
@@ -84,7 +84,7 @@ def test_each_planted_bug_fails_exactly_its_test(fixture: str, tmp_path: Path) -
     done = pytest_in_copy(fixture, tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert failed_tests(done.stdout) == [PLANTED[fixture][1]]
-    assert summary(done.stdout).startswith("1 failed, 18 passed")
+    assert summary_line(done.stdout).startswith("1 failed, 18 passed")
 
 
 @pytest.mark.parametrize("fixture", sorted(PLANTED))

@@ -94,7 +94,7 @@ def parse_failures(output: str) -> list[Failure]:
     return failures
 
 
-def summary(output: str) -> str:
+def summary_line(output: str) -> str:
     """pytest's last line (``1 failed, 18 passed in 0.04s``), or '' when there is none."""
     for line in reversed(output.strip().splitlines()):
         m = SUMMARY.match(line.strip())

@@ -38,7 +38,7 @@ from passhat.agents.reference._bugfix_repairs import (
     is_generated,
     is_test_file,
     parse_failures,
-    summary,
+    summary_line,
 )
 from passhat.episode import Episode, ToolResult
 
@@ -94,7 +94,7 @@ class Run:
 
     @property
     def summary(self) -> str:
-        return summary(self.output) or f"exit code {self.exit_code}"
+        return summary_line(self.output) or f"exit code {self.exit_code}"
 
 
 @dataclass
