@@ -297,7 +297,7 @@ def _loader(source: FixtureSource, default_start: datetime) -> tuple[Callable[[s
     return (lambda conn: insert_rows(conn, tables, str(path))), start
 
 
-BUILTIN_DOMAINS = ("reimbursement", "refunds")
+BUILTIN_DOMAINS = ("reimbursement", "refunds", "bugfix")
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,7 @@ def test_debug_shows_the_traceback_of_a_user_error(cli: Any, tmp_path: Path) -> 
 def test_user_text_is_never_read_as_markup(cli: Any) -> None:
     r = cli("cases", "lint", "x[/y]")
     assert r.exit_code == 2
-    assert only_line(r.output) == "error: x[/y]: not a built-in suite (reimbursement, refunds) nor a folder of case files"
+    assert only_line(r.output) == "error: x[/y]: not a built-in suite (reimbursement, refunds, bugfix) nor a folder of case files"
     r = cli("suite", "hash", "[bold]x[/bold]")
     assert r.exit_code == 2 and only_line(r.output).startswith("error: [bold]x[/bold]: ")
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from passhat.cli import main
 
-SUITES = ["reimbursement", "refunds"]
+SUITES = ["reimbursement", "refunds", "bugfix"]
 
 
 def run(tmp_path: Path, suite: str, agent: str, trials: int, seed: int = 0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
