@@ -4,7 +4,7 @@ Exit codes, the same for every command (docs/cli.md lists which command can retu
 
     0    success: the command did its job (a run that completed, whatever the agent scored; gate PASS)
     1    a negative verdict: gate FAIL, lint findings, a suite that differs from its snapshot,
-         a calibration minimum missed
+         a calibration minimum missed, a shadow run that diverges from production
     2    bad input: a malformed case, gate or domain file, an unknown agent, an unusable run folder,
          a file that cannot be written, a wrong option — one line naming the file and the field
     3    gate INCONCLUSIVE: not enough evidence either way
@@ -30,8 +30,8 @@ import click
 from passhat import __version__
 from passhat.errors import EXIT_BAD_INPUT, EXIT_BUG, EXIT_INTERRUPTED, UserError, describe_os_error
 
-EXIT_CODES_HELP = ("Exit codes: 0 success; 1 gate or canary FAIL, lint findings, suite differs from its snapshot, "
-                   "calibration below a minimum; 2 bad input; 3 gate or canary INCONCLUSIVE; 4 incomplete run "
+EXIT_CODES_HELP = ("Exit codes: 0 success; 1 gate or canary FAIL, shadow divergence, lint findings, suite differs from "
+                   "its snapshot, calibration below a minimum; 2 bad input; 3 gate or canary INCONCLUSIVE; 4 incomplete run "
                    "(too many infrastructure errors); 70 a passhat bug (--debug shows the traceback); 130 interrupted.")
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -47,6 +47,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "canary": ("passhat.commands.canary:canary",
                "Compare CANDIDATE's production outcomes with BASELINE's: exit 0 PASS, 1 FAIL, 3 INCONCLUSIVE, "
                "2 bad input."),
+    "shadow": ("passhat.commands.shadow:shadow_group",
+               "Replay production conversations with a candidate agent in the sandbox; report where its writes "
+               "diverge."),
     "report": ("passhat.commands.report:report",
                "Write RUN_FOLDER/report.html: curves, strata, cases, and every trajectory (loaded on demand)."),
     "view": ("passhat.commands.view:view",

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import passhat
-from passhat.models import Comparison, FileFormatError, GateResult, Manifest, SchemaVersionError, Summary
+from passhat.models import Comparison, FileFormatError, GateResult, Manifest, SchemaVersionError, ShadowReport, Summary
 from passhat.runner.store import RunStore
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -107,7 +107,7 @@ def test_a_malformed_file_names_the_file_and_the_field(runs: dict[str, Path], tm
 def test_every_field_is_documented() -> None:
     """The models are the file formats' reference: every field says what it is (attribute docstrings)."""
     undocumented = []
-    for model in (Manifest, Summary, GateResult, Comparison):
+    for model in (Manifest, Summary, GateResult, Comparison, ShadowReport):
         schema = model.model_json_schema()
         for name, definition in [(model.__name__, schema), *schema.get("$defs", {}).items()]:
             assert definition.get("description"), name

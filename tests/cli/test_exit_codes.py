@@ -51,6 +51,8 @@ class Workspace:
     failed_case: str
     judged: list[Path]
     model_url: str
+    traffic: Path
+    """Refunds conversations of the careful agent (two cases, one with a lost refund response), as JSONL."""
 
     def gate(self, rules: str) -> Path:
         path = self.root / f"gate-{abs(hash(rules))}.yaml"
@@ -98,7 +100,32 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
             r = invoke(*quick_run(root / "judged", f"{NOTES / 'agents.py'}:good", root / name))
             assert r.exit_code == 0, r.output
             judged.append(root / name)
-        yield Workspace(root, careful, hasty, failed, judged, server.openai_url)
+        yield Workspace(root, careful, hasty, failed, judged, server.openai_url, production_traffic(root))
+
+
+def production_traffic(root: Path) -> Path:
+    from passhat.api import evaluate
+    from passhat.shadow.from_runs import write_conversations
+
+    run = evaluate("refunds", "careful", trials=1, cases=["refund-4812", "refund-4812-drop-response"],
+                   out=root / "production", sanity=False, on_warning=lambda _: None)
+    write_conversations(run.folder, root / "traffic.jsonl")
+    return root / "traffic.jsonl"
+
+
+def shadow_args(traffic: Path, agent: str, out: Path) -> list[Any]:
+    return ["shadow", traffic, "--agent", agent, "--domain", "refunds", "--out", out, "-q"]
+
+
+def malformed_traffic(tmp: Path) -> Path:
+    (tmp / "bad.jsonl").write_text('{"id": "c1", "turns": [{"role": "user"}]}\n')
+    return tmp / "bad.jsonl"
+
+
+def shadowed(w: Workspace, tmp: Path) -> Path:
+    from passhat.shadow import shadow
+
+    return shadow([w.traffic], "careful", domain="refunds", out=tmp / "shadow").folder
 
 
 def notes_copy(tmp: Path) -> Path:
@@ -175,6 +202,13 @@ CASES: dict[tuple[str, int], Args] = {
     ("canary", 1): lambda w, t: canary_files(t, 2800, n=4000),  # 70 %: far below 90 % − 2 points
     ("canary", 2): lambda w, t: canary_files(t, 360, bad=True),
     ("canary", 3): lambda w, t: canary_files(t, 360),  # the same rate, too few records to rule out 2 points
+    ("shadow run", 0): lambda w, t: shadow_args(w.traffic, "careful", t / "s"),
+    ("shadow run", 1): lambda w, t: shadow_args(w.traffic, "hasty", t / "s"),  # duplicate refund, other replies
+    ("shadow run", 2): lambda w, t: shadow_args(malformed_traffic(t), "careful", t / "s"),
+    ("shadow run", 4): lambda w, t: shadow_args(w.traffic, infrastructure_agent(t), t / "s"),
+    ("shadow promote", 0): lambda w, t: ["shadow", "promote", shadowed(w, t), "refund-4812-t0", "--to", t / "cases"],
+    ("shadow promote", 2): lambda w, t: ["shadow", "promote", t, "refund-4812-t0", "--to", t / "cases"],
+    ("shadow schema", 0): lambda w, t: ["shadow", "schema"],
     ("report", 0): lambda w, t: ["report", w.copy(w.careful, t)],
     ("report", 2): lambda w, t: ["report", t],
     ("view", 2): lambda w, t: ["view", t / "missing"],

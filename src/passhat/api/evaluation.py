@@ -26,6 +26,7 @@ from passhat.errors import PasshatError, RunError
 from passhat.redaction import Redactor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
+from passhat.tools.cassette import Cassette
 
 AgentLike = str | Callable[..., Any]
 """A spec (``careful``, ``module:function``, ``path.py:function``, ``openai:MODEL``, ``anthropic:MODEL``,
@@ -113,7 +114,7 @@ def evaluate(
     judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
     progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
-    rate_limits: Mapping[str, str | float | RateLimit] | None = None,
+    rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
 ) -> Run:
     """Run every case of ``suite`` ``trials`` times with ``agent``; returns the finished :class:`Run`.
 
@@ -131,7 +132,9 @@ def evaluate(
     workers in this process) or ``ray`` (the trials spread over a Ray cluster, at ``ray_address`` or one
     started here; records, resume and statistics are the same: docs/scale.md). ``rate_limits``: model name →
     ``"RPM"``, ``"RPM/TPM"``, a number of requests per minute or a :class:`RateLimit`, enforced across all
-    trials (on Ray, across all workers; docs/llm.md).
+    trials (on Ray, across all workers; docs/llm.md). ``cassette``: a :class:`~passhat.tools.cassette.Cassette`
+    built by the caller, which answers tools its own way (``passhat shadow`` serves production's recorded reads:
+    docs/shadow.md); it excludes ``record``/``replay`` and runs on the local executor.
 
     Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
     evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. Inside a
@@ -160,7 +163,7 @@ async def evaluate_async(
     judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
     progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
-    rate_limits: Mapping[str, str | float | RateLimit] | None = None,
+    rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
 ) -> Run:
     """:func:`evaluate` for callers already in an event loop (same arguments, same result)."""
     from passhat.agents import check_agent_spec
@@ -177,6 +180,8 @@ async def evaluate_async(
     if trials < 1 or concurrency < 1 or seed < 0:
         raise PasshatError(f"trials and concurrency must be ≥ 1 and seed ≥ 0, got {trials}, {concurrency}, {seed}")
     check_executor(executor, ray_address)
+    if cassette is not None and (record is not None or replay is not None or executor != "local"):
+        raise PasshatError("cassette= excludes record=/replay= and runs on the local executor only")
     spec = agent if isinstance(agent, str) else None
     if spec is not None:
         check_agent_spec(spec, isolate)
@@ -187,6 +192,7 @@ async def evaluate_async(
     loaded = suite if isinstance(suite, Suite) else load_suite(str(suite))
     plan = plan_run(loaded, cases=cases, splits=splits, tags=tags, frozen=_path(frozen), record=_path(record),
                     replay=_path(replay))
+    tools_from = cassette if cassette is not None else plan.cassette
     folder = Path(out) if out is not None else None
     if resume and folder is not None:
         check_same_selection(folder, plan.manifest.get("selection"))
@@ -199,7 +205,7 @@ async def evaluate_async(
     old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None
     registered_gate = registration_for_run(_path(gate), old_manifest)
     runs_on = make_executor(executor, ray_address, suite=plan.suite, agent=agent, label=label, options=model_options,
-                            trials=trials, seed=seed, cassette=plan.cassette)  # joins the cluster before any trial
+                            trials=trials, seed=seed, cassette=tools_from)  # joins the cluster before any trial
     if folder is None:
         folder = default_out(plan.suite.name, label)
 
@@ -224,7 +230,7 @@ async def evaluate_async(
         extra["gate"] = registered_gate  # written with the manifest, before the first trial
     cfg = RunConfig(suite=plan.suite, agent=setup.agent, agent_spec=label, trials=trials, seed=seed,
                     concurrency=concurrency, out=folder, user=setup.user, judge=setup.judge, redactor=redactor,
-                    cassette=plan.cassette, extra_manifest=extra)
+                    cassette=tools_from, extra_manifest=extra)
     total = len(plan.suite.cases) * trials
     done = sum(1 for _ in RunStore(folder).iter_records()) if resume else 0
     if progress is not None:

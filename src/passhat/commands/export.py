@@ -1,7 +1,8 @@
-"""``passhat export-otlp RUN --endpoint URL``: send an existing run's traces to an OTLP/HTTP collector.
+"""``passhat export-otlp RUN --endpoint URL``: send an existing run's traces to an OTLP/HTTP collector
+(or ``--file FILE``: write them as OTLP/JSON, one trace per line).
 
-Exit codes: 0 every trace accepted, 2 otherwise (not a run folder, bad URL, extra not installed,
-endpoint unreachable or refusing) — the message says which.
+Exit codes: 0 every trace accepted (or written), 2 otherwise (not a run folder, bad URL, extra not
+installed, endpoint unreachable or refusing, file not writable) — the message says which.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ def check_otlp_url(url: str, option: str) -> None:
         raise UserError(f"{option} {url!r}: expected an http(s) URL such as http://127.0.0.1:4318")
 
 
-def _endpoint(ctx: click.Context, param: click.Parameter, value: str) -> str:
+def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
     try:
         check_otlp_url(value, "--endpoint")
     except UserError as exc:
@@ -58,15 +61,27 @@ def _endpoint(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 @click.command("export-otlp")
 @click.argument("run_folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option("--endpoint", required=True, callback=_endpoint,
+@click.option("--endpoint", callback=_endpoint,
               help="OTLP/HTTP URL, e.g. http://127.0.0.1:4318 (/v1/traces is added).")
+@click.option("--file", "file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Instead of sending: write the traces here as OTLP/JSON, one trace per line (what `passhat shadow` "
+                   "reads; arguments, results and messages are not cut).")
 @click.option("--header", "header", multiple=True, metavar="KEY=VALUE",
               help="HTTP header for the collector, e.g. Authorization=... (repeatable; OTEL_EXPORTER_OTLP_HEADERS also works).")
 @click.option("--no-content", is_flag=True, help="Leave tool arguments and results out of the spans.")
 @click.option("--timeout", type=click.FloatRange(0.1), default=10.0, show_default=True, help="Seconds per request.")
-def export_otlp(run_folder: Path, endpoint: str, header: tuple[str, ...], no_content: bool, timeout: float) -> None:
+def export_otlp(run_folder: Path, endpoint: str | None, file: Path | None, header: tuple[str, ...], no_content: bool,
+                timeout: float) -> None:
     """Export every trial of RUN_FOLDER as an OpenTelemetry trace (GenAI semantic conventions)."""
-    from passhat.export import export_run
+    from passhat.export import export_run, write_run_json
+
+    if (endpoint is None) == (file is None):
+        raise click.UsageError("give --endpoint URL (send to a collector) or --file FILE (write OTLP/JSON), not both")
+    if file is not None:
+        traces = write_run_json(run_folder, file, include_content=not no_content)
+        click.echo(f"{traces} trace(s) written to {file}")
+        return
+    assert endpoint is not None
 
     with quiet_exporter_logs():
         stats = export_run(run_folder, endpoint, headers=_headers(header) or None, timeout=timeout,

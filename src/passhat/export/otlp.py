@@ -11,7 +11,12 @@ agents on one suite) would share trace ids and merge in a backend. The exported 
 the run's identity; the stored id stays searchable as ``passhat.trace_id``. Re-exporting one run gives
 the same ids, so a backend deduplicates instead of doubling.
 
-The OpenTelemetry packages are an optional extra (``pip install 'passhat[otel]'``), imported lazily.
+The agent span carries the conversation (``gen_ai.input.messages``, ``gen_ai.output.messages``) and the
+root span whose it was (``user.id``), so a trace holds everything ``passhat shadow`` needs to replay it.
+:func:`otlp_json` gives the same spans as OTLP/JSON, for files (``export-otlp --file``).
+
+The OpenTelemetry packages are an optional extra (``pip install 'passhat[otel]'``), imported lazily; the
+JSON encoding needs none of them.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from passhat import __version__
+from passhat.episode import Message
 from passhat.errors import PasshatError
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
@@ -62,22 +68,47 @@ def export_trace_id(manifest: Mapping[str, Any], stored: str) -> int:
     return int(hashlib.sha256(f"{run_key}|{stored}".encode()).hexdigest()[:32], 16) or 1
 
 
-def _value(v: Any) -> Any:
-    """An attribute value OTLP accepts: primitives as is (ints within int64), anything else as JSON."""
+def _value(v: Any, limit: int | None = CONTENT_LIMIT) -> Any:
+    """An attribute value OTLP accepts: primitives as is (ints within int64), anything else as JSON (cut to
+    ``limit`` characters; None: whole)."""
     if isinstance(v, bool | float | str):
         return v
     if isinstance(v, int):
         return v if -(2**63) <= v < 2**63 else str(v)
     text = json.dumps(v, ensure_ascii=False, default=str)
-    return text if len(text) <= CONTENT_LIMIT else text[:CONTENT_LIMIT] + "…"
+    return text if limit is None or len(text) <= limit else text[:limit] + "…"
 
 
-def _attributes(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: _value(v) for k, v in attrs.items() if v is not None}
+def _attributes(attrs: Mapping[str, Any], limit: int | None = CONTENT_LIMIT) -> dict[str, Any]:
+    return {k: _value(v, limit) for k, v in attrs.items() if v is not None}
 
 
-def genai_attributes(span: Span, record: TrialRecord, agent: str, include_content: bool) -> tuple[str, dict[str, Any]]:
-    """The exported name and attributes of one span: GenAI conventions where one applies, passhat.* for the rest."""
+def _text_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    """Messages in the GenAI conventions' JSON shape (``gen_ai.input.messages``): role and text parts."""
+    return [{"role": "user" if m.role == "user" else "assistant", "parts": [{"type": "text", "content": m.text}]}
+            for m in messages]
+
+
+def conversation_attributes(record: TrialRecord) -> dict[str, Any]:
+    """The agent span's messages: what the user and the agent said before the final reply (input), and the
+    final reply (output), so the conversation can be read back from the trace (``passhat shadow``)."""
+    messages = list(record.messages)
+    final = messages[-1] if messages and messages[-1].role == "agent" and messages[-1].text == record.reply else None
+    attrs: dict[str, Any] = {"gen_ai.input.messages": _text_messages(messages[:-1] if final else messages)}
+    if record.reply:
+        attrs["gen_ai.output.messages"] = [{**_text_messages([Message(role="agent", text=record.reply)])[0],
+                                            "finish_reason": "stop"}]
+    return attrs
+
+
+def genai_attributes(span: Span, record: TrialRecord, agent: str, include_content: bool,
+                     meta: Mapping[str, Any] | None = None,
+                     content_limit: int | None = CONTENT_LIMIT) -> tuple[str, dict[str, Any]]:
+    """The exported name and attributes of one span: GenAI conventions where one applies, passhat.* for the rest.
+
+    ``meta`` is the case's entry in the manifest (``suite.case_meta``): the root span says whose conversation it
+    was (``user.id``) and on which fixture. JSON-valued attributes (arguments, results, messages) are cut to
+    ``content_limit`` characters, as collectors limit attribute sizes (None: whole)."""
     attrs: dict[str, Any] = dict(span.attributes)
     name = span.name
     if span.kind in OPERATION:
@@ -85,7 +116,10 @@ def genai_attributes(span: Span, record: TrialRecord, agent: str, include_conten
     if span.kind == "agent":
         name = f"invoke_agent {agent}"
         attrs.update({"gen_ai.agent.name": agent, "gen_ai.usage.input_tokens": record.usage.input_tokens,
-                      "gen_ai.usage.output_tokens": record.usage.output_tokens})
+                      "gen_ai.usage.output_tokens": record.usage.output_tokens,
+                      "gen_ai.conversation.id": f"{record.case_id}-t{record.trial}"})
+        if include_content:
+            attrs.update(conversation_attributes(record))
         if len(record.usage.models) == 1:
             attrs["gen_ai.request.model"] = record.usage.models[0]
         if ":" in agent and agent.split(":", 1)[0] in ("openai", "anthropic"):
@@ -98,14 +132,18 @@ def genai_attributes(span: Span, record: TrialRecord, agent: str, include_conten
             attrs.update({"gen_ai.tool.call.arguments": call.arguments, "gen_ai.tool.call.result": call.result})
         if call is not None and not call.ok:
             attrs["error.type"] = call.status
+        if call is not None and call.fault_kind is not None:
+            attrs["passhat.fault_kind"] = call.fault_kind
     elif span.kind == "trial":
         attrs.update({"passhat.outcome": record.outcome, "passhat.seed": str(record.seed), "passhat.trace_id": record.trace_id})
+        if meta:
+            attrs.update({"user.id": meta.get("identity"), "passhat.fixture": meta.get("fixture")})
         if record.failure is not None:
             attrs.update({"passhat.failure.category": record.failure.category, "passhat.failure.step": record.failure.step,
                           "passhat.failure.evidence": record.failure.evidence})
     if record.failure is not None and record.failure.step is not None and attrs.get("passhat.step") == record.failure.step:
         attrs["passhat.failure.category"] = record.failure.category
-    return name, _attributes(attrs)
+    return name, _attributes(attrs, content_limit)
 
 
 def fallback_spans(record: TrialRecord) -> list[Span]:
@@ -132,9 +170,10 @@ def record_spans(record: TrialRecord, manifest: Mapping[str, Any], resource: Any
     def context(span_id: str) -> Any:
         return SpanContext(trace_id, int(span_id, 16), is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
+    meta = manifest.get("suite", {}).get("case_meta", {}).get(record.case_id)
     out = []
     for span in record.spans or fallback_spans(record):
-        name, attrs = genai_attributes(span, record, agent, include_content)
+        name, attrs = genai_attributes(span, record, agent, include_content, meta)
         status = Status(StatusCode.ERROR, span.error) if span.status == "error" else Status(StatusCode.UNSET)
         out.append(ReadableSpan(
             name=name, context=context(span.span_id), parent=context(span.parent_id) if span.parent_id else None,
@@ -180,6 +219,72 @@ def export_records(records: Iterable[TrialRecord], manifest: Mapping[str, Any], 
     finally:
         exporter.shutdown()
     return ExportStats(traces=traces, spans=sent, endpoint=url)
+
+
+def _any_value(v: Any) -> dict[str, Any]:
+    """An attribute value in OTLP's JSON encoding (``intValue`` as a string, as the spec has it)."""
+    if isinstance(v, bool):
+        return {"boolValue": v}
+    if isinstance(v, int):
+        return {"intValue": str(v)}
+    if isinstance(v, float):
+        return {"doubleValue": v}
+    return {"stringValue": str(v)}
+
+
+def _key_values(attrs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [{"key": k, "value": _any_value(v)} for k, v in attrs.items()]
+
+
+def otlp_json(record: TrialRecord, manifest: Mapping[str, Any], *, run_name: str = "",
+              include_content: bool = True) -> dict[str, Any]:
+    """One trial as an OTLP/JSON ``ExportTraceServiceRequest``: the spans :func:`export_records` sends, with
+    the same ids, names, times and attributes, in the JSON encoding (hex ids, nanosecond strings), with
+    arguments, results and messages whole (a file has no attribute size limit).
+
+    No OpenTelemetry package is needed. ``passhat export-otlp --file`` writes one per line (JSON Lines, as an
+    OpenTelemetry Collector's file exporter does), and ``passhat shadow`` reads them back.
+    """
+    trace_id = f"{export_trace_id(manifest, record.trace_id or str(record.seed)):032x}"
+    start_ns = int(datetime.fromisoformat(record.timing.started_at).timestamp() * 1_000_000) * 1000
+    agent = str(manifest.get("agent", "agent"))
+    meta = manifest.get("suite", {}).get("case_meta", {}).get(record.case_id)
+    spans = []
+    for span in record.spans or fallback_spans(record):
+        name, attrs = genai_attributes(span, record, agent, include_content, meta, content_limit=None)
+        out: dict[str, Any] = {
+            "traceId": trace_id, "spanId": span.span_id, "name": name, "kind": 3 if span.kind == "model" else 1,
+            "startTimeUnixNano": str(start_ns + round(span.start_s * 1e9)),
+            "endTimeUnixNano": str(start_ns + round(span.end_s * 1e9)), "attributes": _key_values(attrs),
+            "status": {"code": 2, "message": span.error or ""} if span.status == "error" else {},
+        }
+        if span.parent_id:
+            out["parentSpanId"] = span.parent_id
+        spans.append(out)
+    resource = {"service.name": "passhat", "service.version": __version__, "passhat.run": run_name,
+                "passhat.suite": manifest["suite"].get("name", ""), "passhat.agent": agent}
+    return {"resourceSpans": [{"resource": {"attributes": _key_values(resource)},
+                               "scopeSpans": [{"scope": {"name": "passhat", "version": __version__}, "spans": spans}]}]}
+
+
+def write_run_json(folder: Path, file: Path, *, include_content: bool = True) -> int:
+    """Write every trial of the run folder to ``file`` as OTLP/JSON, one trace per line, whole or not at all
+    (a temporary file renamed into place); returns the number of traces."""
+    store = RunStore(Path(folder))
+    manifest = store.read_manifest()
+    tmp = file.with_name(file.name + ".tmp")
+    traces = 0
+    try:
+        with tmp.open("w", encoding="utf-8") as out:
+            for record in store.iter_records():
+                out.write(json.dumps(otlp_json(record, manifest, run_name=Path(folder).name,
+                                               include_content=include_content), ensure_ascii=False) + "\n")
+                traces += 1
+        tmp.replace(file)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return traces
 
 
 def export_run(folder: Path, endpoint: str, **options: Any) -> ExportStats:

@@ -1,7 +1,8 @@
 """The files a run folder holds, as documented, versioned pydantic models (pydantic is all they import).
 
 ``manifest.json`` → :class:`Manifest`, ``summary.json`` → :class:`Summary`, ``gate.json`` →
-:class:`GateResult`, ``passhat compare --json`` → :class:`Comparison`. Each is written as its model's
+:class:`GateResult`, ``passhat compare --json`` → :class:`Comparison`, ``passhat shadow``'s
+``shadow.json`` → :class:`ShadowReport`. Each is written as its model's
 dump and read back through it (``Model.load(path)``); a file of another schema version raises
 :class:`SchemaVersionError` naming the file and both versions.
 """
@@ -10,6 +11,7 @@ from passhat.models.comparison import CaseChange, Comparison, PairedMetric, RunR
 from passhat.models.files import FileFormatError, FileModel, SchemaVersionError
 from passhat.models.gate import GateInfo, GateResult, RuleResult
 from passhat.models.manifest import CaseMeta, GateRegistration, Manifest, SuiteInfo
+from passhat.models.shadow import ConversationResult, ShadowReport, TrialDivergence
 from passhat.models.summary import (
     CaseSummary,
     Distribution,
@@ -25,6 +27,7 @@ __all__ = [
     "CaseMeta",
     "CaseSummary",
     "Comparison",
+    "ConversationResult",
     "Distribution",
     "Experience",
     "FileFormatError",
@@ -38,9 +41,11 @@ __all__ = [
     "RuleResult",
     "RunRef",
     "SchemaVersionError",
+    "ShadowReport",
     "StratumComparison",
     "StratumSummary",
     "Summary",
     "SuiteInfo",
     "SuiteSummary",
+    "TrialDivergence",
 ]

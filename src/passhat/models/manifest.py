@@ -29,6 +29,9 @@ class CaseMeta(BaseModel):
     """The domain the case runs against (older manifests do not say)."""
     fixture: str | None = None
     """The fixture (initial state) of the world."""
+    identity: str | None = None
+    """Who the agent acted for (the case's ``user.identity``), so a trial exported as a trace says whose
+    conversation it was (older manifests do not say)."""
 
 
 class SuiteInfo(BaseModel):
@@ -68,8 +71,9 @@ class CassetteInfo(BaseModel):
     """External tools recorded to (``--record``) or answered from (``--replay``) a cassette folder."""
 
     model_config = _DOCS
-    mode: Literal["record", "replay"]
-    """``record``: real calls, stored; ``replay``: answered from the folder."""
+    mode: Literal["record", "replay", "shadow"]
+    """``record``: real calls, stored; ``replay``: answered from the folder; ``shadow``: read tools answered
+    from production's recorded calls where they match (``passhat shadow``, docs/shadow.md)."""
     folder: str
     """The cassette folder."""
 

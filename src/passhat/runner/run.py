@@ -70,7 +70,7 @@ def build_manifest(cfg: RunConfig) -> Manifest:
         "suite": {"name": suite.name, "folder": str(suite.folder), "hash": suite.content_hash(),
                   "cases": suite.case_hashes(),
                   "case_meta": {c.id: {"tags": c.tags, "group": c.group, "split": c.split, "domain": c.domain,
-                                       "fixture": c.fixture} for c in suite.cases},
+                                       "fixture": c.fixture, "identity": c.user.identity} for c in suite.cases},
                   "domains": {n: d.content_hash() for n, d in suite.domains.items()},
                   "fixtures": suite.fixture_hashes()},
         "agent": cfg.agent_spec,
