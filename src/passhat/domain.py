@@ -17,8 +17,8 @@ import importlib
 import inspect
 import json
 import os
-import threading
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
