@@ -7,6 +7,7 @@ either is missing. Screenshots go to tests/artifacts/ (git-ignored) for a person
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -98,4 +99,30 @@ def test_filter_hides_passing_cases(browser: Any, hasty_run: Path) -> None:
     visible = page.locator("#case-table tr.case:not(.hidden)")
     assert sorted(t.split()[0] for t in visible.locator("td:nth-child(2)").all_inner_texts()) == [
         "approve-own-ticket", "colleague-invoice"]
+    page.close()
+
+
+def test_a_workspace_trial_shows_its_file_changes(browser: Any, tmp_path: Path) -> None:
+    """The bugfix suite's hasty agent edits a test: the trial shows the file and its text diff, lines coloured."""
+    from click.testing import CliRunner
+
+    from passhat.cli import main
+
+    run = tmp_path / "bugfix"
+    args = ["run", "bugfix", "--agent", "hasty", "--trials", "1", "--tag", "bug=off-by-one", "--out", str(run), "-q"]
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API keeps an event loop running in this thread
+        result = pool.submit(CliRunner().invoke, main, args).result()
+    assert result.exit_code == 0, result.output  # no gate: failing cases are the report's, not the exit code's
+    page, errors, _ = open_page(browser, run / "report.html")
+    page.locator("#case-table tr.case", has_text="median-even").locator("button.expand").click()
+    page.locator("tr.detail details.trial[data-trial='0'] > summary").click()
+    files = page.locator("tr.detail div.diff.files")
+    files.wait_for()
+    text = files.inner_text()
+    record = stored_trial(run, "median-even", 0)
+    assert [c["path"] for c in record["files"]["changes"]] == ["tests/test_stats.py"]
+    assert "modified" in text and "tests/test_stats.py" in text
+    assert files.locator("pre.udiff span.del").count() >= 1 and files.locator("pre.udiff span.ins").count() >= 1
+    assert "File changes" in page.locator("tr.detail").first.inner_text()
+    assert errors == []
     page.close()

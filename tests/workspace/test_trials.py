@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +136,16 @@ def test_the_suite_hash_covers_the_workspace_files(tmp_path: Path) -> None:
     assert load_suite(str(copy / "cases")).fixture_hashes() != first
 
 
-def test_an_agent_in_another_process_uses_the_same_tools(tmp_path: Path) -> None:
-    records = _records(_evaluate(tmp_path, "fixer", trials=1, isolate="process"))
-    assert [r.outcome for r in records] == ["pass"]
+@pytest.mark.parametrize("kind", ["isolated", "command"])
+def test_agents_elsewhere_use_the_same_tools(tmp_path: Path, kind: str) -> None:
+    """The file tools go over the trial's HTTP tool API like any others: an isolated worker process and a
+    `cmd:` program (which could be in any language) fix the bug the same way."""
+    if kind == "isolated":
+        run = _evaluate(tmp_path, "fixer", trials=1, isolate="process")
+    else:
+        run = passhat.evaluate(str(CALC / "cases"), f"cmd:{sys.executable} {CALC / 'cmd_agent.py'}", trials=1,
+                               out=tmp_path / "run-cmd", sanity=False)
+    records = _records(run)
+    assert [r.outcome for r in records] == ["pass"], records[0].failure
     assert [c.tool for c in records[0].calls] == ["run_command", "read_file", "write_file", "run_command"]
+    assert records[0].reply == "fixed"
