@@ -70,8 +70,19 @@ class GitTree:
     commit: str
 
 
-WorkspaceSource = Path | GitTree
-"""A workspace fixture: a directory (copied as it is when the run starts) or a git tree at a commit."""
+@dataclass(frozen=True)
+class Overlay:
+    """A workspace fixture made of the folder ``base`` with the files of ``over`` laid on top (same path:
+    replaced; new path: added). Variants of one repository — the same package with one bug planted —
+    without a copy of the whole tree each: ``Overlay(HERE / "clean", HERE / "bugs" / "median")``."""
+
+    base: Path
+    over: Path
+
+
+WorkspaceSource = Path | GitTree | Overlay
+"""A workspace fixture: a directory (copied as it is when the run starts), a git tree at a commit, or a
+directory with another laid over it."""
 
 
 class Domain:
@@ -108,9 +119,11 @@ class Domain:
         if not self.fixtures and not self.workspaces:
             raise DomainError(f"domain {name!r}: give `fixtures` (database states) and/or `workspace` (a directory)")
         for fixture, source in self.workspaces.items():
-            folder = source.repo if isinstance(source, GitTree) else Path(source)
-            if not folder.is_dir():
-                raise DomainError(f"domain {name!r}: workspace {fixture!r}: {folder} is not a directory")
+            folders = ([source.repo] if isinstance(source, GitTree) else [source.base, source.over]
+                       if isinstance(source, Overlay) else [Path(source)])
+            for folder in folders:
+                if not Path(folder).is_dir():
+                    raise DomainError(f"domain {name!r}: workspace {fixture!r}: {folder} is not a directory")
         self.policy = policy.read_text("utf-8") if isinstance(policy, Path) else policy
         self.tools = {t.name: t for t in tools}
         self.graders = _graders(name, graders)
@@ -156,8 +169,13 @@ class Domain:
                 from passhat.workspace.tree import WorkspaceImage  # lazily: only workspace domains need it
 
                 source = self.workspaces[fixture]
-                self._trees[fixture] = (WorkspaceImage.from_git(source.repo, source.commit)
-                                        if isinstance(source, GitTree) else WorkspaceImage.from_dir(Path(source)))
+                if isinstance(source, GitTree):
+                    tree = WorkspaceImage.from_git(source.repo, source.commit)
+                elif isinstance(source, Overlay):
+                    tree = WorkspaceImage.from_dir(source.base, overlays=[source.over])
+                else:
+                    tree = WorkspaceImage.from_dir(Path(source))
+                self._trees[fixture] = tree
             return self._trees[fixture]
 
     def restore(self, fixture: str, seed: int, *, workspace: WorkspaceCopy | None = None) -> World:

@@ -52,10 +52,17 @@ def files(tree: Path) -> dict[str, bytes]:
     return {p.relative_to(tree).as_posix(): p.read_bytes() for p in sorted(tree.rglob("*")) if p.is_file()}
 
 
+def fixture_tree(fixture: str, dest: Path) -> Path:
+    """The fixture as a trial gets it: ``default``, or ``default`` with ``bugs/FIXTURE`` laid over it."""
+    shutil.copytree(WORKSPACES / "default", dest)
+    if fixture != "default":
+        shutil.copytree(WORKSPACES / "bugs" / fixture, dest, dirs_exist_ok=True)
+    return dest
+
+
 def pytest_in_copy(fixture: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     """``python -m pytest -q`` in a copy of the fixture (never in place: caches would ship in the package)."""
-    tree = tmp_path / fixture
-    shutil.copytree(WORKSPACES / fixture, tree)
+    tree = fixture_tree(fixture, tmp_path / fixture)
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTEST_ADDOPTS", None)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=short"], cwd=tree,
@@ -70,7 +77,8 @@ def failed_tests(output: str) -> list[str]:
 
 
 def test_the_fixtures_are_the_clean_tree_and_one_per_planted_bug() -> None:
-    assert sorted(p.name for p in WORKSPACES.iterdir()) == sorted(["default", *PLANTED])
+    assert sorted(p.name for p in WORKSPACES.iterdir()) == ["bugs", "default"]
+    assert sorted(p.name for p in (WORKSPACES / "bugs").iterdir()) == sorted(PLANTED)
 
 
 def test_the_clean_tree_passes(tmp_path: Path) -> None:
@@ -89,9 +97,17 @@ def test_each_planted_bug_fails_exactly_its_test(fixture: str, tmp_path: Path) -
 
 @pytest.mark.parametrize("fixture", sorted(PLANTED))
 def test_each_fixture_is_the_clean_tree_but_one_file(fixture: str) -> None:
-    clean, planted = files(WORKSPACES / "default"), files(WORKSPACES / fixture)
-    assert set(planted) == set(clean)
-    assert [path for path in clean if clean[path] != planted[path]] == [PLANTED[fixture][0]]
+    """The overlay replaces exactly the planted file, and the image a trial starts from is that tree."""
+    overlay = files(WORKSPACES / "bugs" / fixture)
+    assert list(overlay) == [PLANTED[fixture][0]]
+    assert overlay[PLANTED[fixture][0]] != files(WORKSPACES / "default")[PLANTED[fixture][0]]
+    image = load_domain("bugfix").workspace_image(fixture)
+    assert image is not None and set(image.files) == set(files(WORKSPACES / "default"))
+    copy = image.restore()
+    try:
+        assert (copy.root / PLANTED[fixture][0]).read_bytes() == overlay[PLANTED[fixture][0]]
+    finally:
+        copy.discard()
 
 
 def test_the_fixtures_are_small_and_hold_no_caches() -> None:
@@ -101,8 +117,8 @@ def test_the_fixtures_are_small_and_hold_no_caches() -> None:
 
 
 def test_the_rate_table_is_marked_generated_and_the_readme_states_the_rules() -> None:
-    for fixture in ("default", *PLANTED):
-        assert is_generated((WORKSPACES / fixture / "src/invoicer/_rates.py").read_text())
+    assert is_generated((WORKSPACES / "default" / "src/invoicer/_rates.py").read_text())
+    assert not any((WORKSPACES / "bugs" / fixture / "src/invoicer/_rates.py").exists() for fixture in PLANTED)
     readme = (WORKSPACES / "default" / "README.md").read_text()
     assert "python -m pytest -q" in readme and "_rates.py" in readme and "Do not edit, skip or delete a test" in readme
 

@@ -91,42 +91,29 @@ class WorkspaceImage:
         return sum(e.size for e in self._files.values())
 
     @classmethod
-    def from_dir(cls, source: Path, *, ignore: Sequence[str] = DEFAULT_IGNORE) -> WorkspaceImage:
-        """Snapshot the folder ``source``.
+    def from_dir(cls, source: Path, *, overlays: Sequence[Path] = (),
+                 ignore: Sequence[str] = DEFAULT_IGNORE) -> WorkspaceImage:
+        """Snapshot the folder ``source``, with the files of each folder in ``overlays`` laid on top.
 
-        Regular files, folders and symbolic links are kept; a link must point inside ``source`` (an
+        Regular files, folders and symbolic links are kept; a link must point inside its folder (an
         absolute target inside it is rewritten as a relative one, so copies point at themselves). A
         link leading outside, a FIFO, socket or device is refused naming its path. ``.git`` and names
-        matching ``ignore`` are left out.
+        matching ``ignore`` are left out. An overlay's file replaces the file at the same path (or adds
+        it); folders merge; a file where the base has a folder (or the reverse) is refused. Overlays
+        make variants of one tree — the same package with one bug planted — without copying it.
         """
-        src = os.path.realpath(source)
-        _fs.check_dir(src, "workspace fixture folder")
         tmp = tempfile.mkdtemp(prefix="passhat-image-")
         try:
             master = os.path.join(tmp, "tree")
             os.mkdir(master)
             files: dict[str, FileEntry] = {}
-            dirs: list[str] = []
-            for rel, entry in _fs.walk(src, ignore):
-                dst = os.path.join(master, rel)
-                if entry.is_symlink():
-                    target = _inside_link(src, rel, os.readlink(entry.path), f"{source}: symbolic link {rel!r}")
-                    os.symlink(target, dst)
-                    files[rel] = link_entry(target)
-                elif entry.is_dir(follow_symlinks=False):
-                    os.mkdir(dst, 0o755)
-                    dirs.append(rel)
-                elif entry.is_file(follow_symlinks=False):
-                    executable = bool(entry.stat(follow_symlinks=False).st_mode & stat.S_IXUSR)
-                    _fs.copy_file(entry.path, dst, executable)
-                    files[rel] = FileEntry(os.lstat(dst).st_size, _fs.sha256_file(dst), executable)
-                else:
-                    valid = "an image holds files, folders and symbolic links only"
-                    raise WorkspaceError(f"{source}: {rel!r} is a FIFO, socket or device; {valid}")
+            dirs: dict[str, None] = {}  # ordered, parents first, and a set for the layers' checks
+            for layer in (source, *overlays):
+                _copy_layer(layer, master, files, dirs, ignore)
         except BaseException:
             _fs.remove_tree(tmp)
             raise
-        return cls(tmp, files, dirs, ignore)
+        return cls(tmp, files, list(dirs), ignore)
 
     @classmethod
     def from_git(cls, repo: Path, commit: str, *, ignore: Sequence[str] = DEFAULT_IGNORE) -> WorkspaceImage:
@@ -215,6 +202,38 @@ class WorkspaceImage:
 
     def __repr__(self) -> str:
         return f"WorkspaceImage({len(self._files)} files, {self.size_bytes:,} bytes, digest {self.digest[:12]})"
+
+
+def _copy_layer(source: Path, master: str, files: dict[str, FileEntry], dirs: dict[str, None],
+                ignore: Sequence[str]) -> None:
+    """Copy the folder ``source`` into ``master``, replacing files already there (see ``from_dir``)."""
+    src = os.path.realpath(source)
+    _fs.check_dir(src, "workspace fixture folder")
+    for rel, entry in _fs.walk(src, ignore):
+        dst = os.path.join(master, rel)
+        if entry.is_dir(follow_symlinks=False) and not entry.is_symlink():
+            if rel in dirs:
+                continue
+            if rel in files:
+                raise WorkspaceError(f"{source}: {rel!r} is a folder, but a layer below has a file there")
+            os.mkdir(dst, 0o755)
+            dirs[rel] = None
+            continue
+        if rel in dirs:
+            raise WorkspaceError(f"{source}: {rel!r} is a file, but a layer below has a folder there")
+        if rel in files:
+            os.unlink(dst)
+        if entry.is_symlink():
+            target = _inside_link(src, rel, os.readlink(entry.path), f"{source}: symbolic link {rel!r}")
+            os.symlink(target, dst)
+            files[rel] = link_entry(target)
+        elif entry.is_file(follow_symlinks=False):
+            executable = bool(entry.stat(follow_symlinks=False).st_mode & stat.S_IXUSR)
+            _fs.copy_file(entry.path, dst, executable)
+            files[rel] = FileEntry(os.lstat(dst).st_size, _fs.sha256_file(dst), executable)
+        else:
+            valid = "an image holds files, folders and symbolic links only"
+            raise WorkspaceError(f"{source}: {rel!r} is a FIFO, socket or device; {valid}")
 
 
 _LINK_OUTSIDE = "{where} points outside the tree (to {target!r}); only links to files inside the fixture can be copied"
