@@ -22,13 +22,23 @@ that belong to a decimal number (``113.71000000000004``), a longer digit run or 
 ``+1 (555) 123-4567``, ``+14155552671``), North American (``(555) 123-4567``, ``555.123.4567``,
 ``1-555-123-4567``), 3-4-4 grouped (``020 7946 0958``, ``138 0013 8000``) or a Chinese mobile number
 (``13800138000``).
+
+**Placeholders.** By default every match becomes ``[REDACTED:KIND]``, so two different e-mail addresses
+read the same. A :class:`Redactor` built with ``numbered=True`` gives each distinct value its own
+placeholder (``[REDACTED:email:1]``, ``[REDACTED:email:2]``), the same wherever the value appears, numbered
+in the order values are first seen (an e-mail address compared without case, a card or phone number by its
+digits). ``passhat shadow`` needs that: a candidate that writes to another address than production did
+must not look the same. The numbers say nothing about the values; the table of values is never written.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 DEFAULT_PATTERNS: dict[str, str] = {
@@ -61,7 +71,16 @@ def _is_card(groups: list[str], seps: list[str]) -> bool:
     return luhn_ok("".join(groups))
 
 
-def _card_spans(m: re.Match[str]) -> str:
+Mark = Callable[[str, str], str]
+"""(kind, matched text) → the placeholder that replaces it."""
+
+
+def plain_mark(kind: str, _text: str) -> str:
+    """One placeholder per kind: ``[REDACTED:email]``."""
+    return f"[REDACTED:{kind}]"
+
+
+def _card_spans(m: re.Match[str], mark: Mark = plain_mark) -> str:
     """Redact the card numbers inside one run of digit groups.
 
     A run may hold a card and its neighbours (``qty 2 4111 1111 1111 1111 2027``): it is cut only at
@@ -97,22 +116,22 @@ def _card_spans(m: re.Match[str]) -> str:
         if found is None:
             i += 1
             continue
-        out += [text[last:spans[i][0]], "[REDACTED:card]"]
+        out += [text[last:spans[i][0]], mark("card", text[spans[i][0]:spans[found - 1][1]])]
         last, i = spans[found - 1][1], found
     return "".join(out) + text[last:] if out else text
 
 
-def _phone(m: re.Match[str]) -> str:
+def _phone(m: re.Match[str], mark: Mark = plain_mark) -> str:
     """International numbers need 7–15 digits (E.164) and must not run on into more digits."""
     text = m.group(0)
     if text.startswith("+"):
         digits = len(_DIGIT.findall(text))
         if not 7 <= digits <= 15 or m.string[m.end():m.end() + 1].isdigit():
             return text
-    return "[REDACTED:phone]"
+    return mark("phone", text)
 
 
-_CHECKS: dict[str, Callable[[re.Match[str]], str]] = {"card": _card_spans, "phone": _phone}
+_CHECKS: dict[str, Callable[[re.Match[str], Mark], str]] = {"card": _card_spans, "phone": _phone}
 """Decisions a bounded regular expression cannot express, applied to each match of a default pattern."""
 _NEEDS: dict[str, Callable[[str], bool]] = {
     "email": lambda text: "@" in text,
@@ -120,6 +139,12 @@ _NEEDS: dict[str, Callable[[str], bool]] = {
     "phone": lambda text: _DIGIT.search(text) is not None,
 }
 """What a match cannot do without (an ``@``, a digit): text without it skips the pattern (a cheap pre-filter)."""
+_SAME_VALUE: dict[str, Callable[[str], str]] = {
+    "email": str.casefold,
+    "card": lambda text: "".join(_DIGIT.findall(text)),
+    "phone": lambda text: "".join(_DIGIT.findall(text)),
+}
+"""What makes two matches the same value, for numbered placeholders (``4111 1111…`` is ``4111-1111…``)."""
 _ATTENTION = re.compile(r"[0-9@]").search
 """Finds what every default pattern needs (an ``@`` or a digit); text without one is returned as it is.
 A record holds hundreds of strings, ~90% of them words, keys and IDs with neither: this one linear scan
@@ -133,30 +158,56 @@ def _always(text: str) -> object:
 
 @dataclass
 class Redactor:
-    """Replaces matches of named patterns, and whole values under named fields, with ``[REDACTED:name]``."""
+    """Replaces matches of named patterns, and whole values under named fields, with ``[REDACTED:name]``
+    (``[REDACTED:name:N]`` when ``numbered``)."""
 
     patterns: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PATTERNS))
     fields: set[str] = field(default_factory=set)
     """Keys whose values are replaced entirely, wherever they appear (e.g. ``national_id``)."""
     enabled: bool = True
+    numbered: bool = False
+    """Each distinct value its own placeholder, ``[REDACTED:email:1]`` (see the module docstring); one redactor
+    keeps one numbering, so everything that must agree is redacted by the same instance."""
 
     def __post_init__(self) -> None:
+        self._numbers: dict[tuple[str, str], str] = {}
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        mark = self.placeholder if self.numbered else plain_mark
         self._compiled: list[tuple[str, re.Pattern[str], Any]] = []
         for name, p in self.patterns.items():
             default = DEFAULT_PATTERNS.get(name) == p
-            repl = _CHECKS.get(name, f"[REDACTED:{name}]") if default else f"[REDACTED:{name}]"
+            repl: Any = f"[REDACTED:{name}]"
+            if default and name in _CHECKS:
+                repl = partial(_checked, _CHECKS[name], mark) if self.numbered else _CHECKS[name]
+            elif self.numbered:
+                repl = partial(_marked, name, mark)
             self._compiled.append((name if default else "", re.compile(p), repl))
         self._only_defaults = all(default for default, _, _ in self._compiled)
 
     @classmethod
     def build(cls, *, extra_fields: Iterable[str] = (), extra_patterns: Mapping[str, str] | None = None,
-              enabled: bool = True) -> Redactor:
+              enabled: bool = True, numbered: bool = False) -> Redactor:
         """Defaults plus the user's additions."""
-        return cls(patterns={**DEFAULT_PATTERNS, **(extra_patterns or {})}, fields=set(extra_fields), enabled=enabled)
+        return cls(patterns={**DEFAULT_PATTERNS, **(extra_patterns or {})}, fields=set(extra_fields), enabled=enabled,
+                   numbered=numbered)
 
     def describe(self) -> dict[str, Any]:
         """What the manifest records about redaction (rules, not values)."""
-        return {"enabled": self.enabled, "patterns": sorted(self.patterns), "fields": sorted(self.fields)}
+        return {"enabled": self.enabled, "patterns": sorted(self.patterns), "fields": sorted(self.fields),
+                **({"numbered": True} if self.numbered else {})}
+
+    def placeholder(self, kind: str, text: str) -> str:
+        """The placeholder of one value: ``[REDACTED:KIND]``, or its own numbered one (``numbered``)."""
+        if not self.numbered:
+            return plain_mark(kind, text)
+        key = (kind, _SAME_VALUE.get(kind, str)(text))
+        with self._lock:  # records may be encoded off the event loop
+            mark = self._numbers.get(key)
+            if mark is None:
+                self._counts[kind] = n = self._counts.get(kind, 0) + 1
+                mark = self._numbers[key] = f"[REDACTED:{kind}:{n}]"
+        return mark
 
     def text(self, value: str) -> str:
         """Redact one string."""
@@ -185,7 +236,7 @@ class Redactor:
                 if key in out:  # two keys redacted alike (two e-mail addresses): keep both values
                     key = next(f"{key}#{i}" for i in range(2, len(data) + 2) if f"{key}#{i}" not in out)
                 if k in self.fields and v is not None:
-                    out[key] = f"[REDACTED:{k}]"
+                    out[key] = self.placeholder(k, v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str))
                 elif isinstance(v, str):
                     out[key] = v if plain(v) is None else self.text(v)
                 else:
@@ -194,6 +245,14 @@ class Redactor:
         if isinstance(data, list | tuple):
             return [(v if plain(v) is None else self.text(v)) if isinstance(v, str) else self.value(v) for v in data]
         return data
+
+
+def _marked(kind: str, mark: Mark, m: re.Match[str]) -> str:
+    return mark(kind, m.group(0))
+
+
+def _checked(check: Callable[[re.Match[str], Mark], str], mark: Mark, m: re.Match[str]) -> str:
+    return check(m, mark)
 
 
 NO_REDACTION = Redactor(enabled=False)

@@ -56,7 +56,7 @@ def test_no_file_shadow_writes_holds_a_personal_value(tmp_path: Path, agent: str
                                           "summary.json"} and any(p.suffix == ".yaml" for p in written)
     assert files_holding(out, SECRETS) == {}
     assert not any(s in r.output for s in SECRETS)
-    assert "[REDACTED:email]" in (out / "conversations.jsonl").read_text()
+    assert "[REDACTED:email:1]" in (out / "conversations.jsonl").read_text()  # a placeholder per value
     conv = json.loads((out / "shadow.json").read_text())["conversations"][0]["id"]
     promoted = CliRunner().invoke(main, ["shadow", "promote", str(out), conv, "--to", str(tmp_path / "suite" / "cases")])
     assert promoted.exit_code == 0, promoted.output

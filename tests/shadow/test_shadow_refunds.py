@@ -137,3 +137,27 @@ def test_ignore_reply_leaves_the_verdict_to_the_writes(traffic: dict[str, Traffi
     assert all(t.reply is not None and t.reply.extra and "reply" not in t.kinds
                for c in ignored.conversations for t in c.trials)
     assert not ignored.replies_counted and ignored.exit_code == 1
+
+
+def test_only_the_same_write_twice_is_a_duplicate(tmp_path: Path) -> None:
+    """Two notes on one order are two writes of one tool, not a duplicate; the same note twice is. (The traffic
+    above never writes one tool twice with other arguments, so it alone could not tell the two apart.)"""
+    notes = [{"order_id": 4812, "body": "customer called"}, {"order_id": 4812, "body": "refund approved by Lin"}]
+    turns: list[dict[str, Any]] = [{"role": "user", "text": "Please note on order 4812 that I called and it was approved."}]
+    turns += [{"role": "tool", "name": "add_note", "arguments": n, "result": {"note_id": f"N-{i}"}}
+              for i, n in enumerate(notes)]
+    traces = tmp_path / "notes.jsonl"
+    traces.write_text(json.dumps({"id": "notes", "identity": "C-1001", "turns": turns}) + "\n")
+    candidate = tmp_path / "notes_agent.py"
+    candidate.write_text(f"""
+async def agent(episode):
+    notes = {notes!r}
+    for note in (notes if "again" not in episode.case_id else [notes[0], notes[0], notes[1]]):
+        await episode.call("add_note", note)
+""")
+    both = shadow([traces], f"{candidate}:agent", domain="refunds", out=tmp_path / "a").report.conversations[0]
+    assert both.status == "same" and both.trials[0].same == 2 and not both.trials[0].duplicates
+    traces.write_text(traces.read_text().replace('"notes"', '"notes-again"', 1))
+    again = shadow([traces], f"{candidate}:agent", domain="refunds", out=tmp_path / "b").report.conversations[0]
+    assert again.kinds == ["extra", "duplicate"] and [(d.arguments, d.times) for d in again.trials[0].duplicates] == [
+        (notes[0], 2)]

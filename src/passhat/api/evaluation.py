@@ -62,9 +62,10 @@ def agent_name(agent: Any) -> str:
     return f"{module}:{getattr(target, '__qualname__', repr(target))}{suffix}"
 
 
-def build_redactor(enabled: bool = True, fields: Sequence[str] = (), patterns: Mapping[str, str] | None = None) -> Redactor:
+def build_redactor(enabled: bool = True, fields: Sequence[str] = (), patterns: Mapping[str, str] | None = None,
+                   numbered: bool = False) -> Redactor:
     """The run's redactor: the default patterns (e-mail, phone, card numbers) plus ``fields`` and ``patterns``
-    (name → regular expression); a bad expression is bad input."""
+    (name → regular expression); a bad expression is bad input. ``numbered``: a placeholder per distinct value."""
     extra: dict[str, str] = {}
     for name, rx in (patterns or {}).items():
         try:
@@ -72,7 +73,7 @@ def build_redactor(enabled: bool = True, fields: Sequence[str] = (), patterns: M
         except re.error as exc:
             raise PasshatError(f"--redact-pattern {name}: invalid regular expression: {exc}") from None
         extra[name] = rx
-    return Redactor.build(extra_fields=tuple(fields), extra_patterns=extra, enabled=enabled)
+    return Redactor.build(extra_fields=tuple(fields), extra_patterns=extra, enabled=enabled, numbered=numbered)
 
 
 def default_out(suite: str, agent: str) -> Path:
@@ -115,6 +116,7 @@ def evaluate(
     progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
     rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
+    redactor: Redactor | None = None,
 ) -> Run:
     """Run every case of ``suite`` ``trials`` times with ``agent``; returns the finished :class:`Run`.
 
@@ -134,7 +136,9 @@ def evaluate(
     ``"RPM"``, ``"RPM/TPM"``, a number of requests per minute or a :class:`RateLimit`, enforced across all
     trials (on Ray, across all workers; docs/llm.md). ``cassette``: a :class:`~passhat.tools.cassette.Cassette`
     built by the caller, which answers tools its own way (``passhat shadow`` serves production's recorded reads:
-    docs/shadow.md); it excludes ``record``/``replay`` and runs on the local executor.
+    docs/shadow.md); it excludes ``record``/``replay`` and runs on the local executor. ``redactor``: a
+    :class:`~passhat.redaction.Redactor` built by the caller, used instead of the one ``redact*`` describe
+    (``passhat shadow`` redacts the records with the numbering it read production's traces with).
 
     Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
     evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. Inside a
@@ -164,6 +168,7 @@ async def evaluate_async(
     progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
     rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
+    redactor: Redactor | None = None,
 ) -> Run:
     """:func:`evaluate` for callers already in an event loop (same arguments, same result)."""
     from passhat.agents import check_agent_spec
@@ -188,7 +193,8 @@ async def evaluate_async(
     elif isolate != "none":
         raise PasshatError("isolate='process' needs the agent as a spec ('module:function' or 'path.py:function'), "
                            "which the agent's own process imports; a Python object cannot be sent there")
-    redactor = build_redactor(redact, redact_fields, redact_patterns)
+    if redactor is None:
+        redactor = build_redactor(redact, redact_fields, redact_patterns)
     loaded = suite if isinstance(suite, Suite) else load_suite(str(suite))
     plan = plan_run(loaded, cases=cases, splits=splits, tags=tags, frozen=_path(frozen), record=_path(record),
                     replay=_path(replay))

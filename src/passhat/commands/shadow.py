@@ -68,6 +68,9 @@ def _kinds_note(c: ConversationResult, replies_counted: bool = True) -> str:
         r = replies[0]
         label = "reply" if replies_counted else "reply (not counted)"
         parts.append(f"{label} " + " ".join([*(f"−{n}" for n in r.missing), *(f"+{n}" for n in r.extra)]))
+    unknown = sorted({name for t in measured for name in t.unknown_tools})
+    if unknown:
+        parts.append(f"called unknown tool {', '.join(unknown)}")
     problems = {f"{t.end_reason}: {t.problem}" for t in c.trials if t.problem}
     parts += sorted(problems)[:2]
     return "; ".join(parts)
@@ -78,12 +81,12 @@ def print_shadow(report: ShadowReport, console: Console) -> None:
     listed = report.conversations if len(report.conversations) <= LISTED else [
         c for c in report.conversations if c.status != "same"]
     console.print(escape(f"shadow · candidate {report.agent} · {len(report.conversations)} production conversation(s) "
-                         f"of {report.domain} · {report.trials} trial(s) each"), highlight=False)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, caption_justify="left", caption=(
+                         f"of {report.domain} · {report.trials} trial(s) each"), highlight=False, soft_wrap=True)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, padding=0, caption_justify="left", caption=(
         "diverged: trials that diverged / trials compared; same, extra, miss(ing), diff(erent): writes; dup: the "
         "candidate's repeated writes; prod dup: production's; reply: trials whose reply names other numbers; reads: "
         "answered from production's recording / by the sandbox"))
-    table.add_column("conversation", overflow="fold")
+    table.add_column("conversation", overflow="fold", min_width=24)  # an 80-column log must not fold ids to 5 characters
     for column in ("diverged", "same", "extra", "miss", "diff", "dup", "prod dup", "reply", "reads"):
         table.add_column(column, justify="right", no_wrap=True)
     for c in listed:
@@ -96,9 +99,9 @@ def print_shadow(report: ShadowReport, console: Console) -> None:
         table.add_row(escape(c.id), f"{c.diverging}/{c.measured}" if c.measured else "—", *map(str, counts),
                       f"{sum(t.reads_served for t in c.trials)}/{sum(t.reads_unrecorded for t in c.trials)}", style=style)
     console.print(table)
-    for c in listed:  # what diverged, one line each, never cut
+    for c in listed:  # what diverged (or could not be compared, or called unknown tools), one line each, never cut
         note = _kinds_note(c, report.replies_counted)
-        if note and c.status != "same":
+        if note and (c.status != "same" or any(t.unknown_tools for t in c.trials)):
             console.print(escape(f"  {c.id}: {note}"), highlight=False, soft_wrap=True)
     if len(listed) < len(report.conversations):
         console.print(f"{len(report.conversations) - len(listed)} conversation(s) the same as production, not listed "
@@ -115,7 +118,7 @@ def print_shadow(report: ShadowReport, console: Console) -> None:
     verdict = {0: "[green]no divergence[/]", 1: "[bold red]diverges[/]", 4: "[yellow]incomplete[/]"}[report.exit_code]
     unmeasured = f", {report.unmeasured} unmeasured (infrastructure errors)" if report.unmeasured else ""
     console.print(f"shadow {verdict} (exit {report.exit_code}): {any_.conversations} of {any_.of} measured "
-                  f"conversation(s) diverge from production{unmeasured}", highlight=False)
+                  f"conversation(s) diverge from production{unmeasured}", highlight=False, soft_wrap=True)
 
 
 @shadow_group.command("run")
@@ -138,6 +141,9 @@ def print_shadow(report: ShadowReport, console: Console) -> None:
 @click.option("--redact-pattern", multiple=True, metavar="NAME=REGEX", help="Also redact matches of REGEX (repeatable).")
 @click.option("--max-error-rate", type=click.FloatRange(0, 1), default=DEFAULT_MAX_ERROR_RATE, show_default=True,
               help="Exit 4 (incomplete) when more than this share of trials ended in infrastructure errors.")
+@click.option("--max-seconds", type=click.FloatRange(0, min_open=True), default=None,
+              help="The candidate's time budget per conversation (default 60, as a case's); past it the trial ends "
+                   "(time_limit) and is compared as it stands.")
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Level of the Wilson intervals.")
 @click.option("--ignore-reply", is_flag=True,
@@ -150,8 +156,8 @@ def print_shadow(report: ShadowReport, console: Console) -> None:
               help="Attempts per model call on 429/5xx before the trial is an infrastructure error.")
 def run_command(traces: tuple[Path, ...], agent_spec: str, domain: str, fixture: str, trials: int, concurrency: int,
                 seed: int, out: Path | None, isolate: str, no_redact: bool, redact_field: tuple[str, ...],
-                redact_pattern: tuple[str, ...], max_error_rate: float, confidence: float, ignore_reply: bool,
-                quiet: bool, **model_kw: Any) -> None:
+                redact_pattern: tuple[str, ...], max_error_rate: float, max_seconds: float | None, confidence: float,
+                ignore_reply: bool, quiet: bool, **model_kw: Any) -> None:
     """Replay every conversation of TRACES (JSONL or OTLP/JSON) with the candidate; report the divergence.
 
     Reads the candidate makes are answered from production's recording where they match; its writes run in
@@ -173,7 +179,8 @@ def run_command(traces: tuple[Path, ...], agent_spec: str, domain: str, fixture:
         result = shadow(traces, agent_spec, domain=domain, fixture=fixture, trials=trials, concurrency=concurrency,
                         seed=seed, out=out, redact=not no_redact, redact_fields=redact_field,
                         redact_patterns=parse_redact_patterns(redact_pattern), isolate=isolate,  # type: ignore[arg-type]
-                        max_error_rate=max_error_rate, confidence=confidence, replies=not ignore_reply, progress=advance,
+                        max_error_rate=max_error_rate, max_seconds=max_seconds, confidence=confidence,
+                        replies=not ignore_reply, progress=advance,
                         on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False),
                         **model_kw)
     report = result.report

@@ -65,6 +65,8 @@ class Redaction(BaseModel):
     """Names of the patterns applied (``card``, ``email``, ``phone``, and ``--redact-pattern`` names)."""
     fields: list[str] = Field(default_factory=list)
     """Keys whose every value is redacted (``--redact-field``)."""
+    numbered: bool = False
+    """Each distinct value had its own placeholder (``[REDACTED:email:1]``); ``passhat shadow`` redacts so."""
 
 
 class CassetteInfo(BaseModel):

@@ -85,7 +85,8 @@ class TrialDivergence(BaseModel):
     end_reason: str
     """How the trial ended (``completed``, ``agent_error``, ``step_limit``…)."""
     problem: str | None = None
-    """What went wrong, in one line: the agent's error or the infrastructure error."""
+    """What went wrong, in one line: the agent's error, the limit it ran into (``time limit: …``) or the
+    infrastructure error."""
     writes: list[WriteCall] = Field(default_factory=list)
     """The candidate's writes that took effect, in order."""
     same: int = 0
@@ -104,6 +105,9 @@ class TrialDivergence(BaseModel):
     """Reads answered from production's recording."""
     reads_unrecorded: int = 0
     """Reads that matched no recorded call and ran against the sandbox."""
+    unknown_tools: list[str] = Field(default_factory=list)
+    """Tools the candidate called that the domain does not have, in order (reported, not a divergence kind: such
+    a call changes nothing, what it failed to do shows as ``missing``)."""
     kinds: list[DivergenceKind] = Field(default_factory=list)
     """The kinds of divergence in this trial (production duplicates included); empty: the same as production."""
 
@@ -158,6 +162,18 @@ class Share(BaseModel):
     first (``duplicate``; ``production_duplicate`` once per conversation), or trials (``reply``, ``any``)."""
 
 
+class TraceFile(BaseModel):
+    """One trace file read: which bytes were replayed."""
+
+    model_config = _DOCS
+    path: str
+    """The file as given."""
+    sha256: str
+    """sha256 of its bytes as stored (compressed, for a gzip file)."""
+    conversations: int
+    """Conversations read from it."""
+
+
 class ShadowReport(FileModel):
     """A shadow run: a candidate replayed on production conversations, and where it diverged."""
 
@@ -177,6 +193,10 @@ class ShadowReport(FileModel):
     """The run seed."""
     traces: list[str]
     """The trace files read."""
+    trace_files: list[TraceFile] = Field(default_factory=list)
+    """Each trace file with the sha256 of the bytes read, so the run names exactly the traces it replayed."""
+    max_seconds: float | None = None
+    """Each conversation's time budget for the candidate (None: the case default, 60 s)."""
     redaction: dict[str, Any]
     """Redaction applied to everything read (rules, never values)."""
     run: str

@@ -72,15 +72,18 @@ def check_conversation(rec: Recorded, domain: Domain) -> None:
 
 
 def case_ids(recorded: list[Recorded]) -> list[str]:
-    """A case id for each conversation: its id with what a case id cannot hold replaced, unique."""
+    """A case id for each conversation: its id with what a case id cannot hold replaced, unique — without regard
+    to case too, since each names a file (``Conv-1.yaml`` and ``conv-1.yaml`` are one file on macOS and Windows)."""
     out: list[str] = []
+    taken: set[str] = set()
     for rec in recorded:
         base = re.sub(r"[^A-Za-z0-9_.\-]+", "-", rec.conversation.id).strip("-._")[:80] or "conversation"
         cid, n = base, 1
-        while cid in out:
+        while cid.casefold() in taken:
             n += 1
             cid = f"{base}-{n}"
         out.append(cid)
+        taken.add(cid.casefold())
     return out
 
 
@@ -112,8 +115,10 @@ def replayed_faults(rec: Recorded, domain: Domain) -> list[dict[str, Any]]:
     return faults
 
 
-def shadow_case(rec: Recorded, case_id: str, domain_ref: str, fixture: str, domain: Domain) -> dict[str, Any]:
-    """The case mapping (a valid case file) that replays one conversation with the candidate."""
+def shadow_case(rec: Recorded, case_id: str, domain_ref: str, fixture: str, domain: Domain,
+                max_seconds: float | None = None) -> dict[str, Any]:
+    """The case mapping (a valid case file) that replays one conversation with the candidate (``max_seconds``:
+    its time budget, default the case default)."""
     c = rec.conversation
     said = c.user_texts
     case: dict[str, Any] = {
@@ -124,7 +129,8 @@ def shadow_case(rec: Recorded, case_id: str, domain_ref: str, fixture: str, doma
         "instruction": said[0],
         "user": {"identity": c.identity, "turns": [{"say": text} for text in said[1:]], "max_turns": len(said) - 1},
         "faults": replayed_faults(rec, domain),
-        "limits": {"max_steps": max(MIN_STEPS, 3 * len(c.tool_turns()))},
+        "limits": {"max_steps": max(MIN_STEPS, 3 * len(c.tool_turns())),
+                   **({"max_seconds": max_seconds} if max_seconds is not None else {})},
         "tags": {**c.tags, "source": "shadow"},
     }
     if c.identity is None:

@@ -8,9 +8,11 @@ the arguments that differ); then the candidate's leftovers are ``extra`` and pro
 
 **Identifiers.** The sandbox generates its own ids (``R-55821``) where production had others, so a later
 write or reply that quotes one would differ for no fault of the candidate. When two paired writes'
-results differ at the same place in an identifier-like string (no spaces, 3 to 64 characters), the
-candidate's is taken as production's from then on: it is replaced in the candidate's later arguments and
-in its reply before they are compared.
+results differ at the same place in an identifier-like string (no spaces, 3 to 64 characters, a digit
+among them, not a decimal amount), the candidate's is taken as production's from then on: it is replaced
+in the candidate's later arguments and in its reply before they are compared. Words (a status, a reason)
+and amounts (``"259.00"``) are not identifiers: taking the candidate's for production's would hide a
+later write that repeats a wrong one.
 
 **Duplicates**: one side made the same write (tool and arguments) more than once — the blind retry after
 a lost response. **Reply**: the sets of numbers in the final replies, normalised by value (``118.50`` is
@@ -30,6 +32,7 @@ from passhat.shadow.cases import Call
 from passhat.tools.cassette import argument_diff
 
 IDENTIFIER = re.compile(r"\S{3,64}")
+AMOUNT = re.compile(r"[-+]?[\d,]*\.\d+")
 NUMBER = re.compile(r"(?<![\d.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\d])")
 
 
@@ -56,8 +59,14 @@ def _learn(candidate: Any, production: Any, aliases: dict[str, str]) -> None:
         for c, p in zip(candidate, production, strict=False):
             _learn(c, p, aliases)
     elif (isinstance(candidate, str) and isinstance(production, str) and candidate != production
-          and IDENTIFIER.fullmatch(candidate) and IDENTIFIER.fullmatch(production)):
+          and _identifier(candidate) and _identifier(production)):
         aliases.setdefault(candidate, production)
+
+
+def _identifier(text: str) -> bool:
+    """Like a generated id: 3–64 characters without spaces, a digit among them, not a decimal amount."""
+    return (IDENTIFIER.fullmatch(text) is not None and any(ch.isdigit() for ch in text)
+            and AMOUNT.fullmatch(text) is None)
 
 
 def substitute(value: Any, aliases: dict[str, str]) -> Any:
@@ -96,8 +105,14 @@ def compare_writes(production: Sequence[Call], candidate: Sequence[Call]) -> Wri
         free.remove(p)
         out.same.append((p, c))
         _learn(c.result, p.result, out.aliases)
-    for c in left:
+    for c in left:  # aliases learned from different pairs may make a later write equal after all
         args = substitute(c.arguments, out.aliases)
+        p = next((p for p in free if p.tool == c.tool and not argument_diff(p.arguments, args)), None)
+        if p is not None:
+            free.remove(p)
+            out.same.append((p, c))
+            _learn(c.result, p.result, out.aliases)
+            continue
         p = next((p for p in free if p.tool == c.tool), None)
         if p is None:
             out.extra.append(c)

@@ -16,6 +16,7 @@ regression case runs against the fixture only: production's recorded reads are n
 from __future__ import annotations
 
 import asyncio
+import difflib
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -46,13 +47,17 @@ def load_report(shadow_dir: Path) -> ShadowReport:
 
 
 def find_conversation(report: ShadowReport, wanted: str, shadow_dir: Path) -> ConversationResult:
-    """The conversation by its id (or its case id); an unknown one lists what there is."""
+    """The conversation by its id (or its case id); an unknown one names the nearest ids, or what there is."""
     for c in report.conversations:
         if wanted in (c.id, c.case_id):
             return c
-    shown = [c.id for c in report.conversations[:20]]
-    more = f" and {len(report.conversations) - 20} more" if len(report.conversations) > 20 else ""
-    raise UserError(f"{shadow_dir}: no conversation {wanted!r}; it has: {', '.join(shown)}{more}")
+    ids = [c.id for c in report.conversations]
+    near = difflib.get_close_matches(wanted, ids, n=5, cutoff=0.6)
+    if near:
+        raise UserError(f"{shadow_dir}: no conversation {wanted!r}; nearest: {', '.join(near)} (of {len(ids)}; "
+                        f"every id is in {SHADOW_JSON})")
+    more = f" and {len(ids) - 20} more (every id is in {SHADOW_JSON})" if len(ids) > 20 else ""
+    raise UserError(f"{shadow_dir}: no conversation {wanted!r}; it has: {', '.join(ids[:20])}{more}")
 
 
 def expected_writes(c: ConversationResult, side: Side, trial: int | None) -> tuple[list[WriteCall], str]:

@@ -70,7 +70,8 @@ def compare_trial(record: TrialRecord, production: list[Call], production_reply:
                "duplicate": bool(repeated), "production_duplicate": production_repeats,
                "reply": replies and reply is not None and bool(reply.missing or reply.extra)}
     return TrialDivergence(
-        **base, problem=headline(record.error) if record.end_reason == "agent_error" else None,
+        **base, problem=headline(record.error) if record.error else None,
+        unknown_tools=[c.tool for c in record.calls if c.status == "unknown_tool"],
         writes=[_write(c) for c in writes], same=len(pairs.same), extra=[_write(c) for c in pairs.extra],
         missing=[_write(p) for p in pairs.missing], duplicates=repeated, reply=reply,
         different=[WriteDifference(tool=p.tool, fields=fields, production=p.arguments, candidate=args)

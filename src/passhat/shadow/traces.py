@@ -2,7 +2,10 @@
 
 A trace file is JSONL with one conversation per line (:class:`Conversation`), or OpenTelemetry traces as
 OTLP/JSON (a whole-file ``ExportTraceServiceRequest``, or one per line as a collector's file exporter
-writes them; ``shadow/otlp.py``). The format is decided per file by its first record.
+writes them; ``shadow/otlp.py``). The format is decided per file by its first record. A file may be
+gzip-compressed (``.jsonl.gz``; recognised by its first bytes, whatever its name). JSON Lines are read
+line by line, so memory holds the conversations read, not the file's text; each file's sha256 (of its
+bytes as stored) is kept for the report, so ``shadow.json`` says exactly which traces were replayed.
 
 Every string is redacted (:class:`~passhat.redaction.Redactor`, keys included) *before* the record is
 validated, so nothing read from production reaches a file, a report or even an error message unredacted.
@@ -12,13 +15,17 @@ the trace and span) and the field, before anything is written.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import io
 import json
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import IO, Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator, model_validator
 
 from passhat.errors import UserError
 from passhat.redaction import Redactor
@@ -61,14 +68,24 @@ class ToolTurn(BaseModel):
     """``tool``."""
     name: str = Field(min_length=1)
     """The tool, as the domain names it."""
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    """The call's arguments (a JSON object)."""
+    arguments: Annotated[dict[str, Any], WithJsonSchema({"anyOf": [
+        {"type": "object", "additionalProperties": True}, {"type": "string", "contentMediaType": "application/json"}]})
+    ] = Field(default_factory=dict)
+    """The call's arguments: a JSON object, or a string holding one (as OpenAI's API logs them)."""
     result: Any = None
     """What the tool returned (any JSON); leave out when it failed."""
     error: str | None = None
     """The error text the agent got, when the call failed."""
     error_type: ErrorType | None = None
     """How it failed: ``refused`` (the default), ``timeout``, ``lost_response`` or ``unavailable`` (see docs/shadow.md)."""
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _an_object(cls, value: Any) -> Any:
+        if isinstance(value, str):  # a string that holds a JSON object was decoded before redaction
+            raise ValueError("expected a JSON object, or a string holding one (as OpenAI's API logs arguments); "
+                             "this string does not")
+        return value
 
     @model_validator(mode="after")
     def _one_outcome(self) -> ToolTurn:
@@ -166,11 +183,50 @@ def _location(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in parts) or "(root)"
 
 
+def _decoded_arguments(turn: Any) -> Any:
+    """A tool turn whose ``arguments`` is a string holding a JSON object (OpenAI's format) with the object instead;
+    a blank string is no arguments. Anything else is left for validation to refuse."""
+    if not isinstance(turn, dict) or not isinstance(turn.get("arguments"), str):
+        return turn
+    text = turn["arguments"]
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError:
+        return turn
+    return {**turn, "arguments": value} if isinstance(value, dict) else turn
+
+
+LONG_NUMBER = 10**10
+"""Integers from here up (11 digits and more) may be phone or card numbers; shorter ones cannot."""
+
+
+def _numbers_as_text(data: Any, redactor: Redactor) -> Any:
+    """``data`` with every integer that the redactor would redact as text (a card or phone number logged as a JSON
+    number) replaced by its placeholder; the redactor itself leaves numbers alone (a run record's seeds are
+    19-digit integers)."""
+    if isinstance(data, dict):
+        return {k: _numbers_as_text(v, redactor) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_numbers_as_text(v, redactor) for v in data]
+    if isinstance(data, int) and not isinstance(data, bool) and abs(data) >= LONG_NUMBER:
+        text = str(data)
+        redacted = redactor.text(text)
+        return data if redacted == text else redacted
+    return data
+
+
 def parse_conversation(data: Any, where: str, redactor: Redactor, spans: Sequence[str | None] = ()) -> Recorded:
-    """One conversation from its JSON mapping, redacted first, then checked field by field."""
+    """One conversation from its JSON mapping, redacted first, then checked field by field.
+
+    Arguments given as JSON text are decoded before redaction, so that redaction sees (and keeps) their
+    structure: a card number in a JSON number must not turn the text into something that is not JSON. Such a
+    number, wherever it is, is redacted too (as text: its placeholder)."""
     if not isinstance(data, dict):
         raise UserError(f"{where}: expected a JSON object (a conversation), got {type(data).__name__}")
-    data = redactor.value(data)
+    if isinstance(data.get("turns"), list):
+        data = {**data, "turns": [_decoded_arguments(t) for t in data["turns"]]}
+    if redactor.enabled:
+        data = redactor.value(_numbers_as_text(data, redactor))
     try:
         conversation = Conversation.model_validate(data)
     except ValidationError as exc:
@@ -187,11 +243,15 @@ def parse_conversation(data: Any, where: str, redactor: Redactor, spans: Sequenc
     return Recorded(conversation, where, tuple(spans))
 
 
-def load_traces(paths: Sequence[Path], redactor: Redactor) -> list[Recorded]:
-    """Every conversation of every file, in input order; conversation ids must be unique across them."""
+def read_traces(paths: Sequence[Path], redactor: Redactor) -> tuple[list[Recorded], list[tuple[str, int]]]:
+    """Every conversation of every file, in input order, and each file's (sha256, conversations); conversation
+    ids must be unique across the files."""
     out: list[Recorded] = []
+    files: list[tuple[str, int]] = []
     for path in paths:
-        out += _load_file(Path(path), redactor)
+        recorded, digest = _load_file(Path(path), redactor)
+        out += recorded
+        files.append((digest, len(recorded)))
     seen: dict[str, str] = {}
     for rec in out:
         cid = rec.conversation.id
@@ -200,41 +260,89 @@ def load_traces(paths: Sequence[Path], redactor: Redactor) -> list[Recorded]:
         seen[cid] = rec.where
     if not out:
         raise UserError(f"{', '.join(map(str, paths))}: no conversations (expected JSONL conversations or OTLP/JSON traces)")
-    return out
+    return out, files
 
 
-def _load_file(path: Path, redactor: Redactor) -> list[Recorded]:
+def load_traces(paths: Sequence[Path], redactor: Redactor) -> list[Recorded]:
+    """Every conversation of every file, in input order (:func:`read_traces` without the digests)."""
+    return read_traces(paths, redactor)[0]
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class _Hashing(io.RawIOBase):
+    """A binary file that hashes the bytes read through it: the digest is of exactly what was parsed."""
+
+    def __init__(self, raw: io.BufferedIOBase) -> None:
+        self.raw, self.sha256 = raw, hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.raw.readinto(buffer)
+        self.sha256.update(memoryview(buffer)[:n])
+        return n
+
+
+def _load_file(path: Path, redactor: Redactor) -> tuple[list[Recorded], str]:
+    """The file's conversations and the sha256 of its bytes (compressed or not, as stored)."""
+    with path.open("rb") as raw:
+        hashing = _Hashing(raw)
+        binary = io.BufferedReader(hashing)
+        compressed = binary.peek(2)[:2] == GZIP_MAGIC
+        text = io.TextIOWrapper(gzip.GzipFile(fileobj=binary) if compressed else binary, encoding="utf-8-sig")
+        try:
+            recorded = _read(text, path, redactor)
+        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            raise UserError(f"{path}: not a readable gzip file ({exc or 'it ends too soon'})") from None
+        while binary.read(1 << 20):  # the digest covers the whole file, whatever the parser left unread
+            pass
+    return recorded, hashing.sha256.hexdigest()
+
+
+def _read(text: IO[str], path: Path, redactor: Redactor) -> list[Recorded]:
+    """JSON Lines (conversations, or OTLP requests) read line by line; or one pretty-printed document."""
+    from passhat.shadow.otlp import is_otlp, otlp_conversations
+
+    out: list[Recorded] = []
+    requests: list[tuple[Any, str]] = []
+    kind = None
+    number = 0
+    try:
+        for number, line in enumerate(text, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                if kind is None and line.lstrip().startswith("{"):  # perhaps one document over many lines
+                    return _document(line + text.read(), path, number, redactor)
+                raise UserError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            this = "otlp" if is_otlp(data) else "conversation"
+            if kind is not None and this != kind:
+                raise UserError(f"{where}: {'an OTLP trace request' if this == 'otlp' else 'a conversation'} in a file "
+                                f"of {'OTLP trace requests' if kind == 'otlp' else 'conversations'}: one format per file")
+            kind = this
+            if kind == "otlp":
+                requests.append((data, where))
+            else:
+                out.append(parse_conversation(data, where, redactor))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text ({exc.reason}) after line {number}") from None
+    return otlp_conversations(requests, path, redactor) if kind == "otlp" else out
+
+
+def _document(text: str, path: Path, first: int, redactor: Redactor) -> list[Recorded]:
+    """A file holding one JSON document that starts on line ``first``: an OTLP request or a conversation."""
     from passhat.shadow.otlp import is_otlp, otlp_conversations
 
     try:
-        text = path.read_text("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    if text.lstrip().startswith("{") and len(text.strip().splitlines()) > 1:  # a pretty-printed document?
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError:
-            document = None  # JSON Lines: one record per line, read below
-        if is_otlp(document):
-            return otlp_conversations([(document, str(path))], path, redactor)
-        if document is not None:
-            return [parse_conversation(document, str(path), redactor)]
-    records: list[tuple[Any, str]] = []
-    kind = None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-        this = "otlp" if is_otlp(data) else "conversation"
-        if kind is not None and this != kind:
-            raise UserError(f"{where}: {'an OTLP trace request' if this == 'otlp' else 'a conversation'} in a file of "
-                            f"{'OTLP trace requests' if kind == 'otlp' else 'conversations'}: one format per file")
-        kind = this
-        records.append((data, where))
-    if kind == "otlp":
-        return otlp_conversations(records, path, redactor)
-    return [parse_conversation(data, where, redactor) for data, where in records]
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}:{first + exc.lineno - 1}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if is_otlp(document):
+        return otlp_conversations([(document, str(path))], path, redactor)
+    return [parse_conversation(document, str(path), redactor)]
