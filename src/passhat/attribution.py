@@ -15,6 +15,7 @@ and the P4 issue; docs/failures.md describes each category.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from typing import Literal
 
@@ -160,10 +161,15 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
 
 
 def _first_write_named(calls: list[ToolCall], reason: str) -> ToolCall | None:
-    """The first committed write whose ``path`` argument the reason names (a protected file it edited)."""
+    """The first committed write whose ``path`` argument the reason lists as changed, or a folder holding
+    one (the reasons list ``PATH (kind)``): a protected file it edited, a tests folder it deleted. Whole
+    paths only: a write to ``x.py`` is not the one that changed ``tests/test_x.py``."""
     for c in calls:
         path = c.arguments.get("path") if isinstance(c.arguments, dict) else None
-        if c.kind == "write" and c.committed and isinstance(path, str) and path and path.lstrip("./") in reason:
+        if not (c.kind == "write" and c.committed and isinstance(path, str) and path):
+            continue
+        named = posixpath.normpath(path)
+        if named != "." and re.search(rf"(?:^|[\s:;,]){re.escape(named)}(?: \(|/)", reason):
             return c
     return None
 

@@ -178,6 +178,15 @@ class Domain:
                 self._trees[fixture] = tree
             return self._trees[fixture]
 
+    def close_workspaces(self) -> None:
+        """Remove the master copies of the workspace images built so far (a later trial builds them again).
+        Their finalizers do it when the process exits normally; a process killed instead (a Ray worker at
+        the end of a run) calls this first, or every run leaves a copy of every fixture tree behind."""
+        with self._trees_lock:
+            trees, self._trees = self._trees, {}
+        for tree in trees.values():
+            tree.close()
+
     def restore(self, fixture: str, seed: int, *, workspace: WorkspaceCopy | None = None) -> World:
         """A trial's world in the fixture's initial state: its database and, if it has one, a private copy
         of its workspace (``workspace``, when the caller made it already, e.g. off the event loop with

@@ -77,6 +77,23 @@ def test_local_and_ray_give_the_same_summary_and_records(cluster: Any, tmp_path:
         assert {r.outcome for r in a.values()} == {"pass", "fail"}
 
 
+def test_a_workspace_suite_gets_the_same_verdicts_on_ray(cluster: Any, tmp_path: Path) -> None:
+    """Each worker builds the fixtures' trees, copies them per trial and runs the commands in its sandbox:
+    the same calls, file changes and grades as in this process."""
+    local = passhat.evaluate("bugfix", "hasty", trials=1, seed=3, concurrency=4, out=tmp_path / "local", sanity=False)
+    distributed = passhat.evaluate("bugfix", "hasty", trials=1, seed=3, concurrency=4, out=tmp_path / "ray",
+                                   sanity=False, executor="ray")
+    def verdict(record: Any) -> Any:  # pytest's output (in results, reasons, evidence) says how long it took: left out
+        failure = record.failure and (record.failure.category, record.failure.step)
+        return (record.outcome, record.end_reason, record.reply, record.files, [(c.tool, c.arguments, c.status)
+                for c in record.calls], [(g.name, g.passed) for g in record.grades], failure)
+
+    a, b = by_key(local.folder), by_key(distributed.folder)
+    assert a.keys() == b.keys() and len(a) == 11
+    assert {k: verdict(r) for k, r in a.items()} == {k: verdict(r) for k, r in b.items()}
+    assert {r.outcome for r in a.values()} == {"pass", "fail"}
+
+
 def test_the_cli_runs_trials_on_ray(cluster: Any, tmp_path: Path, cli: Any) -> None:
     r = cli("run", "refunds", "--agent", "careful", "-k", 2, "--executor", "ray", "-j", 6, "--out", tmp_path / "run",
             "-q", "--no-report", "--no-sanity", "--tag", "risk=high")

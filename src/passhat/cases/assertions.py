@@ -196,7 +196,8 @@ class FileExists(_Base):
 
 
 class FileAbsent(_Base):
-    """Nothing exists at ``path`` in the final workspace (no file, no directory)."""
+    """Nothing exists at ``path`` in the final workspace: no file or link there, and no file under it (a
+    directory holding no file is absent: directories are not part of a tree, as in the file diff)."""
 
     subject: ClassVar[Subject] = "state"
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import fnmatch
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,9 +23,12 @@ from passhat.graders.base import TrialView
 from passhat.graders.checks import Check
 from passhat.workspace.paths import WorkspacePathError, inside
 from passhat.workspace.sandbox import CommandResult, run_command
+from passhat.workspace.tree import DEFAULT_IGNORE
 
 SHOWN = 5
 """Paths named in a reason before "and N more"."""
+MAX_MATCHED_FILE = 32 * 1024 * 1024
+"""Largest file ``file_matches`` reads (a larger one fails the check, saying so)."""
 OUTPUT_IN_REASON = 600
 """Characters of a failed command's output quoted in its reason (the whole output is in ``details``)."""
 
@@ -97,16 +102,42 @@ def file_exists(view: TrialView, a: A.FileExists) -> tuple[bool, str]:
 
 
 def file_absent(view: TrialView, a: A.FileAbsent) -> tuple[bool, str]:
-    target = _final(view, a.path)
-    if target.exists() or target.is_symlink():
-        return False, f"{a.path}: expected nothing there, found a {'directory' if target.is_dir() else 'file'}"
-    return True, f"{a.path} is absent"
+    """No file at ``path`` nor under it. A folder holding no file is absent: folders are not part of a tree
+    (the file diff never shows one, and a re-grade cannot rebuild one), so the verdict must not see it."""
+    root = _needs_workspace(view)
+    try:
+        target = inside(root, a.path, follow_symlinks=False)  # a link is something there, wherever it points
+    except WorkspacePathError as exc:
+        raise ValueError(str(exc)) from None
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        kind = "symbolic link" if target.is_symlink() else "file" if target.is_file() else "FIFO, socket or device"
+        return False, f"{a.path}: expected nothing there, found a {kind}"
+    inner = _first_file(target) if target.is_dir() else None
+    if inner is not None:
+        return False, f"{a.path}: expected nothing there, found a directory holding {Path(inner).relative_to(root).as_posix()}"
+    return True, f"{a.path} is absent" + (" (an empty directory is not part of the tree)" if target.is_dir() else "")
+
+
+def _first_file(folder: Path) -> str | None:
+    """The first file, link or special file under ``folder`` (caches and ``.git`` left out, as in the diff)."""
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name == ".git" or any(fnmatch.fnmatchcase(entry.name, p) for p in DEFAULT_IGNORE):
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            return entry.path
+        inner = _first_file(Path(entry.path))
+        if inner is not None:
+            return inner
+    return None
 
 
 def file_matches(view: TrialView, a: A.FileMatches) -> tuple[bool, str]:
     target = _final(view, a.path)
     if not target.is_file():
         return False, f"{a.path}: no such file, so /{a.pattern}/ cannot be found in it"
+    size = target.stat().st_size
+    if size > MAX_MATCHED_FILE:  # the agent decides how large; the harness grading every trial must not run out of memory
+        return False, f"{a.path}: {size:,} bytes, over the {MAX_MATCHED_FILE:,} bytes file_matches reads"
     text = target.read_bytes().decode("utf-8", "replace")
     if re.search(a.pattern, text):
         return True, f"/{a.pattern}/ found in {a.path}"

@@ -48,7 +48,9 @@ def rebuild_workspace(domain: Domain, fixture: str, files: FileDiff | None) -> W
 
 
 def _unrebuildable(record: TrialRecord, case: Case, exc: Exception) -> TrialRecord:
-    error = f"cannot rebuild the final state for re-grading (the fixture or schema changed since the run): {exc}"
+    # a workspace error says its own cause (content not kept, redacted, or a fixture file that changed)
+    why = "" if isinstance(exc, WorkspaceError) else " (the fixture or schema changed since the run)"
+    error = f"cannot rebuild the final state for re-grading{why}: {exc}"
     return record.model_copy(update={
         "outcome": "error", "error": error,
         "failure": attribute(case, "error", [], record.calls, record.messages, record.end_reason, error)})

@@ -100,7 +100,10 @@ class TrialWorker:
         return record.model_dump_json(), raised
 
     async def close(self) -> None:
-        """Stop what the agent runs elsewhere (a tool server of a service or command agent)."""
+        """Stop what the agent runs elsewhere (a tool server of a service or command agent), and remove the
+        workspace images: the driver kills the worker next, and a killed process runs no exit handlers."""
         close = getattr(self.cfg.agent, "aclose", None)
         if close is not None:
             await close()
+        for domain in self.cfg.suite.domains.values():
+            domain.close_workspaces()

@@ -137,7 +137,11 @@ async def run_trial(
 
         t_diff = time.perf_counter()
         diff = world.diff()
-        files = await asyncio.to_thread(world.workspace.diff) if world.workspace is not None else None
+        files = None
+        if world.workspace is not None:
+            files = await asyncio.to_thread(world.workspace.diff)
+            # what is graded is the tree the diff describes: no cache, .pyc or .git the diff leaves out
+            await asyncio.to_thread(world.workspace.strip)
         timing.diff_ms = (time.perf_counter() - t_diff) * 1000
         commands = {}
         if world.workspace is not None:  # the project's own checks: after the diff, so their writes are not the agent's
@@ -160,7 +164,12 @@ async def run_trial(
             grades += judged.grades
             timing.judge_s = time.perf_counter() - t_judge
     finally:
-        world.close()
+        copy, world.workspace = world.workspace, None  # deleted off the event loop, as it was made
+        try:
+            world.close()
+        finally:
+            if copy is not None:
+                await asyncio.to_thread(copy.discard)
     timing.total_s = time.perf_counter() - t_start
     outcome: Outcome = "pass" if trial_passed(grades) else "fail"
     if session is not None:

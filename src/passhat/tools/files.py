@@ -14,6 +14,7 @@ Reading, listing and searching are ``read`` tools; writing, deleting and running
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import shutil
@@ -35,6 +36,9 @@ MAX_MATCHES = 200
 """Matches ``search`` returns before it says ``truncated``."""
 MAX_SEARCHED_FILE = 1024 * 1024
 """Files larger than this are not searched (they are data, not code)."""
+MAX_SEARCHED_TOTAL = 32 * 1024 * 1024
+"""Bytes one ``search`` reads in all before it stops and says ``truncated``: the tools run on the event
+loop every trial shares, and a tree an agent filled with files must not stall the others (~50 ms here)."""
 MAX_COMMAND_SECONDS = 600.0
 """Upper bound on ``run_command``'s ``timeout`` (the trial's own time limit still applies)."""
 MAX_ENTRIES = 1000
@@ -76,8 +80,9 @@ def read_file(ctx: ToolContext, path: str) -> dict[str, Any]:
     copy, target = _path(ctx, path)
     if not target.is_file():
         raise ToolFailure(f"{path}: no such file" + (" (it is a directory; use list_dir)" if target.is_dir() else ""))
-    with target.open("rb") as f:
-        data = f.read(MAX_READ + 1)
+    data = _read_regular(target, MAX_READ + 1)
+    if data is None:
+        raise ToolFailure(f"{path}: not a regular file (a FIFO, socket or device)")
     if b"\0" in data[:8192]:
         raise ToolFailure(f"{path}: a binary file ({target.stat().st_size} bytes), not shown")
     out: dict[str, Any] = {"path": _rel(copy, target), "content": data[:MAX_READ].decode("utf-8", "replace")}
@@ -109,6 +114,20 @@ def list_dir(ctx: ToolContext, path: str = ".") -> dict[str, Any]:
     return out
 
 
+def _read_regular(target: Path, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of the regular file ``target``; ``None`` if something else is there now.
+
+    Opened without blocking and checked on the open file: a FIFO swapped in after a check would block
+    the read, and with it the event loop every trial shares.
+    """
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        return f.read(limit) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+
+
 def _files_under(target: Path) -> list[Path]:
     if target.is_file():
         return [target]
@@ -133,13 +152,18 @@ def search(ctx: ToolContext, text: str, path: str = ".") -> dict[str, Any]:
     if not target.exists():
         raise ToolFailure(f"{path}: no such file or directory")
     matches: list[dict[str, Any]] = []
+    budget = MAX_SEARCHED_TOTAL
     for file in _files_under(target):
         st = file.lstat()
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SEARCHED_FILE:
             continue
-        data = file.read_bytes()
-        if b"\0" in data[:8192]:
+        if st.st_size > budget:
+            note = f"stopped after reading {MAX_SEARCHED_TOTAL // (1024 * 1024)} MiB of files; search a narrower path"
+            return {"matches": matches, "truncated": True, "note": note}
+        data = _read_regular(file, MAX_SEARCHED_FILE)
+        if data is None or b"\0" in data[:8192]:
             continue
+        budget -= len(data)
         for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
             if text in line:
                 matches.append({"path": _rel(copy, file), "line": number, "text": line[:500]})
@@ -157,33 +181,72 @@ def write_file(ctx: ToolContext, path: str, content: str) -> dict[str, Any]:
         content: The file's whole new content (UTF-8 text).
     """
     copy, target = _path(ctx, path)
-    data = content.encode("utf-8")
+    try:
+        data = content.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate ("\ud800") survives JSON but is not text
+        raise ToolFailure(f"content: not valid text at character {exc.start} ({exc.reason})") from None
     if len(data) > MAX_WRITE:
         raise ToolFailure(f"content: {len(data)} bytes is more than the {MAX_WRITE} a file may have here")
     if target == copy.root or target.is_dir():
         raise ToolFailure(f"{path}: is a directory")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target = inside(copy.root, path)  # again: a parent just created cannot be a link out, but check anyway
-    target.write_bytes(data)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target = inside(copy.root, path)  # again: a parent just created cannot be a link out, but check anyway
+        _write_regular(target, data, path)
+    except WorkspacePathError as exc:
+        raise ToolFailure(str(exc)) from None
+    except OSError as exc:  # a parent that is a file, a full disk: the agent's problem to see, not a tool bug
+        raise ToolFailure(f"{path}: cannot write: {exc.strerror or exc}") from None
     return {"path": _rel(copy, target), "bytes": len(data)}
+
+
+def _write_regular(target: Path, data: bytes, path: str) -> None:
+    """Write ``data`` to the regular file ``target``, made if missing; anything else there is refused.
+
+    Opened without blocking: a FIFO the agent's command made would otherwise block the open until a
+    reader comes, and the tools run on the event loop every trial shares — the whole run would hang.
+    """
+    refused = f"{path}: not a regular file (a FIFO, socket or device); delete it first"
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO nobody reads
+            raise ToolFailure(refused) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ToolFailure(refused)
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 @tool(kind="write")
 def delete_file(ctx: ToolContext, path: str) -> dict[str, Any]:
-    """Delete a file, or a directory with everything in it.
+    """Delete a file, or a directory with everything in it (a symbolic link itself, not what it points to).
 
     Args:
         path: The file or directory relative to the workspace root (not the root itself).
     """
-    copy, target = _path(ctx, path)
+    copy = _copy(ctx)
+    try:  # a symbolic link is deleted itself, never what it points to
+        target = inside(copy.root, path, follow_symlinks=False)
+    except WorkspacePathError as exc:
+        raise ToolFailure(str(exc)) from None
     if target == copy.root:
         raise ToolFailure("the workspace root cannot be deleted")
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    elif target.is_dir():
-        shutil.rmtree(target)
-    else:
-        raise ToolFailure(f"{path}: no such file or directory")
+    try:
+        if target.is_symlink() or not target.is_dir():
+            target.unlink()
+        else:
+            shutil.rmtree(target)
+    except FileNotFoundError:
+        raise ToolFailure(f"{path}: no such file or directory") from None
+    except OSError as exc:
+        raise ToolFailure(f"{path}: cannot delete: {exc.strerror or exc}") from None
     return {"path": _rel(copy, target), "deleted": True}
 
 

@@ -46,7 +46,7 @@ def walk(root: str, patterns: Sequence[str]) -> Iterator[tuple[str, os.DirEntry[
     while stack:
         rel = stack.pop()
         folder = os.path.join(root, rel) if rel else root
-        for entry in sorted(_scandir(folder), key=lambda e: e.name, reverse=True):
+        for entry in sorted(scandir(folder), key=lambda e: e.name, reverse=True):
             if ignored(entry.name, patterns):
                 continue
             path = f"{rel}/{entry.name}" if rel else entry.name
@@ -55,7 +55,7 @@ def walk(root: str, patterns: Sequence[str]) -> Iterator[tuple[str, os.DirEntry[
                 stack.append(path)
 
 
-def _scandir(folder: str) -> list[os.DirEntry[str]]:
+def scandir(folder: str) -> list[os.DirEntry[str]]:
     """The entries of ``folder``; a folder the agent made unreadable is given back its owner bits first."""
     try:
         with os.scandir(folder) as it:

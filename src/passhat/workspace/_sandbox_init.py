@@ -8,9 +8,10 @@ namespace, which lets us change mounts there, and only there: mount events do no
    this namespace read-only (Linux 5.12+; there is no recursive read-only in ``mount(8)`` before
    util-linux 2.39, and one ``mount -o remount,bind,ro`` per mount costs ~1.5 ms each).
 2. The folder holding each writable folder (normally the temporary folder, where the other trials'
-   copies and the image are) is covered by an empty read-only tmpfs: see :func:`hidden_parents`.
-3. A private tmpfs on ``/dev/shm`` (Python's multiprocessing needs it; the host's must not be written).
-4. Each writable folder is bind-mounted back at its own path, read-write.
+   copies and the image are) is covered by an empty read-only tmpfs: see :func:`covers`.
+3. A private tmpfs on ``/dev/shm``, writable (Python's multiprocessing needs it; the host's must not be
+   written). When the copies are in ``/dev/shm`` it is also their folder's cover.
+4. Each writable folder is bind-mounted back at its own path (made in its cover), read-write.
 5. The command runs in a child with every capability dropped (``setpriv``): it cannot remount
    anything, and a user namespace it makes itself gets its mounts locked read-only by the kernel.
    We stay PID 1 to reap it (and orphans) and exit with its status; when we exit, the kernel kills
@@ -40,8 +41,11 @@ class MountAttr(ctypes.Structure):
                 ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
 
 
-def fail(what: str) -> None:
-    sys.stderr.write(f"passhat sandbox: {what}: {os.strerror(ctypes.get_errno())}\n")
+SHM = "/dev/shm"
+
+
+def fail(what: str, reason: str | None = None) -> None:
+    sys.stderr.write(f"passhat sandbox: {what}: {reason or os.strerror(ctypes.get_errno())}\n")
     sys.exit(SETUP_FAILED)
 
 
@@ -61,6 +65,14 @@ def hidden_parents(writable: list[str]) -> list[str]:
     return parents
 
 
+def covers(writable: list[str]) -> list[str]:
+    """The folders to cover with an empty tmpfs: :func:`hidden_parents` and ``/dev/shm``, leaving out any
+    inside another (copies in ``/tmp/ws`` and a command folder in ``/tmp``: covering ``/tmp`` hides both,
+    and covering ``/tmp/ws`` after it would fail, as covering ``/tmp`` after it would hide the first)."""
+    found = list(dict.fromkeys([*hidden_parents(writable), SHM]))
+    return [c for c in found if not any(c.startswith(other + "/") for other in found)]
+
+
 def main() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     setpriv, command, cwd = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -73,25 +85,33 @@ def main() -> None:
         if libc.mount(source, os.fsencode(target), fstype, flags, data) != 0:
             fail(what)
 
-    handles = [os.open(f, os.O_PATH | os.O_DIRECTORY) for f in writable]  # still reachable once hidden
+    try:
+        handles = [os.open(f, os.O_PATH | os.O_DIRECTORY) for f in writable]  # still reachable once hidden
+    except OSError as exc:
+        fail(f"cannot open {exc.filename}", exc.strerror)
     if setattr_(b"/", AT_RECURSIVE, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)) != 0:
         fail("cannot make the file system read-only (mount_setattr)")
-    parents = hidden_parents(writable)
-    for parent in parents:
-        mount(b"tmpfs", parent, b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=755", f"cannot hide {parent}")
-    if "/dev/shm" not in parents:
-        mount(b"tmpfs", "/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, b"size=64m,mode=1777", "cannot mount a private /dev/shm")
+    hidden = covers(writable)
+    for cover in hidden:
+        options = b"size=64m,mode=1777" if cover == SHM else b"size=1m,mode=755"
+        mount(b"tmpfs", cover, b"tmpfs", MS_NOSUID | MS_NODEV, options, f"cannot cover {cover} with a tmpfs")
     for folder, handle in zip(writable, handles, strict=True):
-        if os.path.dirname(folder) in parents:
-            os.mkdir(folder, 0o700)
+        try:
+            if any(folder.startswith(cover + "/") for cover in hidden):
+                os.makedirs(folder, 0o700, exist_ok=True)
+        except OSError as exc:
+            fail(f"cannot make {folder} in its cover", exc.strerror)
         mount(f"/proc/self/fd/{handle}".encode(), folder, None, MS_BIND, None, f"cannot bind {folder}")
         if setattr_(os.fsencode(folder), 0, MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)) != 0:
             fail(f"cannot make {folder} writable")
         os.close(handle)
-    for parent in parents:
-        if setattr_(os.fsencode(parent), 0, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)) != 0:
-            fail(f"cannot make {parent} read-only")
-    os.chdir(cwd)  # again, through the new mounts: the inherited working folder is on the read-only one
+    for cover in hidden:
+        if cover != SHM and setattr_(os.fsencode(cover), 0, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)) != 0:
+            fail(f"cannot make {cover} read-only")
+    try:
+        os.chdir(cwd)  # again, through the new mounts: the inherited working folder is on the read-only one
+    except OSError as exc:
+        fail(f"cannot enter {cwd}", exc.strerror)
     drop = ["--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs"]
     argv = [setpriv, *drop, "/bin/sh", "-c", command]
     try:

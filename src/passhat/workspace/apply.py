@@ -38,14 +38,17 @@ def apply_file_diff(copy: WorkspaceCopy, diff: FileDiff) -> None:
                 raise WorkspaceError(f"{where}: the workspace does not have it")
             if current.sha256 != change.before:
                 found = f"sha256 {str(change.before)[:12]} recorded, {current.sha256[:12]} found"
-                raise WorkspaceError(f"{where}: its content before the change does not match the record ({found})")
+                raise WorkspaceError(f"{where}: its content before the change does not match the record ({found}): "
+                                     "the fixture changed since the run")
         data: bytes | None = None
         if change.kind != "removed" and change.symlink is None and change.before != change.after:
             if not change.content_kept or change.content is None:
                 raise WorkspaceError(f"{where}: its new content was not kept ({_NOT_KEPT})")
             data = change.content.encode("utf-8")
             if _fs.sha256_bytes(data) != change.after:
-                raise WorkspaceError(f"{where}: the kept content does not hash to the recorded sha256 {str(change.after)[:12]}")
+                changed = "redaction changed it when the run was written (--no-redact keeps it), or the record was edited"
+                raise WorkspaceError(f"{where}: the kept content does not hash to the recorded sha256 "
+                                     f"{str(change.after)[:12]} ({changed})")
         plan.append((change, target, data))
     for change, target, _ in plan:
         if change.kind == "removed":

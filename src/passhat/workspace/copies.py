@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 import time
@@ -15,11 +16,13 @@ from passhat.workspace.diff import (
     MAX_DIFF_INPUT,
     MAX_KEPT_CONTENT,
     MAX_KEPT_TOTAL,
+    MAX_TEXT_DIFFS,
     ChangeKind,
     FileChange,
     FileDiff,
     as_text,
     looks_binary,
+    over_budget_note,
     too_large_note,
     unified,
 )
@@ -107,6 +110,7 @@ class WorkspaceCopy:
         now = self._scan()
         before = self.image.files
         budget = MAX_KEPT_TOTAL
+        diffs = MAX_TEXT_DIFFS
         changes: list[FileChange] = []
         for rel in sorted(set(now) | set(before)):
             b, a = before.get(rel), now.get(rel)
@@ -117,6 +121,12 @@ class WorkspaceCopy:
                 continue
             if change.content is not None:
                 budget -= len(change.content.encode("utf-8"))
+            if change.text_diff is not None:
+                size = len(change.text_diff.encode("utf-8"))
+                if size > diffs:
+                    change = dataclasses.replace(change, text_diff=over_budget_note(rel))
+                else:
+                    diffs -= size
             changes.append(change)
         return FileDiff(tuple(changes))
 
@@ -174,6 +184,37 @@ class WorkspaceCopy:
             with open(path, "rb") as f:
                 return f.read(8192), True
         return _fs.read_bytes(path), False
+
+    def strip(self) -> None:
+        """Make the copy exactly the tree :meth:`diff` describes, before anything is graded on it: remove what
+        a tree leaves out (the ignored caches, ``*.pyc``, ``.git``) and give every file the mode a tree has
+        (0644, or 0755 with the executable bit; folders 0755).
+
+        What the diff does not show must not decide a verdict: a bytecode file planted in ``__pycache__``
+        runs instead of its unchanged source, and a re-grade, which rebuilds the tree from the record, would
+        disagree with the run. Call it after :meth:`diff`, whose stat fast path it does not keep.
+        """
+        if not self._finalizer.alive:
+            raise WorkspaceError(f"{self.root}: workspace copy was discarded")
+        stack = [str(self.root)]
+        while stack:
+            for entry in _fs.scandir(stack.pop()):
+                st = entry.stat(follow_symlinks=False)
+                if _fs.ignored(entry.name, self.image.ignore):
+                    if stat.S_ISDIR(st.st_mode):
+                        _fs.remove_tree(entry.path)
+                    else:
+                        os.unlink(entry.path)
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    mode = 0o755
+                    stack.append(entry.path)
+                elif stat.S_ISREG(st.st_mode):
+                    mode = _fs.file_mode(bool(st.st_mode & stat.S_IXUSR))
+                else:
+                    continue  # links have no mode of their own; special files are in the diff already
+                if stat.S_IMODE(st.st_mode) != mode:
+                    os.chmod(entry.path, mode)
 
     def discard(self) -> None:
         """Remove the copy, even folders and files the agent made read-only or unreadable. Idempotent."""

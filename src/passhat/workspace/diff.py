@@ -20,6 +20,9 @@ ChangeKind = Literal["added", "removed", "modified"]
 
 MAX_TEXT_DIFF = 64 * 1024
 """UTF-8 bytes of unified diff kept per file; the rest is cut at a line end and marked."""
+MAX_TEXT_DIFFS = 4 * 1024 * 1024
+"""UTF-8 bytes of unified diffs kept per diff in total, files taken in path order; later files get a
+one-line note. Without it, an agent that writes thousands of files makes a record of gigabytes."""
 MAX_KEPT_CONTENT = 256 * 1024
 """UTF-8 bytes of new content kept per added or modified text file."""
 MAX_KEPT_TOTAL = 1024 * 1024
@@ -171,6 +174,12 @@ def unified(path: str, before: str | None, after: str | None) -> str:
     if total > used:
         out.append(f"… [truncated {total - used:,} bytes]\n")
     return "".join(out)
+
+
+def over_budget_note(path: str) -> str:
+    """The stand-in for a unified diff once the diff's :data:`MAX_TEXT_DIFFS` are used up."""
+    used_up = f"the {MAX_TEXT_DIFFS:,}-byte budget for this trial's line diffs is used up"
+    return f"--- a/{path}\n+++ b/{path}\n… [no line diff: {used_up}]\n"
 
 
 def too_large_note(path: str, size: int) -> str:

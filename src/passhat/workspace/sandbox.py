@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import functools
 import os
 import shutil
@@ -139,8 +140,11 @@ def _quote(s: str) -> str:
 
 
 def _unshare_argv(unshare: str, setpriv: str, command: str, cwd: str, writable: list[str]) -> list[str]:
-    return [unshare, "--user", "--map-root-user", "--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child",
-            "--mount-proc", sys.executable, "-I", "-S", _INIT, setpriv, command, cwd, *writable]
+    # --pdeathsig: if the harness dies without cleaning up (SIGKILL, the OOM killer), unshare is killed, its
+    # --kill-child kills the namespace's PID 1, and with it everything the command started; without it the
+    # command would run on, re-parented to init, until it finished on its own
+    return [setpriv, "--pdeathsig", "KILL", unshare, "--user", "--map-root-user", "--net", "--mount", "--ipc", "--pid",
+            "--fork", "--kill-child", "--mount-proc", sys.executable, "-I", "-S", _INIT, setpriv, command, cwd, *writable]
 
 
 def _environment(private: str, extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -247,7 +251,10 @@ async def _run(argv: list[str], cwd: str, env: dict[str, str], command: str, tim
     out, err = _Capture(max_output), _Capture(max_output)
     assert proc.stdout is not None and proc.stderr is not None
     readers = asyncio.ensure_future(asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr)))
-    timed_out = False
+    # a gather cancelled below ends with a CancelledError set as its exception: retrieve it, or asyncio logs
+    # "exception was never retrieved" with a traceback for every command a time limit cut short
+    readers.add_done_callback(lambda f: f.cancelled() or f.exception())
+    timed_out = finished = False
     try:
         try:
             await asyncio.wait_for(proc.wait(), timeout_s)
@@ -264,7 +271,13 @@ async def _run(argv: list[str], cwd: str, env: dict[str, str], command: str, tim
             await asyncio.wait_for(asyncio.shield(readers), _DRAIN_GRACE_S)
         except TimeoutError:
             pass  # a process that left the group still holds a pipe open (isolation "none" only)
+        finished = True
     finally:
+        if not finished:  # cancelled (a trial's time limit, Ctrl-C): reap what was just killed and let its pipes
+            # reach their end on this loop, or its transport is closed after the loop is and says so on stderr
+            ending: list[asyncio.Future[Any]] = [asyncio.ensure_future(proc.wait()), readers]
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait(ending, timeout=_DRAIN_GRACE_S)
         readers.cancel()
     code = proc.returncode
     if code is not None and code < 0:
