@@ -33,7 +33,7 @@ SYS_MOUNT_SETATTR = 442  # the same number on every architecture Linux added it 
 AT_FDCWD = -100
 AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
-MS_NOSUID, MS_NODEV, MS_BIND = 0x2, 0x4, 0x1000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC = 0x2, 0x4, 0x1000, 0x4000
 
 
 class MountAttr(ctypes.Structure):
@@ -49,20 +49,36 @@ def fail(what: str, reason: str | None = None) -> None:
     sys.exit(SETUP_FAILED)
 
 
+def interpreter_folders() -> list[str]:
+    """Folders the command needs to see wherever they are: this interpreter's installation, as called
+    (a virtual environment's ``bin/python`` is a link out of it, and this helper runs with -I -S, so its
+    ``sys.prefix`` is the base interpreter's) and as resolved."""
+    called = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    resolved = os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))
+    return list(dict.fromkeys(os.path.realpath(p) for p in (called, resolved, sys.prefix, sys.base_prefix)))
+
+
 def hidden_parents(writable: list[str]) -> list[str]:
     """The folders holding the writable ones (normally the temporary folder), to be shown empty.
 
     Other trials' copies and the image's master copy sit beside this copy: the command must not read
-    them (a trial copying a sibling's work would make pass^k measure nothing). Not hidden: ``/``, and
-    a folder holding this interpreter (a virtual environment under the temporary folder).
+    them (a trial copying a sibling's work would make pass^k measure nothing). Not hidden: ``/``, and a
+    folder that *is* the interpreter's installation or lies inside it (an interpreter installed right in
+    the temporary folder); one merely holding it (a virtual environment in ``/tmp/venv``) is hidden and
+    the installation bound back read-only (:func:`kept_inside`).
     """
-    ours = [os.path.realpath(p) for p in (sys.executable, sys.prefix, sys.base_prefix)]
+    ours = interpreter_folders()
     parents = []
     for folder in writable:
         parent = os.path.dirname(folder)
-        if parent != "/" and parent not in parents and not any(p == parent or p.startswith(parent + "/") for p in ours):
+        if parent != "/" and parent not in parents and not any(p == parent or parent.startswith(p + "/") for p in ours):
             parents.append(parent)
     return parents
+
+
+def kept_inside(covers: list[str]) -> list[str]:
+    """The interpreter's folders that a cover would hide: bound back, read-only, so `python` still runs."""
+    return [p for p in interpreter_folders() if any(p.startswith(c + "/") for c in covers)]
 
 
 def covers(writable: list[str]) -> list[str]:
@@ -85,16 +101,27 @@ def main() -> None:
         if libc.mount(source, os.fsencode(target), fstype, flags, data) != 0:
             fail(what)
 
+    hidden = covers(writable)
+    kept = kept_inside(hidden)
     try:
         handles = [os.open(f, os.O_PATH | os.O_DIRECTORY) for f in writable]  # still reachable once hidden
+        kept_handles = [os.open(f, os.O_PATH | os.O_DIRECTORY) for f in kept]
     except OSError as exc:
         fail(f"cannot open {exc.filename}", exc.strerror)
     if setattr_(b"/", AT_RECURSIVE, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)) != 0:
         fail("cannot make the file system read-only (mount_setattr)")
-    hidden = covers(writable)
     for cover in hidden:
         options = b"size=64m,mode=1777" if cover == SHM else b"size=1m,mode=755"
         mount(b"tmpfs", cover, b"tmpfs", MS_NOSUID | MS_NODEV, options, f"cannot cover {cover} with a tmpfs")
+    for folder, handle in zip(kept, kept_handles, strict=True):  # the interpreter, read-only as before
+        try:
+            os.makedirs(folder, 0o755, exist_ok=True)
+        except OSError as exc:
+            fail(f"cannot make {folder} in its cover", exc.strerror)
+        mount(f"/proc/self/fd/{handle}".encode(), folder, None, MS_BIND | MS_REC, None, f"cannot bind {folder}")
+        if setattr_(os.fsencode(folder), AT_RECURSIVE, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)) != 0:
+            fail(f"cannot make {folder} read-only")
+        os.close(handle)
     for folder, handle in zip(writable, handles, strict=True):
         try:
             if any(folder.startswith(cover + "/") for cover in hidden):
