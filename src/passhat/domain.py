@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from passhat.workspace.tree import WorkspaceCopy, WorkspaceImage
 
 SHM_COPY_LIMIT = 64 * 1024 * 1024
-"""Workspaces up to this size are copied into ``/dev/shm`` (memory) when it exists; larger ones to disk."""
+"""Workspaces up to this size are copied into ``/dev/shm`` (memory) when it exists and has room for 16
+copies; larger ones, or a small ``/dev/shm`` (a container's default is 64 MB), go to disk."""
 
 
 def copy_folder(size: int) -> Path | None:
@@ -53,7 +54,9 @@ def copy_folder(size: int) -> Path | None:
         return folder
     shm = Path("/dev/shm")
     if size <= SHM_COPY_LIMIT and shm.is_dir() and os.access(shm, os.W_OK):
-        return shm
+        free = os.statvfs(shm)
+        if free.f_bavail * free.f_frsize >= 16 * size:  # room for many trials at once (a container's is 64 MB)
+            return shm
     return None
 
 if TYPE_CHECKING:  # passhat.graders imports passhat.cases, which imports this module
