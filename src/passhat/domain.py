@@ -104,6 +104,7 @@ class Domain:
         files: Iterable[str | Path] = (),
         workspace: WorkspaceSource | dict[str, WorkspaceSource] | None = None,
         command_env: dict[str, str] | None = None,
+        preflight: str | None = None,
     ) -> None:
         self.name = name
         self.schema_sql = schema.read_text("utf-8") if isinstance(schema, Path) else schema
@@ -116,6 +117,10 @@ class Domain:
         """Environment variables for every command run in a workspace (the agent's and the checks'), on top
         of the sandbox's scrubbed environment, e.g. ``{"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}`` so the
         project's tests do not load every pytest plugin installed beside passhat."""
+        self.preflight = preflight
+        """A command run once per run, before any trial, in a copy of a workspace (e.g. ``python -c "import
+        pytest"``): if it fails the run stops as bad input instead of grading every trial a failure of the
+        agent for what the environment lacks (``runner/preflight.py``)."""
         bad = [k for k, v in self.command_env.items() if not (isinstance(k, str) and k and "=" not in k and isinstance(v, str))]
         if bad:
             raise DomainError(f"domain {name!r}: command_env: {bad[0]!r} is not NAME=text (names and values are strings)")

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import passhat
+import passhat.errors
 from passhat.cases import load_suite
 from passhat.errors import CaseError
 from passhat.regrade.run import regrade_run
@@ -149,3 +150,19 @@ def test_agents_elsewhere_use_the_same_tools(tmp_path: Path, kind: str) -> None:
     assert [r.outcome for r in records] == ["pass"], records[0].failure
     assert [c.tool for c in records[0].calls] == ["run_command", "read_file", "write_file", "run_command"]
     assert records[0].reply == "fixed"
+
+
+def test_a_missing_project_dependency_stops_the_run_before_any_trial(tmp_path: Path) -> None:
+    """Without the preflight every trial would fail `command_succeeds` and be counted against the agent."""
+    calc = tmp_path / "calc"
+    shutil.copytree(CALC, calc)
+    domain = calc / "domain.py"
+    domain.write_text(domain.read_text().replace(
+        'command_env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})',
+        'command_env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, preflight="python -c \'import not_installed_xyz\'")'))
+    out = tmp_path / "run"
+    with pytest.raises(passhat.errors.PasshatError) as err:
+        passhat.evaluate(str(calc / "cases"), f"{calc / 'agents.py'}:fixer", trials=1, out=out)
+    message = str(err.value)
+    assert "domain 'calc': preflight" in message and "not_installed_xyz" in message and "whatever the agent did" in message
+    assert not (out / "trials.jsonl").exists() or (out / "trials.jsonl").read_text() == ""

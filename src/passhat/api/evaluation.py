@@ -177,6 +177,7 @@ async def evaluate_async(
     from passhat.api.executors import check_executor, make_executor
     from passhat.gate import registration_for_run
     from passhat.runner import RunConfig, execute
+    from passhat.runner.preflight import check_preflight
     from passhat.runner.sanity import noop_passes
     from passhat.suites.plan import plan_run
 
@@ -224,6 +225,7 @@ async def evaluate_async(
         else:
             warnings.warn(message, PasshatWarning, stacklevel=3)
 
+    await check_preflight(plan.suite)  # an environment that cannot run the project's commands is bad input
     noop = await noop_passes(plan.suite) if sanity else None
     if noop:
         warn(f"{len(noop)} case(s) pass with an agent that does nothing: {', '.join(noop)} — "

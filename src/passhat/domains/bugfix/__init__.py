@@ -36,6 +36,7 @@ domain = Domain(
     tools=WORKSPACE_TOOLS,
     # invoicer's tests need no pytest plugin; loading every one installed beside passhat costs seconds a run
     command_env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    preflight='python -c "import pytest"',  # the cases run the suite with pytest: without it, stop before any trial
 )
 
 __all__ = ["BUGS", "domain"]
