@@ -6,7 +6,6 @@ runs through ``passhat.evaluate`` like a user's would.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -76,7 +75,6 @@ def test_a_trial_cannot_write_outside_its_copy(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("CALC_OUTSIDE", str(outside))
     before = {p.relative_to(CALC).as_posix(): p.read_bytes() for p in CALC.rglob("*") if p.is_file()}
     record = _records(_evaluate(tmp_path, "escaper", trials=1))[0]
-    calls = {(c.tool, json.dumps(c.arguments)): c for c in record.calls}
     refused = [c for c in record.calls if c.tool in ("write_file", "delete_file") and c.status == "tool_error"]
     assert len(refused) == 5, [(c.arguments, c.status, c.error) for c in record.calls]
     assert all("outside the workspace" in (c.error or "") or "root" in (c.error or "") for c in refused)
@@ -87,7 +85,9 @@ def test_a_trial_cannot_write_outside_its_copy(tmp_path: Path, monkeypatch: pyte
     if isolation() == "none":
         pytest.skip("no user namespaces here: commands are not write-confined (documented fallback)")
     assert list(outside.iterdir()) == []
-    assert calls  # (the command's own failure is its result; nothing landed outside)
+    writer = next(c for c in record.calls if c.tool == "run_command" and "by-command" in c.arguments["command"])
+    # refused (the folder is hidden or read-only), not written somewhere and lost
+    assert f"cannot create {outside}/by-command.txt" in writer.result["stderr"]
 
 
 def test_regrade_rebuilds_the_tree_and_reruns_the_commands(tmp_path: Path) -> None:
