@@ -86,21 +86,34 @@ def test_a_copied_run_folder_finds_the_suite_in_another_checkout(project: Path, 
     assert given.exit_code == 0, given.output
 
 
-def test_another_suite_at_the_recorded_place_is_refused(project: Path, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A folder at a recorded place whose cases all differ is some other suite: never graded against."""
-    run = Path(shutil.copytree(project / "runs" / "r", tmp_path / "run"))
-    impostor = tmp_path / "impostor"
-    shutil.copytree(project, impostor, ignore=shutil.ignore_patterns("runs"))
+def test_another_suite_at_a_guessed_place_is_refused(project: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copied run folder inside another project whose suite at the same relative path has every case
+    different: some other suite, never graded against."""
+    impostor = Path(shutil.copytree(project, tmp_path / "impostor"))
     case = impostor / "suites" / "notes" / "cases" / "add-note.yaml"
     case.write_text(case.read_text().replace("priority 2", "priority 3").replace("equals: 2.0", "equals: 3.0"))
+    run = impostor / "runs" / "r"
     manifest = json.loads((run / "manifest.json").read_text())
-    manifest["suite"]["folder"] = str(impostor / "suites" / "notes" / "cases")
+    manifest["suite"]["folder"] = "/nonexistent/where/it/ran/suites/notes/cases"
     (run / "manifest.json").write_text(json.dumps(manifest))
     monkeypatch.chdir(tmp_path)
     refused = cli("regrade", run, "--out", tmp_path / "regraded", "-q")
     assert refused.exit_code == 2, refused.output
     assert "another suite: no case of the run is unchanged there" in refused.output
+
+
+def test_the_folder_the_run_read_is_used_with_every_case_edited(project: Path, tmp_path: Path) -> None:
+    """Editing the suite in place and re-grading is what regrade is for."""
+    checkout = Path(shutil.copytree(project, tmp_path / "checkout"))
+    case = checkout / "suites" / "notes" / "cases" / "add-note.yaml"
+    case.write_text(case.read_text().replace("priority 2", "priority 3").replace("equals: 2.0", "equals: 3.0"))
+    run = checkout / "runs" / "r"
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["suite"]["folder"] = str(case.parent)
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    regraded = cli("regrade", run, "--out", tmp_path / "regraded", "-q")
+    assert regraded.exit_code == 0 and "changed case(s): add-note" in regraded.output, regraded.output
 
 
 def test_from_failure_refuses_a_case_changed_since_the_run(project: Path, tmp_path: Path) -> None:

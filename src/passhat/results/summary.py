@@ -86,9 +86,13 @@ def top_failure(reasons: Sequence[str]) -> str | None:
 
 
 def top_failure_trial(reasons: Sequence[str], trials: Sequence[int]) -> int | None:
-    """The first trial that failed with :func:`top_failure`'s reason (where a report points for the details)."""
+    """The lowest trial that failed with :func:`top_failure`'s reason (where a report points for the details):
+    the lowest, not the first recorded, so runs whose trials finished in another order (Ray) agree. None
+    when the trials are not known (a tally built by hand)."""
     top = top_failure(reasons)
-    return None if top is None else trials[reasons.index(top)]
+    if top is None or len(trials) != len(reasons):
+        return None
+    return min(t for r, t in zip(reasons, trials, strict=True) if r == top)
 
 
 @lru_cache(maxsize=65536)

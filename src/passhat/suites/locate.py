@@ -12,10 +12,10 @@ machine, with the suite in a checkout at another path.
   resolved against the project root above the current folder);
 - ``builtin``: a built-in suite is found by name, wherever passhat is installed.
 
-A suite found at a recorded place is used only if it is the run's suite: its content hash equals the
-recorded one, or at least one case is unchanged (its case hash equal; the rest may have been edited
-since, which is what ``regrade`` is for). A folder at a guessed place holding some other suite is
-refused, never silently graded against. ``--suite PATH`` names the folder outright.
+The folder the run read (``folder``) is used as it is now, whatever was edited since (that is what
+``regrade`` is for). A folder at a guessed place (run- or project-relative) is used only if it holds
+the run's suite: its content hash equals the recorded one, or at least one case is unchanged; some other
+suite there is refused, never silently graded against. ``--suite PATH`` names the folder outright.
 """
 
 from __future__ import annotations
@@ -90,12 +90,15 @@ def locate_suite(manifest: dict[str, Any], run_folder: Path, given: str | None =
     if info.get("builtin"):
         return load_suite(name)
     tried: list[str] = []
+    recorded = Path(info["folder"]).resolve() if info.get("folder") else None
     for place in _candidates(info, run_folder):
         if not place.is_dir():
             tried.append(f"{place} (not there)")
             continue
         suite = load_suite(str(place))
-        if is_the_runs_suite(suite, info):
+        # the folder the run read is the user's suite even with every case edited since (what regrade is
+        # for); a guessed place must prove it holds the run's suite
+        if (place == recorded and suite.name == name) or is_the_runs_suite(suite, info):
             return suite
         tried.append(f"{place} (another suite: no case of the run is unchanged there)")
     if name in BUILTIN_DOMAINS and not info.get("folder_from_run"):  # recorded before `builtin` was
