@@ -21,11 +21,8 @@ from __future__ import annotations
 
 import errno
 import importlib
-import signal
 import sys
-import threading
 import traceback
-from types import FrameType
 from typing import Any, NoReturn
 
 import click
@@ -134,7 +131,9 @@ class PasshatGroup(LazyGroup):
     """
 
     def invoke(self, ctx: click.Context) -> Any:
-        terminate = _stop_on_sigterm()
+        from passhat import shutdown
+
+        restore = shutdown.install()  # Ctrl-C and SIGTERM stop any command within seconds (passhat.shutdown)
         try:
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
@@ -149,30 +148,12 @@ class PasshatGroup(LazyGroup):
             _stop(ctx, exc, EXIT_INTERRUPTED, None)
         except Exception as exc:
             _stop(ctx, exc, EXIT_BUG, None)
+        except BaseException as exc:  # a cancellation that a stop request caused: interrupted, not a bug
+            if shutdown.stop_requested():
+                _stop(ctx, exc, EXIT_INTERRUPTED, None)
+            raise
         finally:
-            if terminate is not None:
-                signal.signal(signal.SIGTERM, terminate)
-
-
-def _stop_on_sigterm() -> Any:
-    """Make SIGTERM stop a command as Ctrl-C does; returns the handler it replaced (``None``: left alone).
-
-    CI cancelling a job, ``timeout`` and ``docker stop`` send SIGTERM, which by default ends Python on the
-    spot: no trial's ``finally`` runs, so its workspace copy stays in ``/dev/shm`` (memory) and its
-    command runs on. Handled like Ctrl-C, a run cancels its trials, each cleans up, and ``--resume``
-    continues it (exit 130). Only where SIGTERM is still the default: an embedding program's handler stays.
-    """
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
-        return None
-
-    def as_ctrl_c(signum: int, frame: FrameType | None) -> None:
-        handler = signal.getsignal(signal.SIGINT)
-        if callable(handler):  # inside asyncio.run, its handler: cancel the run's task (a second one stops at once)
-            handler(signal.SIGINT, frame)
-        else:  # SIGINT ignored (a background job of a shell script): a SIGTERM must still stop
-            raise KeyboardInterrupt
-
-    return signal.signal(signal.SIGTERM, as_ctrl_c)
+            restore()
 
 
 def _stop(ctx: click.Context, exc: BaseException, code: int, message: str | None) -> NoReturn:

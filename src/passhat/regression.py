@@ -14,11 +14,12 @@ from typing import Any
 
 import yaml
 
-from passhat.cases import Case, load_suite
+from passhat.cases import Case
 from passhat.cases.load import check_references, parse_case
 from passhat.errors import PasshatError
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
+from passhat.suites.locate import locate_suite
 
 
 def _pickable(store: RunStore, case_id: str) -> str:
@@ -61,11 +62,16 @@ def regression_case(run: Path, case_id: str, trial: int, out_file: Path, suite_r
     if record.outcome != "fail":
         raise PasshatError(f"trial {trial} of {case_id!r} ended {record.outcome!r}; only failed trials make "
                            f"regression cases{_pickable(store, case_id)}")
-    suite = load_suite(suite_ref or manifest["suite"]["folder"])
+    suite = locate_suite(manifest, Path(run), suite_ref)
     try:
         case = suite.case(case_id)
     except KeyError:
         raise PasshatError(f"case {case_id!r} is no longer in suite {suite.folder}") from None
+    recorded = manifest["suite"].get("cases", {}).get(case_id)
+    if suite_ref is None and recorded is not None and case.content_hash() != recorded:
+        raise PasshatError(f"case {case_id!r} in {suite.files[case_id]} changed since run {run} (case hash "
+                           f"{recorded[:12]} then, {case.content_hash()[:12]} now): a regression case made from it "
+                           "would not reproduce this failure; pass --suite PATH to make it from today's case anyway")
     data: dict[str, Any] = case.model_dump(mode="json", exclude_defaults=True)
     # the file form of an assertion is a single-key mapping ({row_count: {...}}), which also keeps `kind`
     data["assertions"] = [{a.kind: a.model_dump(mode="json", exclude_defaults=True, exclude={"kind"})}

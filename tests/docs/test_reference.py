@@ -24,3 +24,11 @@ def test_agent_protocol_reference_is_up_to_date() -> None:
     assert doc.read_text("utf-8") == protocol_reference(), "run: passhat agents protocol > docs/agent-protocol.md"
     rows = [line for line in protocol_reference().splitlines() if line.startswith("| `")]
     assert len(rows) > 20 and [line for line in rows if line.endswith("|  |")] == []  # every field has a meaning
+
+
+def test_fields_of_nested_models_are_documented() -> None:
+    """``unchanged_except: {rows: [{table, where, columns}]}``: RowScope's fields were missing from the doc."""
+    text = case_file_reference()
+    section = text[text.index("#### `unchanged_except.rows[]`"):]
+    for field in ("`table`", "`where`", "`columns`"):
+        assert f"| {field} |" in section.split("\n### ")[0], field

@@ -98,7 +98,7 @@ def test_the_cli_runs_trials_on_ray(cluster: Any, tmp_path: Path, cli: Any) -> N
     r = cli("run", "refunds", "--agent", "careful", "-k", 2, "--executor", "ray", "-j", 6, "--out", tmp_path / "run",
             "-q", "--no-report", "--no-sanity", "--tag", "risk=high")
     assert r.exit_code == 0, r.output
-    assert "pass^1 1.000" in r.output
+    assert "careful: 11 of 11 cases passed all 2 trials; pass^2 1.00" in r.output
     assert RunStore(tmp_path / "run").manifest().executor == {"kind": "ray", "address": "local", "workers": 2}
 
 

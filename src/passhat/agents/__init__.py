@@ -22,6 +22,11 @@ def _is_external(spec: str) -> bool:
     return spec.startswith(("http://", "https://", "cmd:"))
 
 
+def is_python_spec(spec: str) -> bool:
+    """``module:function`` or ``path.py:function``: an agent passhat imports (not built-in, model or external)."""
+    return not (_is_external(spec) or spec in REFERENCE_AGENTS or spec.partition(":")[0] in ("openai", "anthropic"))
+
+
 def check_agent_spec(spec: str, isolate: Isolation = "none") -> None:
     """Fail fast on an agent spec that cannot work (other forms report their own errors on load)."""
     if isolate == "process" and (_is_external(spec) or spec.partition(":")[0] in ("openai", "anthropic")):
@@ -60,5 +65,5 @@ def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None,
     return python_agent(spec)
 
 
-__all__ = ["REFERENCE_AGENTS", "Agent", "Isolation", "SyncEpisode", "check_agent_spec", "load_agent", "python_agent",
-           "reference_agent"]
+__all__ = ["REFERENCE_AGENTS", "Agent", "Isolation", "SyncEpisode", "check_agent_spec", "is_python_spec", "load_agent",
+           "python_agent", "reference_agent"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import shlex
@@ -29,6 +30,7 @@ from pydantic import ValidationError
 from passhat.agents.external import ExternalAgent
 from passhat.errors import AgentCrashed, InfrastructureError, PasshatError
 from passhat.serve import AgentReply, TrialEndpoint, TrialStart
+from passhat.shutdown import at_hard_exit
 
 MAX_STDOUT = 1024 * 1024
 """Bytes of stdout accepted as a reply; more fails the trial (the rest is drained, not kept)."""
@@ -170,6 +172,7 @@ class CommandAgent(ExternalAgent):
         except OSError as exc:
             raise InfrastructureError(f"cannot start agent command {self.argv[0]!r}: {exc.strerror or exc}") from exc
         assert proc.stdout is not None and proc.stderr is not None
+        forget = at_hard_exit(functools.partial(_kill_group, proc.pid))  # passhat.shutdown's last resort
         out = asyncio.ensure_future(_read_capped(proc.stdout, MAX_STDOUT))
         err = asyncio.ensure_future(_read_tail(proc.stderr, STDERR_TAIL))
         try:
@@ -184,6 +187,7 @@ class CommandAgent(ExternalAgent):
             done, pending = await asyncio.wait({out, err}, timeout=DRAIN_AFTER_EXIT_S)
             for task in pending:
                 task.cancel()
+            forget()
         stdout, overflow = out.result() if out in done else (b"", False)
         stderr = err.result() if err in done else ""
         evidence = f"; stderr: …{stderr.strip()[-STDERR_TAIL:]}" if stderr.strip() else ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import os
 import threading
 import traceback
 from collections.abc import Awaitable, Callable
@@ -20,7 +21,7 @@ from typing import Any
 
 from passhat.episode import Episode, ToolResult
 from passhat.errors import AgentCrashed, PasshatError
-from passhat.imports import import_file, import_module
+from passhat.imports import describe_failure, import_file, import_module
 
 
 class SyncEpisode:
@@ -97,26 +98,99 @@ def _import(target: str) -> Any:
         raise PasshatError(f"cannot import agent module {target!r}: {exc}") from exc
 
 
-def python_agent(spec: str) -> Callable[[Episode], Awaitable[str | None]]:
-    """Load ``module:attr``. The attribute is an (async) function of the episode, or a class whose
-    instances are; a class is instantiated once per run with no arguments."""
+def _split(spec: str) -> tuple[str, str]:
     target, sep, attr = spec.rpartition(":")
     if not sep or not target or not attr:
         raise PasshatError(f"agent {spec!r}: expected module:function or path/to/file.py:function")
+    return target, attr
+
+
+def resolve_python_spec(spec: str) -> Any:
+    """The object ``module:attr`` names (imported here, in the calling thread); errors name the spec."""
+    target, attr = _split(spec)
     obj = getattr(_import(target), attr, None)
     if obj is None:
         raise PasshatError(f"agent {spec!r}: {target} has no attribute {attr!r}")
-    return as_agent(obj, spec)
+    return obj
+
+
+def python_agent(spec: str) -> Callable[[Episode], Awaitable[str | None]]:
+    """Load ``module:attr``. The attribute is an (async) function of the episode, or a class whose
+    instances are; a class is instantiated once per run with no arguments."""
+    return as_agent(resolve_python_spec(spec), spec)
+
+
+IMPORT_TIMEOUT_ENV = "PASSHAT_AGENT_IMPORT_TIMEOUT"
+DEFAULT_IMPORT_TIMEOUT_S = 60.0
+"""How long importing an agent's module may take. Generous for heavy imports (torch, an SDK that reads
+its config) on a slow machine, short next to a CI job: a module that waits at import time (for input, a
+server, a lock) is bad input after this, not a run that hangs."""
+
+
+def import_timeout() -> float:
+    """The limit on importing an agent: ``$PASSHAT_AGENT_IMPORT_TIMEOUT`` seconds, or 60."""
+    raw = os.environ.get(IMPORT_TIMEOUT_ENV)
+    if raw is None or not raw.strip():
+        return DEFAULT_IMPORT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise PasshatError(f"{IMPORT_TIMEOUT_ENV}={raw!r}: expected a number of seconds > 0")
+    return value
+
+
+async def import_agent(spec: str, timeout: float | None = None) -> Any:
+    """:func:`resolve_python_spec` off the event loop, within ``timeout`` seconds (default :func:`import_timeout`).
+
+    The import runs in a daemon thread, so the loop stays free — Ctrl-C and SIGTERM still stop the
+    command — and a module that never finishes importing is bad input after the limit, not a run that
+    hangs (the thread cannot be killed; it is abandoned, and ends with the process). Whatever the module
+    does on import — raise, ``sys.exit()``, lack the attribute — is a :class:`PasshatError` naming the spec.
+    """
+    limit = import_timeout() if timeout is None else timeout
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not done.done():
+            (done.set_result if ok else done.set_exception)(value)
+
+    def target() -> None:
+        try:
+            value, ok = resolve_python_spec(spec), True
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt of the user's code too: it is bad input
+            value, ok = (exc if isinstance(exc, PasshatError) else
+                         PasshatError(f"agent {spec!r}: importing it raised {describe_failure(exc, None)}")), False
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile (the command was stopped)
+            loop.call_soon_threadsafe(settle, ok, value)
+
+    threading.Thread(target=target, name=f"passhat-import {spec}", daemon=True).start()
+    try:
+        return await asyncio.wait_for(asyncio.shield(done), limit)
+    except TimeoutError:
+        target_name = _split(spec)[0]
+        raise PasshatError(f"agent {spec!r}: importing {target_name} did not finish within {limit:g} s — a module "
+                           "that waits at import time (for input, a server, a lock, a loop) cannot be run; "
+                           f"set {IMPORT_TIMEOUT_ENV}=SECONDS if it only needs longer") from None
 
 
 def as_agent(obj: Any, name: str | None = None) -> Callable[[Episode], Awaitable[str | None]]:
     """An agent from a Python object: an async function of the episode (used as is), a plain function
     (run in a thread with a :class:`SyncEpisode`), an instance with such a ``__call__``, or a class of
     those (instantiated once, with no arguments). ``name`` is how errors refer to it."""
+    label = name or repr(obj)
     if inspect.isclass(obj):
-        obj = obj()
+        try:
+            obj = obj()
+        except (Exception, SystemExit) as exc:
+            raise PasshatError(f"agent {label}: the class {obj.__qualname__} cannot be built with no arguments, as "
+                               f"passhat builds it ({describe_failure(exc, None)}); give a function, an instance, "
+                               "or a class whose __init__ needs no argument") from None
     if not callable(obj):
-        raise PasshatError(f"agent {name or repr(obj)} is not callable")
+        raise PasshatError(f"agent {label} is not callable (it is {type(obj).__name__}); give an (async) function "
+                           "of the episode, or a class or instance with such a __call__")
     call = obj if inspect.isfunction(obj) or inspect.ismethod(obj) else obj.__call__
     if inspect.iscoroutinefunction(obj) or inspect.iscoroutinefunction(call):  # the first: functools.partial
         return obj  # type: ignore[no-any-return]

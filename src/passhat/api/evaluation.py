@@ -51,6 +51,8 @@ class Progress:
     """The trial just recorded."""
     suite: str = ""
     """The suite's name."""
+    folder: Path | None = None
+    """The run folder (known from the first report on: a stopped run continues there with ``resume``)."""
 
 
 def agent_name(agent: Any) -> str:
@@ -152,7 +154,18 @@ def evaluate(
         raise PasshatError("passhat.evaluate() was called inside a running event loop: "
                            "use `await passhat.evaluate_async(...)` there")
     options = {k: v for k, v in locals().items() if k not in ("suite", "agent")}
-    return asyncio.run(evaluate_async(suite, agent, **options))
+    from passhat import shutdown
+
+    async def run_stoppably() -> Run:
+        with shutdown.stoppable():  # Ctrl-C / SIGTERM under `passhat run` cancel this task (passhat.shutdown)
+            return await evaluate_async(suite, agent, **options)
+
+    try:
+        return asyncio.run(run_stoppably())
+    except asyncio.CancelledError:
+        if shutdown.stop_requested():
+            raise KeyboardInterrupt from None
+        raise
 
 
 async def evaluate_async(
@@ -178,13 +191,15 @@ async def evaluate_async(
     from passhat.gate import registration_for_run
     from passhat.runner import RunConfig, execute
     from passhat.runner.preflight import check_preflight
+    from passhat.runner.run import check_limits
     from passhat.runner.sanity import noop_passes
     from passhat.suites.plan import plan_run
 
     if resume and out is None:
         raise PasshatError("resume needs the folder of the run to continue (--out / out=)")
-    if trials < 1 or concurrency < 1 or seed < 0:
-        raise PasshatError(f"trials and concurrency must be ≥ 1 and seed ≥ 0, got {trials}, {concurrency}, {seed}")
+    check_limits(trials, concurrency)  # before anything is loaded; the plan's size once the cases are chosen
+    if seed < 0:
+        raise PasshatError(f"seed must be ≥ 0, got {seed}")
     check_executor(executor, ray_address)
     if cassette is not None and (record is not None or replay is not None or executor != "local"):
         raise PasshatError("cassette= excludes record=/replay= and runs on the local executor only")
@@ -199,6 +214,7 @@ async def evaluate_async(
     loaded = suite if isinstance(suite, Suite) else load_suite(str(suite))
     plan = plan_run(loaded, cases=cases, splits=splits, tags=tags, frozen=_path(frozen), record=_path(record),
                     replay=_path(replay))
+    check_limits(trials, concurrency, len(plan.suite.cases))
     tools_from = cassette if cassette is not None else plan.cassette
     folder = Path(out) if out is not None else None
     if resume and folder is not None:
@@ -208,7 +224,8 @@ async def evaluate_async(
                      "prices": _path(prices), "user_spec": user, "user_base_url": user_base_url, "judge_spec": judge,
                      "judge_base_url": judge_base_url, "retries": retries, "retry_delay": retry_delay,
                      "rate_limits": parse_rate_limits(rate_limits)}
-    setup = build_model_setup(label, agent=None if spec is not None else as_agent(agent, label), **model_options)
+    setup = build_model_setup(label, agent=await _python_agent(spec, isolate) if spec is not None else as_agent(agent, label),
+                              **model_options)
     old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None
     registered_gate = registration_for_run(_path(gate), old_manifest)
     runs_on = make_executor(executor, ray_address, suite=plan.suite, agent=agent, label=label, options=model_options,
@@ -242,13 +259,13 @@ async def evaluate_async(
     total = len(plan.suite.cases) * trials
     done = sum(1 for _ in RunStore(folder).iter_records()) if resume else 0
     if progress is not None:
-        progress(Progress(done, total, suite=plan.suite.name))
+        progress(Progress(done, total, suite=plan.suite.name, folder=folder))
 
     def recorded(rec: TrialRecord) -> None:
         nonlocal done
         done += 1
         if progress is not None:
-            progress(Progress(done, total, rec, plan.suite.name))
+            progress(Progress(done, total, rec, plan.suite.name, folder))
 
     await execute(cfg, resume=resume, on_record=recorded, executor=runs_on)
     return _finish(folder, by=by, gated=registered_gate is not None, warnings=notes)
@@ -278,6 +295,21 @@ def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str]
             write_gate_result(folder, gate_result)
     return Run(folder, manifest=manifest, summary=summary, gate_result=gate_result, gate_error=gate_error,
                warnings=warnings)
+
+
+async def _python_agent(spec: str, isolate: str) -> Any:
+    """For ``module:function`` and ``path.py:function``: the agent, its module imported off the event loop
+    within a time limit (``agents.python.import_agent``), so a module that raises, exits or hangs on import
+    is bad input before any trial and the run stays stoppable meanwhile. None for every other spec, which
+    :func:`build_model_setup` resolves (and for ``isolate="process"``, whose worker imports it again: the
+    import here is the check)."""
+    from passhat.agents import is_python_spec
+    from passhat.agents.python import as_agent, import_agent
+
+    if not is_python_spec(spec):
+        return None
+    obj = await import_agent(spec)
+    return as_agent(obj, spec) if isolate == "none" else None
 
 
 def _path(value: str | Path | None) -> Path | None:

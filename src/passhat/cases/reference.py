@@ -49,11 +49,36 @@ def _table(model: type[BaseModel], skip: tuple[str, ...] = ()) -> list[str]:
     return lines
 
 
+def _nested(annotation: Any) -> list[type[BaseModel]]:
+    """The models a field's type holds (``list[RowScope]`` → RowScope), so their fields are documented too."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in getattr(annotation, "__args__", ()) for m in _nested(arg)]
+
+
+def _with_nested(title: str, model: type[BaseModel], level: str, seen: set[type[BaseModel]]) -> list[str]:
+    """The model's section, then one for each model nested in its fields not documented elsewhere: a field
+    whose type is a model must never show only its type name (RowScope's fields were missing)."""
+    seen.add(model)
+    out: list[str] = []
+    for name, info in model.model_fields.items():
+        for inner in _nested(info.annotation):
+            if inner in seen or inner in ASSERTIONS:
+                continue
+            many = "[]" if "list[" in str(info.annotation) else ""
+            sub = f"{title}.{name}{many}"
+            out += [f"{level} `{sub}`", "", " ".join((inner.__doc__ or "").split()), "", *_table(inner), ""]
+            out += _with_nested(sub, inner, level, seen)
+    return out
+
+
 def case_file_reference() -> str:
     """Markdown reference of every case-file field, from the pydantic models and their docstrings."""
     out = ["# Case file reference", "", "Generated from `passhat.cases` by `passhat cases reference`; do not edit.", ""]
+    seen: set[type[BaseModel]] = {m for _, m in SECTIONS} | {A.CustomAssertion}  # that one has its own section
     for title, model in SECTIONS:
         out += [f"## `{title}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model), ""]
+        out += _with_nested(title.removesuffix("[]"), model, "##", seen)
     out += ["## `assertions[]`", "",
             "Each assertion is a single-key mapping: `- row_count: {table: tickets, equals: 1}`. "
             "`reply_contains: \"text\"` is shorthand for `reply_contains: {text: \"text\"}`; "
@@ -61,6 +86,7 @@ def case_file_reference() -> str:
     for model in ASSERTIONS:
         kind = model.model_fields["kind"].default
         out += [f"### `{kind}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model, ("kind",)), ""]
+        out += _with_nested(kind, model, "####", seen)
     custom = A.CustomAssertion
     out += ["### any other name: a grader of the domain", "", " ".join((custom.__doc__ or "").split()), "",
             *_table(custom, ("kind",)),

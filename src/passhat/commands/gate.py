@@ -21,6 +21,7 @@ from passhat.console import stderr_console
 from passhat.errors import UserError, describe_os_error
 from passhat.gate import gate_run, write_gate_result
 from passhat.report.markdown import ICONS
+from passhat.report.terminal import fit_width
 from passhat.results import read_summary
 
 STYLES = {"PASS": "green", "FAIL": "bold red", "INCONCLUSIVE": "yellow", "SKIPPED": "dim"}
@@ -42,6 +43,7 @@ def print_gate(result: dict[str, Any], console: Console) -> None:
     table.add_column("rule: reason (numbers and bounds in gate.json)", overflow="fold", ratio=1)
     for r in result["rules"]:
         table.add_row(f"[{STYLES[r['outcome']]}]{r['outcome']}[/]", f"[bold]{escape(r['name'])}[/bold]: {escape(r['reason'])}")
+    fit_width(console, table)  # a CI log: every rule's reason on one line
     console.print(table)
     outcome = result["outcome"]
     console.print(f"[{STYLES[outcome]}]{ICONS[outcome]} gate {outcome}[/] (exit {result['exit_code']})", highlight=False)

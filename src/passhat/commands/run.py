@@ -6,6 +6,7 @@ calls it (drawing its progress) and prints what it returns, then writes the CI o
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,11 @@ from passhat.commands.gate import print_gate
 from passhat.commands.outputs import write_ci_outputs
 from passhat.commands.report import after_run
 from passhat.errors import PasshatError
+from passhat.report.headline import headline
 from passhat.report.terminal import print_summary
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE, EXIT_INCOMPLETE
 from passhat.runner.health import exit_code as health_exit_code
+from passhat.runner.run import MAX_CONCURRENCY, MAX_PLANNED_TRIALS, MAX_TRIALS
 from passhat.suites.plan import run_notes
 
 
@@ -41,10 +44,11 @@ from passhat.suites.plan import run_notes
 @click.option("--isolate", type=click.Choice(["none", "process"]), default="none", show_default=True,
               help="Run a Python agent in a process of its own per trial: a hung, CPU-bound or crashing agent "
                    "cannot stall or corrupt the run.")
-@click.option("--trials", "-k", "--repeat", type=click.IntRange(1), default=4, show_default=True,
-              help="Trials per case.")
-@click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True,
-              help="Trials in flight at once (agents waiting on a model cost nothing).")
+@click.option("--trials", "-k", "--repeat", type=click.IntRange(1, MAX_TRIALS), default=4, show_default=True,
+              help=f"Trials per case (at most {MAX_TRIALS}; cases × trials at most {MAX_PLANNED_TRIALS:,}).")
+@click.option("-j", "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True,
+              help=f"Trials in flight at once (agents waiting on a model cost nothing; at most {MAX_CONCURRENCY}, "
+                   "and no more than the run has trials).")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where trials run: asyncio workers in this process, or the worker processes of a Ray cluster "
                    "(needs passhat[ray]; same records, resume and statistics).")
@@ -60,6 +64,8 @@ from passhat.suites.plan import run_notes
 @click.option("--no-sanity", is_flag=True, help="Skip the do-nothing-agent check of the suite.")
 @click.option("--split", "splits", multiple=True, type=click.Choice(["dev", "holdout", "regression"]),
               help="Run only the cases of this split (repeatable: any of them).")
+@click.option("--case", "case_ids", multiple=True, metavar="ID",
+              help="Run only this case (repeatable: any of them; with --split/--tag, cases matching all).")
 @click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE",
               help="Run only cases with this tag value (repeatable: all keys must match; a repeated key, any value).")
 @click.option("--frozen", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
@@ -89,7 +95,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         otlp: str | None = None, splits: tuple[str, ...] = (), tags: tuple[str, ...] = (),
         frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, isolate: str = "none",
         max_error_rate: float = DEFAULT_MAX_ERROR_RATE, executor: str = "local", ray_address: str | None = None,
-        **model_kw: Any) -> None:
+        case_ids: tuple[str, ...] = (), **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     if resume and out is None:
         fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
@@ -105,8 +111,10 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
                         disable=quiet or not err.is_terminal)  # a bar in a CI log is noise (and a blank line)
     with progress:
         bar: list[TaskID] = []
+        where: list[RunProgress] = []
 
         def advance(p: RunProgress) -> None:
+            where[:] = [p]
             if not bar:  # the first report, before the first trial: the plan's size (and, resumed, what is done)
                 bar.append(progress.add_task(f"{p.suite} · {agent_spec}", total=p.total, completed=p.done))
             else:
@@ -115,16 +123,24 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         try:
             run = passhat.api.evaluate(
                 suite, agent_spec, trials=trials, concurrency=concurrency, seed=seed, out=out, resume=resume,
-                splits=splits, tags=tags, frozen=frozen, record=record, replay=replay, gate=gate_file, by=by,
+                cases=case_ids, splits=splits, tags=tags, frozen=frozen, record=record, replay=replay, gate=gate_file, by=by,
                 sanity=not no_sanity, redact=not no_redact, redact_fields=redact_field, redact_patterns=patterns,
                 isolate=isolate, executor=executor, ray_address=ray_address,  # type: ignore[arg-type]
                 user=model_kw.pop("user_spec", "scripted"), judge=model_kw.pop("judge_spec", None), **model_kw,
                 progress=advance, on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {w}", highlight=False))
         except (PasshatError, ValueError) as exc:
             fail(suite_hint(str(exc), suite))
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM (passhat.shutdown): say where the records are
+            if where and where[0].folder is not None:
+                p = where[0]
+                err.print(f"stopped: {p.done} of {p.total} trial(s) recorded in {p.folder}; continue with "
+                          f"`passhat run {shlex.quote(suite)} --agent {shlex.quote(agent_spec)} --resume --out "
+                          f"{shlex.quote(str(p.folder))}` and the same options",
+                          highlight=False, markup=False)
+            raise
     summary = run.summary.to_dict()  # the terminal, CI and report writers read the JSON mapping
-    if quiet:
-        err.print(one_line_result(run), highlight=False)
+    if quiet:  # the run in one sentence, without the tables
+        err.print(headline(summary).text, highlight=False, markup=False)
     else:
         print_summary(summary, Console(), strata=by)
     for note in run_notes(summary, run.manifest.to_dict()):
@@ -158,23 +174,6 @@ def finish_outputs(run: Run, *, junit: Path | None, summary_md: Path | None, qui
     for path in written:
         err.print(f"wrote {path}", highlight=False)
     return run.gate_result.exit_code if run.gate_result is not None else 0
-
-
-def one_line_result(run: Run) -> str:
-    """What ``run -q`` prints instead of the tables: pass^1 and pass^n with their intervals."""
-    s = run.summary.suite
-    n = s.trials_per_case
-
-    def metric(k: int) -> str:
-        m = s.pass_hat_k.get(k)
-        if m is None or m.estimate is None:
-            return f"pass^{k} —"
-        return f"pass^{k} {m.estimate:.3f} [{m.ci_low:.2f}, {m.ci_high:.2f}]"
-
-    errors = f", {s.errors} infrastructure error(s)" if s.errors else ""
-    ks = [1] if n == 1 else [1, n]
-    return (f"{s.name} · {run.summary.agent}: " + ", ".join(metric(k) for k in ks)
-            + f" over {s.cases} case(s) × {n} trial(s){errors}")
 
 
 def parse_redact_patterns(items: tuple[str, ...]) -> dict[str, str]:

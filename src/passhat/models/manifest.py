@@ -45,7 +45,15 @@ class SuiteInfo(BaseModel):
     cases: dict[str, str]
     """Case id → content hash of the case, in run order."""
     folder: str | None = None
-    """Where the case files were read from."""
+    """Where the case files were read from (absolute since this field's siblings were added; older
+    manifests hold the path as given, relative to the folder the run was started in)."""
+    folder_from_run: str | None = None
+    """The suite folder relative to the run folder: found again when both were moved together."""
+    folder_in_project: str | None = None
+    """The suite folder relative to its project root (the nearest folder above it with ``.git`` or
+    ``pyproject.toml``): found again from anywhere inside another checkout of the project."""
+    builtin: bool = False
+    """A built-in suite, found by its name wherever passhat is installed."""
     case_meta: dict[str, CaseMeta] = Field(default_factory=dict)
     """Case id → tags, group, split, domain and fixture."""
     domains: dict[str, str] = Field(default_factory=dict)

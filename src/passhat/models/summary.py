@@ -189,6 +189,8 @@ class CaseSummary(BaseModel):
     """Tool calls per graded trial."""
     top_failure: str | None = None
     """The commonest first failing check, ``name: reason`` (ties: the one seen first)."""
+    top_failure_trial: int | None = None
+    """The first trial that failed that way: its record holds the whole story (older summaries do not say)."""
     failure_categories: dict[str, int] = Field(default_factory=dict)
     """Failure category → trials."""
     replayed: int = 0

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat import __version__
-from passhat.cases import Suite, load_suite
+from passhat.cases import Suite
 from passhat.errors import RunError
 from passhat.graders import DEFAULT_GRADERS, Grader
 from passhat.redaction import DEFAULT_PATTERNS, Redactor
@@ -22,17 +22,14 @@ from passhat.regrade.record import regrade_record
 from passhat.results import build_summary
 from passhat.runner.store import RunStore
 from passhat.suites.changes import changed_cases
+from passhat.suites.locate import locate_suite, suite_location
 from passhat.suites.select import subset
 from passhat.suites.snapshot import suite_block
 
 
-def suite_for(manifest: dict[str, Any], ref: str | None) -> Suite:
-    """``--suite`` if given, else the folder the run recorded (or its built-in name if the folder moved)."""
-    if ref is not None:
-        return load_suite(ref)
-    recorded = manifest.get("suite", {})
-    folder = recorded.get("folder")
-    return load_suite(folder if folder and Path(folder).is_dir() else recorded.get("name", ""))
+def suite_for(manifest: dict[str, Any], ref: str | None, source: Path = Path(".")) -> Suite:
+    """``--suite`` if given, else the run's suite where the manifest says it is (``suites.locate``)."""
+    return locate_suite(manifest, source, ref)
 
 
 def _redactor(manifest: dict[str, Any]) -> Redactor:
@@ -52,7 +49,7 @@ def regrade_run(source: Path, out: Path, suite: Suite | None = None, *, suite_re
     dst = RunStore(Path(out), _redactor(manifest))
     if dst.trials_path.exists() and any(dst.iter_records()):
         raise RunError(f"{out} already holds a run; choose another --out")
-    current = suite if suite is not None else suite_for(manifest, suite_ref)
+    current = suite if suite is not None else suite_for(manifest, suite_ref, Path(source))
     source_cases: dict[str, str] = manifest["suite"]["cases"]
     known = {c.id for c in current.cases}
     present = [cid for cid in source_cases if cid in known]
@@ -61,7 +58,7 @@ def regrade_run(source: Path, out: Path, suite: Suite | None = None, *, suite_re
         raise RunError(f"no case of {source} is in suite {current.folder} (run cases: {', '.join(list(source_cases)[:5])}"
                        f"{' …' if len(source_cases) > 5 else ''}); nothing to re-grade")
     regraded = subset(current, present)
-    block = {**suite_block(regraded), "folder": str(current.folder)}
+    block = {**suite_block(regraded), **suite_location(current.folder, Path(out))}
     changes = changed_cases(manifest, {"suite": block})
     report: dict[str, Any] = {
         "source": str(source), "source_suite_hash": manifest["suite"].get("hash"),

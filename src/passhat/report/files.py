@@ -10,15 +10,20 @@ temporary file and raises.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
-    """Replace ``path`` with ``data`` (text is written as UTF-8) in one step."""
+    """Replace ``path`` with ``data`` (text is written as UTF-8) in one step.
+
+    The file gets the mode any other file of the run gets (0666 less the umask, as ``open`` creates it):
+    ``mkstemp``'s private 0600 made ``report.html`` unreadable to the web server or colleague that could
+    read ``trials.jsonl`` beside it.
+    """
     path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temporary(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
@@ -28,3 +33,14 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new file beside ``path`` (a unique hidden name, created exclusively, mode 0666 less the umask)."""
+    for _ in range(100):
+        tmp = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{path.parent}: cannot find a free temporary name for {path.name}")

@@ -23,9 +23,11 @@ from typing import Any
 import jinja2
 
 from passhat.errors import RunError
+from passhat.gate.report import read_gate_result
 from passhat.models import Summary
 from passhat.report import figures
 from passhat.report.files import write_atomic
+from passhat.report.headline import ANCHORS, DEFINITIONS, DOCS, LABELS, headline
 from passhat.report.trials import TrialData, chunk_json
 from passhat.results import build_summary, tag_keys
 from passhat.runner.store import SUMMARY, RunStore
@@ -92,7 +94,9 @@ def write_report(folder: Path, *, summary: dict[str, Any] | None = None) -> Repo
             summary = build_summary(data.tee(store.iter_records()), manifest, by=keys)
         else:
             data.copy_lines(store.trials_path)
-        html = render_report(summary, manifest, data, title=folder.name)
+        gate = read_gate_result(folder)
+        html = render_report(summary, manifest, data, title=folder.name,
+                             gate=gate.to_dict() if gate is not None else None)
         page = html.encode("utf-8")
         write_atomic(folder / REPORT, page)
     except BaseException:
@@ -130,8 +134,10 @@ def strata_figures(summary: dict[str, Any], n: int) -> list[dict[str, Any]]:
     return out
 
 
-def render_report(summary: dict[str, Any], manifest: dict[str, Any], data: TrialData, *, title: str) -> str:
-    """The page as a string (``write_report`` does the I/O)."""
+def render_report(summary: dict[str, Any], manifest: dict[str, Any], data: TrialData, *, title: str,
+                  gate: dict[str, Any] | None = None) -> str:
+    """The page as a string (``write_report`` does the I/O): the headline first, then the gate's verdict
+    and every rule when the run was gated (``gate.json``), then the figures and the cases."""
     suite = summary["suite"]
     n = int(suite.get("trials_per_case") or max((c["n"] for c in summary["cases"]), default=1))
     ks = show_ks(n)
@@ -143,6 +149,8 @@ def render_report(summary: dict[str, Any], manifest: dict[str, Any], data: Trial
         latency=figures.histogram_svg(data.latencies, "s"), cost=figures.histogram_svg(data.costs, "$"),
         exp=exp, rows=case_rows(summary, data, ks), version=data.version,
         hat_curve=[(k, suite["pass_hat_k"].get(str(k))) for k in ks],
+        headline=headline(summary), gate=gate, definitions=DEFINITIONS, anchors=ANCHORS, docs=DOCS,
+        labels={k: v[0].upper() + v[1:] for k, v in LABELS.items()},
     )
 
 

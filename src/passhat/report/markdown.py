@@ -1,13 +1,16 @@
 """A Markdown summary for pull requests and ``$GITHUB_STEP_SUMMARY``: the gate, new failures, pass^k.
 
-Order follows what a reviewer needs first: the gate's outcome and each rule's reason, then the cases
-that newly fail, then the reliability curve with its intervals, then the cases that are not fully
-passing. Every number carries its interval or its count; nothing here is a bare percentage.
+Order follows what a reviewer needs first: the run in one sentence (``report.headline``), the gate's
+outcome and each rule's reason, then the cases that newly fail, then the reliability curve with its
+intervals, then the cases that are not fully passing.
+Every number carries its interval or its count; nothing here is a bare percentage.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from passhat.report.headline import headline
 
 ICONS = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "⚠️", "SKIPPED": "⏭️"}
 MAX_ROWS = 25
@@ -95,7 +98,9 @@ def markdown_summary(summary: dict[str, Any], gate: dict[str, Any] | None = None
     """The Markdown for one run (and its gate result, whose baseline block lists new failures)."""
     suite = summary["suite"]
     head = f" — gate {ICONS[gate['outcome']]} {gate['outcome']}" if gate else ""
+    line = headline(summary)
     lines = [f"## passhat: `{suite['name']}` · agent `{summary['agent']}`{head}", "",
+             f"**{_cell(line.text, 2000)}**", "", f"<sub>{_cell(line.pointer(), 2000)}</sub>", "",
              f"{suite['cases']} cases × {suite['trials_per_case']} trials · suite `{suite['hash'][:12]}`", ""]
     if gate:
         lines += _gate(gate)

@@ -7,6 +7,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from passhat.report.headline import headline
 
 
 def _fmt(x: float | None) -> str:
@@ -46,28 +49,54 @@ def _rows(cases: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
                    "trial); every case is in summary.json and report.html")
 
 
+MAX_CHECK_CHARS = 100
+"""A failing check longer than this (a traceback, a long diff) is cut in the table, which points to its record."""
+
+
+def check_cell(case: dict[str, Any], limit: int = MAX_CHECK_CHARS) -> str:
+    """The case's first failing check on one line: cut at its first line break or ``limit`` characters,
+    with a pointer to the trial whose record holds it whole."""
+    text = case.get("top_failure") or ""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    if first == text and len(text) <= limit:
+        return text
+    trial = case.get("top_failure_trial")
+    where = f" [whole text: trial {trial} in trials.jsonl]" if trial is not None else " [whole text in trials.jsonl]"
+    return (first if len(first) <= limit else first[: limit - 1]) + "…" + where
+
+
 def case_table(summary: dict[str, Any]) -> Table:
+    """One line per case: ids whole, the failing check cut to one line (``check_cell``)."""
     suite = summary["suite"]
     n = suite["trials_per_case"]
     ks = _ks(n)
     rows, caption = _rows(summary["cases"])
     table = Table(title=f"{suite['name']} · agent {summary['agent']} · {suite['cases']} cases × {n} trials",
                   caption=caption or None)
-    table.add_column("case")
-    table.add_column("c/n", justify="right")
-    table.add_column("err", justify="right")
-    table.add_column("Wilson 95%", justify="right")
+    table.add_column("case", no_wrap=True, min_width=max((len(c["id"]) for c in rows), default=4))
+    table.add_column("c/n", justify="right", no_wrap=True)
+    table.add_column("err", justify="right", no_wrap=True)
+    table.add_column("Wilson 95%", justify="right", no_wrap=True)
     for k in ks:
-        table.add_column(f"pass^{k}", justify="right")
-    table.add_column("first failing check", overflow="fold", max_width=60)
+        table.add_column(f"pass^{k}", justify="right", no_wrap=True)
+    table.add_column("first failing check", no_wrap=True, overflow="ellipsis")
     for c in rows:
         style = "green" if c["n"] and c["successes"] == c["n"] else ("red" if c["successes"] == 0 else "yellow")
         wil = "—" if c.get("wilson_low") is None else f"[{c['wilson_low']:.2f}, {c['wilson_high']:.2f}]"
         table.add_row(
-            c["id"], f"{c['successes']}/{c['n']}", str(c["errors"] or ""), wil,
-            *(_fmt(c["pass_hat_k"].get(str(k))) for k in ks), c.get("top_failure") or "", style=style,
+            Text(c["id"]), f"{c['successes']}/{c['n']}", str(c["errors"] or ""), wil,
+            *(_fmt(c["pass_hat_k"].get(str(k))) for k in ks), Text(check_cell(c)), style=style,
         )
     return table
+
+
+def fit_width(console: Console, table: Table) -> None:
+    """Outside a terminal (a CI log, a file), widen the console to the table's natural width, so no id is cut
+    and no row wraps: nobody resizes a log. A terminal keeps its width (the checks shrink, the ids do not)."""
+    if console.is_terminal:
+        return
+    natural = console.measure(table, options=console.options.update(width=10_000)).maximum
+    console.width = max(console.width, natural)
 
 
 def curve_table(block: dict[str, Any], n: int, title: str) -> Table:
@@ -90,9 +119,10 @@ def experience_line(block: dict[str, Any]) -> str:
         parts.append(f"TTFT P50 {e['ttft_s']['p50']:.2f}s P95 {e['ttft_s']['p95']:.2f}s")
     if e["steps_per_trial"]:
         parts.append(f"steps/trial {e['steps_per_trial']['mean']:.1f}")
-    parts.append(f"total cost {e['total_cost']:.4f}")
-    if e["cost_per_success"] is not None:
-        parts.append(f"cost/success {e['cost_per_success']:.4f}")
+    if e["total_cost"]:  # no model was priced (reference agents, unpriced models): "total cost 0.0000" is noise
+        parts.append(f"total cost {e['total_cost']:.4f}")
+        if e["cost_per_success"] is not None:
+            parts.append(f"cost/success {e['cost_per_success']:.4f}")
     return " · ".join(parts)
 
 
@@ -103,7 +133,10 @@ def print_summary(summary: dict[str, Any], console: Console | None = None, *, st
     console = console or Console()
     suite = summary["suite"]
     n = suite["trials_per_case"]
-    console.print(case_table(summary))
+    print_headline(summary, console)
+    cases = case_table(summary)
+    fit_width(console, cases)
+    console.print(cases)
     console.print(curve_table(suite, n, f"suite: mean over {suite['cases']} cases, 95% interval (BCa ∪ pseudo-case, over cases)"))
     console.print(experience_line(suite), highlight=False)
     for key, values in summary.get("strata", {}).items():
@@ -114,7 +147,12 @@ def print_summary(summary: dict[str, Any], console: Console | None = None, *, st
     if suite.get("errors"):
         console.print(f"[yellow]{suite['errors']} trial(s) ended in infrastructure errors "
                       "(not counted as pass or fail; see trials.jsonl)[/yellow]")
-    methods = {v["method"] for m in ("pass_hat_k", "pass_at_k") for v in suite[m].values()} - {"bca_pseudocase"}
-    if methods:
-        console.print(f"note: some intervals are the pseudo-case interval alone ({', '.join(sorted(methods))}: "
-                      "no spread for the bootstrap); see docs/statistics.md", highlight=False)
+    # no note on which interval method applied: it changes no decision (each interval's `method` is in
+    # summary.json, and docs/statistics.md says when the pseudo-case interval stands alone)
+
+
+def print_headline(summary: dict[str, Any], console: Console) -> None:
+    """The run in one sentence (``report.headline``), and where its figures are defined."""
+    line = headline(summary)
+    console.print(Text(line.text, style="bold"), soft_wrap=True)
+    console.print(Text(line.pointer(), style="dim"), soft_wrap=True)

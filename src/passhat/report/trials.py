@@ -31,6 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from passhat.runner.records import TrialRecord
+from passhat.runner.store import check_finite
 
 DATA_DIR = "report"
 TRIALS_DIR = "trials"
@@ -141,9 +142,10 @@ class TrialData:
         """Write every whole stored line of ``trials.jsonl`` to its chunk, parsing only its head."""
         if path.exists():
             with path.open("rb") as fh:
-                for raw in fh:
+                for number, raw in enumerate(fh, start=1):
                     if not raw.endswith(b"\n"):
                         break  # a killed write: RunStore skips it too
+                    check_finite(raw, path, number)  # a NaN would reach the page's JSON
                     try:
                         head = TrialHead.model_validate_json(raw)
                     except ValueError:

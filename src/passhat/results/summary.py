@@ -71,6 +71,7 @@ def case_entry(t: CaseTally, meta: dict[str, Any]) -> dict[str, Any]:
         "cost": _dist(t.costs),
         "steps": _dist(t.steps),
         "top_failure": top_failure(t.failure_reasons),
+        "top_failure_trial": top_failure_trial(t.failure_reasons, t.failure_trials),
         "failure_categories": dict(sorted(t.categories.items(), key=lambda kv: -kv[1])),
     }
 
@@ -82,6 +83,16 @@ def top_failure(reasons: Sequence[str]) -> str | None:
     seed from one process to the next.)
     """
     return Counter(reasons).most_common(1)[0][0] if reasons else None
+
+
+def top_failure_trial(reasons: Sequence[str], trials: Sequence[int]) -> int | None:
+    """The lowest trial that failed with :func:`top_failure`'s reason (where a report points for the details):
+    the lowest, not the first recorded, so runs whose trials finished in another order (Ray) agree. None
+    when the trials are not known (a tally built by hand)."""
+    top = top_failure(reasons)
+    if top is None or len(trials) != len(reasons):
+        return None
+    return min(t for r, t in zip(reasons, trials, strict=True) if r == top)
 
 
 @lru_cache(maxsize=65536)

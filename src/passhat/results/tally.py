@@ -37,6 +37,8 @@ class CaseTally:
     tokens: list[int] = field(default_factory=list)
     ttft: list[float] = field(default_factory=list)
     failure_reasons: list[str] = field(default_factory=list)
+    failure_trials: list[int] = field(default_factory=list)
+    """The trial of each entry of ``failure_reasons`` (so a report can point at the record)."""
     categories: dict[str, int] = field(default_factory=dict)
     """Failure category → trials (infrastructure errors included, under ``infrastructure_error``)."""
 
@@ -65,6 +67,7 @@ class CaseTally:
             first = r.failed_grades()[:1]
             if first:
                 self.failure_reasons.append(f"{first[0].name}: {first[0].reason}")
+                self.failure_trials.append(r.trial)
         usage, user, judge = r.usage, r.user_usage, r.judge_usage
         self.latencies.append(r.timing.agent_s)
         self.costs.append(usage.cost)
@@ -114,6 +117,7 @@ class TallyRecord(BaseModel):
     """The fields of a ``TrialRecord`` that a tally reads; every other field is skipped unparsed."""
 
     case_id: str
+    trial: int = 0
     outcome: Literal["pass", "fail", "error"]
     grades: list[_Grade] = []
     calls: list[_Call] = []
@@ -133,6 +137,8 @@ class TallySource(Protocol):
 
     @property
     def case_id(self) -> str: ...
+    @property
+    def trial(self) -> int: ...
     @property
     def outcome(self) -> str: ...
     @property

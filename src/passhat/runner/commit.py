@@ -10,6 +10,10 @@ batch writes them all with one ``write`` and one ``fsync`` in a worker thread, w
 that the records of one batch are written together; readers never rely on line order (``--resume``
 keys records by (case, trial)).
 
+**Stopped.** A stop that cannot wait (:func:`passhat.shutdown.hard_exit`: an agent blocks the event
+loop, so no batch task can run) writes what is queued or being written from its own thread first, each
+batch once (``_lock`` decides who writes it): the trials that finished are kept.
+
 **Failure.** A batch that cannot be written (a full disk) is the run's error: :meth:`GroupCommit.guard`
 cancels the trials in flight and raises it. The records of earlier batches are durable and kept; the
 failed batch's are not reported and are re-run by ``--resume``.
@@ -18,10 +22,12 @@ failed batch's are not reported and are re-run by ``--resume``.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
+from passhat.shutdown import at_hard_exit
 
 
 class GroupCommit:
@@ -31,6 +37,10 @@ class GroupCommit:
         self.store = store
         self.on_durable = on_durable
         self._queued: list[tuple[TrialRecord, bytes]] = []
+        self._taken: bytes | None = None
+        """The batch being written (in a worker thread), until it is; ``None`` when there is none."""
+        self._lock = threading.Lock()
+        """Serializes taking and writing batches between the loop's writer and a hard exit's thread."""
         self._flushing: asyncio.Task[None] | None = None
         self._failed: asyncio.Future[None] | None = None
         self.batches = 0
@@ -42,7 +52,9 @@ class GroupCommit:
         failed = self._failure()
         if failed.done():
             raise failed.exception() or RuntimeError("the run's writer stopped")
-        self._queued.append((record, self.store.encode(record)))
+        line = self.store.encode(record)
+        with self._lock:
+            self._queued.append((record, line))
         if self._flushing is None:
             self._flushing = asyncio.get_running_loop().create_task(self._flush())
 
@@ -50,8 +62,10 @@ class GroupCommit:
         """Write batches until the queue is empty: whatever queued while a batch synced is the next batch."""
         try:
             while self._queued:
-                batch, self._queued = self._queued, []
-                await asyncio.to_thread(self.store.write_lines, b"".join(line for _, line in batch))
+                with self._lock:
+                    batch, self._queued = self._queued, []
+                    data = self._taken = b"".join(line for _, line in batch)
+                await asyncio.to_thread(self._write, data)
                 self.batches += 1
                 for record, _ in batch:
                     if self.on_durable is not None:
@@ -65,6 +79,23 @@ class GroupCommit:
                 raise
         finally:
             self._flushing = None
+
+    def _write(self, data: bytes) -> None:
+        with self._lock:
+            if self._taken is not data:  # a hard exit wrote it already
+                return
+            try:
+                self.store.write_lines(data)
+            finally:
+                self._taken = None
+
+    def write_now(self) -> None:
+        """Write what is queued or taken but not yet written, from any thread (a hard exit's last step)."""
+        with self._lock:
+            data = (self._taken or b"") + b"".join(line for _, line in self._queued)
+            self._taken, self._queued = None, []
+            if data:
+                self.store.write_lines(data)
 
     def _failure(self) -> asyncio.Future[None]:
         if self._failed is None:
@@ -84,6 +115,7 @@ class GroupCommit:
         ``work`` is cancelled and the batch's error raised. If ``work`` raises, the records it submitted
         before are still made durable, then its error is raised."""
         task = asyncio.ensure_future(work)
+        forget = at_hard_exit(self.write_now)
         try:
             await asyncio.wait([task, self._failure()], return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -93,4 +125,5 @@ class GroupCommit:
             if not task.cancelled():
                 task.exception()  # retrieved here; raised below unless the writer's error is raised first
             await self.drain()
+            forget()
         task.result()

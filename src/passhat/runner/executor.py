@@ -85,7 +85,8 @@ class LocalExecutor:
                     return
                 emit(await run_attempts(case, cfg, trial))
 
-        await asyncio.gather(*(worker() for _ in range(max(1, cfg.concurrency))))
+        # no more workers than trials to run: the others would only start and stop (-j is bounded to the plan)
+        await asyncio.gather(*(worker() for _ in range(max(1, min(cfg.concurrency, len(pending))))))
 
     def describe(self) -> dict[str, object]:
         return {"kind": "local"}

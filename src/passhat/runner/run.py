@@ -27,9 +27,40 @@ from passhat.runner.executor import MAX_ATTEMPTS, Executor, LocalExecutor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.runner.trial import AgentFn, UserFactory
+from passhat.suites.locate import suite_location
 from passhat.tools.cassette import Cassette
 
-__all__ = ["MAX_ATTEMPTS", "RunConfig", "build_manifest", "check_resumable", "execute"]
+__all__ = ["MAX_ATTEMPTS", "MAX_CONCURRENCY", "MAX_PLANNED_TRIALS", "MAX_TRIALS", "RunConfig", "build_manifest",
+           "check_limits", "check_resumable", "execute"]
+
+MAX_TRIALS = 1000
+"""Trials per case at most. ``summary.json`` keeps pass^k and pass@k with intervals for every k up to the
+trial count, for every case, so its size and the time to build it grow with cases × trials; and 1000
+passing trials already bound a case's failure rate below 0.3 % (Clopper–Pearson, 95 %), finer than any
+gate asks. More evidence comes from more cases, not from more repeats of one."""
+MAX_PLANNED_TRIALS = 1_000_000
+"""Cases × trials at most in one run: a record is ~10 KB, so a million trials is ~10 GB of ``trials.jsonl``
+(and the plan is held in memory). ``-k 2000000`` on a 16-case suite planned 32 million and reached 2.6 GB
+before its first trial."""
+MAX_CONCURRENCY = 1000
+"""Trials in flight at most: each holds a world (a SQLite copy, a workspace folder, for external agents a
+tool server and its sockets), and the usual open-file limit is 1024. Beyond the plan's size extra
+workers would only idle, so a run uses at most as many as it has trials to run."""
+
+
+def check_limits(trials: int, concurrency: int, cases: int | None = None) -> None:
+    """``trials`` and ``concurrency`` within 1 and :data:`MAX_TRIALS` / :data:`MAX_CONCURRENCY`, and the plan
+    (``cases`` × ``trials``) within :data:`MAX_PLANNED_TRIALS`; otherwise a :class:`RunError` saying why."""
+    if not 1 <= trials <= MAX_TRIALS:
+        raise RunError(f"trials (-k) must be between 1 and {MAX_TRIALS}, got {trials}: the summary holds every "
+                       f"pass^k up to it, and {MAX_TRIALS} passing trials already bound a failure rate below 0.3 %")
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise RunError(f"concurrency (-j) must be between 1 and {MAX_CONCURRENCY}, got {concurrency}: each trial in "
+                       "flight holds a world and open files")
+    if cases is not None and cases * trials > MAX_PLANNED_TRIALS:
+        raise RunError(f"{cases} case(s) × {trials} trial(s) = {cases * trials:,} trials is more than one run holds "
+                       f"({MAX_PLANNED_TRIALS:,}, ~10 KB of records each): fewer trials, or split the suite "
+                       "(--split, --tag, --case)")
 
 
 @dataclass
@@ -56,8 +87,7 @@ class RunConfig:
     def __post_init__(self) -> None:
         if self.seed < 0:  # checked here too, for library users: the CLI's option refuses it already
             raise RunError(f"seed must be ≥ 0, got {self.seed}")
-        if self.trials < 1 or self.concurrency < 1:
-            raise RunError(f"trials and concurrency must be ≥ 1, got {self.trials} and {self.concurrency}")
+        check_limits(self.trials, self.concurrency, len(self.suite.cases))
 
 
 def build_manifest(cfg: RunConfig) -> Manifest:
@@ -67,7 +97,7 @@ def build_manifest(cfg: RunConfig) -> Manifest:
         "passhat_version": __version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "suite": {"name": suite.name, "folder": str(suite.folder), "hash": suite.content_hash(),
+        "suite": {"name": suite.name, **suite_location(suite.folder, cfg.out), "hash": suite.content_hash(),
                   "cases": suite.case_hashes(),
                   "case_meta": {c.id: {"tags": c.tags, "group": c.group, "split": c.split, "domain": c.domain,
                                        "fixture": c.fixture, "identity": c.user.identity} for c in suite.cases},

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 import threading
 from collections.abc import Iterator
@@ -48,12 +49,51 @@ def read_records(path: Path, model: type[Parsed]) -> Iterator[Parsed]:
         for number, raw in enumerate(fh, start=1):
             if not raw.endswith(b"\n"):
                 break
+            check_finite(raw, path, number)
             try:
                 yield model.model_validate_json(raw)
             except ValueError as exc:
                 first = str(exc).splitlines()[0]
                 raise RunError(f"{path}:{number}: not a trial record ({first}); "
                                "fix or remove that line — passhat never skips a recorded trial") from None
+
+
+def check_finite(raw: bytes, path: Path, number: int) -> None:
+    """Refuse a stored line holding ``NaN`` or ``Infinity``, naming the file, line and field.
+
+    passhat never writes one (``allow_nan=False``), but Python's JSON reader accepts them, so an edited or
+    foreign record would reach the statistics and fail there as a passhat bug. Only lines that contain the
+    words are parsed again, so the cost is a byte search per line.
+    """
+    if b"NaN" not in raw and b"Infinity" not in raw:
+        return
+    found: list[str] = []
+
+    def constant(name: str) -> float:
+        found.append(name)
+        return float(name.replace("Infinity", "inf"))
+
+    try:
+        data = json.loads(raw, parse_constant=constant)
+    except ValueError:
+        return  # not JSON at all: the model's own error says so
+    if found:
+        field = _non_finite_field(data) or "a number"
+        raise RunError(f"{path}:{number}: {field} is {found[0]}, which is not a number a trial record can hold; "
+                       "fix or remove that line — passhat never skips a recorded trial")
+
+
+def _non_finite_field(value: Any, where: str = "") -> str | None:
+    """The dotted path of the first NaN or infinite number in parsed JSON (``timing.agent_s``, ``calls[2].seconds``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        inner = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key)
+        hit = _non_finite_field(item, inner)
+        if hit:
+            return hit
+    return None
 
 
 class RunStore:

@@ -8,6 +8,7 @@ and the ``selection`` block says which filter chose them out of which full suite
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,8 @@ from passhat.cases import Case, Suite
 from passhat.errors import PasshatError
 
 SPLITS = ("dev", "holdout", "regression")
+MAX_LISTED = 40
+"""An unknown case id lists the suite's ids up to this many (a 10,000-case suite's list helps nobody)."""
 
 
 class SelectionError(PasshatError):
@@ -102,10 +105,13 @@ def select_cases(suite: Suite, flt: CaseFilter) -> tuple[Suite, dict[str, Any] |
     """The selected sub-suite and the manifest's ``selection`` block (``None`` when nothing is filtered)."""
     if flt.empty:
         return suite, None
-    unknown = [i for i in flt.ids if i not in {c.id for c in suite.cases}]
+    ids = [c.id for c in suite.cases]
+    unknown = [i for i in flt.ids if i not in set(ids)]
     if unknown:
-        raise SelectionError(f"no case {unknown[0]!r} in suite {suite.name!r} "
-                             f"(cases: {', '.join(c.id for c in suite.cases)})")
+        close = difflib.get_close_matches(unknown[0], ids, n=3)
+        hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+        shown = ", ".join(ids[:MAX_LISTED]) + (f", … ({len(ids)} in all)" if len(ids) > MAX_LISTED else "")
+        raise SelectionError(f"no case {unknown[0]!r} in suite {suite.name!r} (--case / cases=): {hint}its cases are {shown}")
     chosen = [c.id for c in suite.cases if flt.matches(c)]
     if not chosen:
         raise SelectionError(f"no case of suite {suite.name!r} matches {flt.describe()} "

@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from passhat.shutdown import at_hard_exit
 from passhat.workspace import _fs
 from passhat.workspace.errors import WorkspaceError
 from passhat.workspace.paths import inside
@@ -248,6 +249,8 @@ async def _run(argv: list[str], cwd: str, env: dict[str, str], command: str, tim
                                                     start_new_session=True)
     except OSError as exc:
         raise WorkspaceError(f"{cwd}: cannot start the command: {_fs.describe(exc)}") from exc
+    # a stop that cannot wait for this trial (passhat.shutdown's hard exit) still kills the command's group
+    forget = at_hard_exit(functools.partial(_kill_group, proc.pid))
     out, err = _Capture(max_output), _Capture(max_output)
     assert proc.stdout is not None and proc.stderr is not None
     readers = asyncio.ensure_future(asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr)))
@@ -279,6 +282,7 @@ async def _run(argv: list[str], cwd: str, env: dict[str, str], command: str, tim
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.wait(ending, timeout=_DRAIN_GRACE_S)
         readers.cancel()
+        forget()
     code = proc.returncode
     if code is not None and code < 0:
         code = 128 - code
