@@ -72,6 +72,7 @@ def case_entry(t: CaseTally, meta: dict[str, Any]) -> dict[str, Any]:
         "steps": _dist(t.steps),
         "top_failure": top_failure(t.failure_reasons),
         "failure_categories": dict(sorted(t.categories.items(), key=lambda kv: -kv[1])),
+        **({"faults_not_applied": dict(t.faults_not_applied)} if t.faults_not_applied else {}),
     }
 
 
