@@ -76,6 +76,10 @@ class ToolCall(BaseModel):
     """When the client went away, in seconds since the trial started (the clock of ``started_at``)."""
     hidden_result: Any = None
     """The real result when a fault hid or changed it."""
+    changed_rows: list[tuple[str, list[Any]]] | None = None
+    """Rows the call wrote, as (table, primary key), in the order first written (at most 200); ``[]`` when it
+    wrote none or failed (its writes were rolled back); ``None`` when the tool did not run, or the record
+    predates the field. Failure attribution points a wrong or missing row at the call that wrote it."""
     started_at: float = 0.0
     """Seconds since the trial started."""
     duration_ms: float = 0.0
@@ -192,6 +196,8 @@ class ToolBoundary:
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
         async with self._one_at_a_time:
             db = self.ctx.db
+            mark = self.ctx.world.change_mark()
+            rec.changed_rows = []
             db.execute(f"SAVEPOINT {CALL_SAVEPOINT}")
             try:
                 out = tool.func(self.ctx, **kwargs)
@@ -214,6 +220,7 @@ class ToolBoundary:
             else:
                 _end_call(db, undo=False)
                 rec.status, rec.result, rec.committed = "ok", result, True
+                rec.changed_rows = self.ctx.world.changed_since(mark)
 
 
 CALL_SAVEPOINT = "passhat_call"
