@@ -16,7 +16,11 @@ FaultKind = Literal["drop_response", "timeout", "error", "malformed", "latency"]
 
 
 class Fault(BaseModel):
-    """One planned failure. In a case file: ``{tool: create_ticket, kind: drop_response, on_call: 1}``."""
+    """One planned failure. In a case file: ``{tool: create_ticket, kind: drop_response, on_call: 1}``.
+
+    A fault no trial could exercise is refused when the suite loads: on a tool the case forbids or leaves out
+    of ``allowed_tools``, on a call past ``limits.max_steps``, on calls an earlier fault already takes, a
+    ``latency`` of 0 s, or with an option its kind does not use (``field`` on a ``timeout``)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -34,7 +38,10 @@ class Fault(BaseModel):
     message: str | None = None
     """Error text the agent sees (``error``, ``timeout``, ``drop_response``)."""
     field: str | None = None
-    """``malformed``: the result field to corrupt, wherever it appears (in every row of a list)."""
+    """``malformed``: the result field to corrupt, wherever it appears (in every row of a list). When the tool
+    declares its result (a ``TypedDict``, pydantic model or dataclass return annotation), a field it cannot
+    hold is bad input when the suite loads; otherwise a result without it leaves the call flagged
+    ``fault_not_applied`` and the run warns: that trial did not test the fault."""
     value: Any = None
     """``malformed``: the replacement; a string may use ``{value}`` for the original, e.g. ``"{value}元"``."""
     seconds: float = Field(0.0, ge=0)
