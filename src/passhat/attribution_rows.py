@@ -48,7 +48,9 @@ def state_culprit(case: Case, grade: Grade, calls: Sequence[ToolCall], diff: Dif
             return Culprit(step, f"the grader names step {step}")
         return Culprit(None, "the custom grader names no step or rows")
     assertion = next((a for a in case.assertions if assertion_name(a) == grade.name), None)
-    if diff is None or any(c.committed and c.changed_rows is None for c in calls):
+    if diff is None:
+        return Culprit(None, "the trial's row changes were not given, so no call can be named")
+    if any(c.committed and c.changed_rows is None for c in calls):
         return Culprit(None, "the record does not say which call wrote which row (recorded before calls listed "
                              "their rows)")
     targets = _targets(assertion, diff) if assertion is not None else []
