@@ -2,7 +2,9 @@
 
 A pass rate says that something is wrong; this says what. Each failed trial gets exactly one primary
 category. Candidates are collected from the grades and the trajectory; the one with the earliest step
-wins (a finding about the final state has no step and comes last), ties broken by ``PRIORITY``. A
+wins (a finding about the final state comes last: ``ABOUT_THE_END``), ties broken by ``PRIORITY``. A
+failed final-state check still names its step: the call that last wrote the wrong row, or the one that
+should have written a missing one (``attribution_rows.py``). A
 failed grade of a custom grader is attributed by the grader's kind, like the built-in grader of that
 kind: ``state`` → ``wrong_final_state``, ``trajectory`` → ``skipped_verification`` (at ``details["step"]``
 when the grader gives one), ``reply`` → ``missing_information_in_reply``, ``judge`` → ``judge_failure``. An
@@ -21,11 +23,13 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from passhat.attribution_rows import scope_culprit, state_culprit
 from passhat.cases import Case
 from passhat.episode import Message
 from passhat.graders import Grade
 from passhat.graders.rules import repeat_counts
 from passhat.tools import ToolCall
+from passhat.world.diff import Diff
 
 FailureCategory = Literal[
     "permission_violation", "forbidden_or_unknown_tool", "duplicate_write", "tool_loop", "skipped_verification",
@@ -39,6 +43,9 @@ LEFT_UNDONE: frozenset[FailureCategory] = frozenset({
     "judge_failure",
 })
 """Findings that an agent which raised explains by itself (see the module doc)."""
+ABOUT_THE_END: frozenset[FailureCategory] = frozenset({"claimed_success_without_state", "wrong_final_state"})
+"""Findings about how the trial ended: they name the step of the call behind the wrong row, but are ordered
+after every finding about a step, as when they had none (the primary category is what went wrong first)."""
 SCOPE_CHECKS = ("unchanged_except", "file_unchanged")
 """State checks of the side-effect boundary: a failure is a change outside the allowed scope."""
 REQUEST_KEY = re.compile(r"idempoten|request_?id|dedup|nonce|client_?token", re.IGNORECASE)
@@ -55,7 +62,9 @@ class Failure(BaseModel):
 
     category: FailureCategory
     step: int | None
-    """The tool-call step (1-based) at which it went wrong; ``None`` when it is about the end state or reply."""
+    """The tool-call step (1-based) at which it went wrong — for a wrong or missing row, the call that last wrote
+    it or should have (docs/failures.md); ``None`` when no call is to blame (the reply, a crash, nothing written:
+    the evidence says which)."""
     evidence: str
     """What shows it, in words: the call, the error, expected vs actual."""
 
@@ -65,7 +74,7 @@ def _first(calls: list[ToolCall], statuses: tuple[str, ...]) -> ToolCall | None:
 
 
 def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages: list[Message],
-                end_reason: str, error: str | None) -> list[Failure]:
+                end_reason: str, error: str | None, diff: Diff | None) -> list[Failure]:
     failed = [g for g in grades if g.required and not g.passed]
     names = {g.name for g in failed}
     state_failed = [g for g in failed if g.grader == "state"]
@@ -95,7 +104,7 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
             if count == case.rules.loop_threshold:
                 out.append(Failure(category="tool_loop", step=c.step, evidence=g.reason))
                 break
-    faulted_tools = {c.tool for c in calls if c.fault or c.status in ("tool_error", "exception")}
+    faulted_tools = {c.tool for c in calls if _faulted(c)}
     crashed = end_reason == "agent_error"
     for g in failed:
         if g.grader == "trajectory" and _custom(g):
@@ -121,7 +130,7 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
             m = re.search(r"at step (\d+)", g.reason)
             out.append(Failure(category="skipped_verification", step=int(m.group(1)) if m else None, evidence=g.reason))
     outcome_failed = [g for g in failed if g.grader in ("state", "reply", "trajectory")]
-    faulted = [c for c in calls if c.fault or c.status in ("tool_error", "exception")]
+    faulted = [c for c in calls if _faulted(c)]
     if outcome_failed and faulted:
         f = faulted[0]
         # the first step after the fault; the faulted call itself when the agent stopped there
@@ -131,6 +140,11 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
                                     f"{outcome_failed[0].reason}"))
     scope_failed = [g for g in state_failed if g.name.startswith(SCOPE_CHECKS) and not _custom(g)]
     for g in scope_failed:
+        culprit = scope_culprit(case, g, calls, diff)
+        if culprit is not None:
+            out.append(Failure(category="side_effect_outside_scope", step=culprit.step,
+                               evidence=f"{g.reason}; {culprit.why}"))
+            continue
         write = _first_write_named(calls, g.reason) or next((c for c in calls if c.kind == "write" and c.committed), None)
         out.append(Failure(category="side_effect_outside_scope", step=write.step if write else None, evidence=g.reason))
     if "valid_arguments" in names:
@@ -139,11 +153,14 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
     other_state = [g for g in state_failed if g not in scope_failed]
     if other_state:
         reply = " ".join(m.text for m in messages if m.role == "agent")
-        missing = any(("actual 0" in g.reason or "no row matches" in g.reason) for g in other_state)
-        if missing and SUCCESS_CLAIM.search(reply):
-            out.append(Failure(category="claimed_success_without_state", step=None,
-                               evidence=f"{other_state[0].reason}; yet the reply says: {reply[-160:]!r}"))
-        out.append(Failure(category="wrong_final_state", step=None, evidence=other_state[0].reason))
+        missing = next((g for g in other_state if "actual 0" in g.reason or "no row matches" in g.reason), None)
+        if missing is not None and SUCCESS_CLAIM.search(reply):
+            culprit = state_culprit(case, missing, calls, diff)
+            out.append(Failure(category="claimed_success_without_state", step=culprit.step,
+                               evidence=f"{missing.reason}; {culprit.why}; yet the reply says: {reply[-160:]!r}"))
+        culprit = state_culprit(case, other_state[0], calls, diff)
+        out.append(Failure(category="wrong_final_state", step=culprit.step,
+                           evidence=f"{other_state[0].reason}; {culprit.why}"))
     if "within_limits" in names:
         out.append(Failure(category="limit_exceeded", step=calls[-1].step if calls else None,
                            evidence=next(g.reason for g in failed if g.name == "within_limits")))
@@ -158,6 +175,11 @@ def _candidates(case: Case, grades: list[Grade], calls: list[ToolCall], messages
         out = [f for f in out if f.category not in LEFT_UNDONE]
         out.append(Failure(category="agent_error", step=None, evidence=f"the agent raised{where}: {last[0]}"))
     return out
+
+
+def _faulted(c: ToolCall) -> bool:
+    """A planned fault acted on the call (one that did not apply changed nothing), or the tool failed."""
+    return (c.fault is not None and c.fault_not_applied is None) or c.status in ("tool_error", "exception")
 
 
 def _first_write_named(calls: list[ToolCall], reason: str) -> ToolCall | None:
@@ -195,15 +217,21 @@ def _write_signature(c: ToolCall) -> str:
 
 
 def attribute(case: Case, outcome: str, grades: list[Grade], calls: list[ToolCall], messages: list[Message],
-              end_reason: str, error: str | None) -> Failure | None:
-    """The primary failure of a trial, or ``None`` when it passed."""
+              end_reason: str, error: str | None, diff: Diff | None = None) -> Failure | None:
+    """The primary failure of a trial, or ``None`` when it passed. ``diff``: the trial's row changes, which
+    with the rows each call wrote name the step behind a failed final-state check."""
     if outcome == "pass":
         return None
     if outcome == "error":
         last = (error or "").strip().splitlines()[-1:] or ["harness error"]
         return Failure(category="infrastructure_error", step=None, evidence=last[0])
-    found = _candidates(case, grades, calls, messages, end_reason, error)
+    found = _candidates(case, grades, calls, messages, end_reason, error, diff)
     if not found:
         first = next((g for g in grades if g.required and not g.passed), None)
         return Failure(category="wrong_final_state", step=None, evidence=first.reason if first else "failed")
-    return min(found, key=lambda f: (f.step is None, f.step or 0, PRIORITY.index(f.category)))
+
+    def order(f: Failure) -> tuple[bool, int, int]:
+        step = None if f.category in ABOUT_THE_END else f.step
+        return step is None, step or 0, PRIORITY.index(f.category)
+
+    return min(found, key=order)

@@ -169,6 +169,15 @@ class Episode:
         """The tools the agent may try (all tools of the domain; permissions are enforced per call)."""
         return list(self._boundary.tools.values())
 
+    def slowest_answer_s(self) -> float | None:
+        """How long a tool of this trial can take to answer: the longest planned ``latency`` (0 without one)
+        when every tool only uses the sandbox (a plain function) and the user is scripted; ``None`` when one
+        may wait on the world outside for as long as it likes (an ``async`` tool: a command, a network call;
+        a model-played user). Transports suggest their clients' timeout from it (``serve/endpoint.py``)."""
+        if any(t.is_async for t in self._boundary.tools.values()) or not getattr(self._user, "answers_at_once", False):
+            return None  # over MCP the user is a tool too: a model-played user's reply takes a model call
+        return max((f.seconds for f in self._boundary.faults if f.kind == "latency"), default=0.0)
+
     def tool_specs(self) -> list[dict[str, Any]]:
         """JSON descriptions of the tools (name, description, parameters, kind)."""
         return [t.spec() for t in self.tools]
@@ -193,12 +202,17 @@ class Episode:
         withheld = rec.status == "fault" and rec.fault_kind in ("timeout", "drop_response")
         return ToolResult(ok=rec.ok, content=rec.result, error=rec.error, withheld=withheld, step=rec.step)
 
-    def abandon(self, step: int) -> None:
+    def abandon(self, step: int, gone_at: float) -> None:
         """Record that the agent's client gave up on call ``step`` before its answer was sent (transports
-        call this; the trajectory then shows the agent never saw that answer)."""
+        call this; the trajectory then shows the agent never saw that answer). ``gone_at`` is when the client
+        went away, in ``time.monotonic()`` seconds: the record says whether that was before, during or after
+        the call, and when."""
+        at = gone_at - self._t0
         for rec in self._boundary.calls:
             if rec.step == step:
-                rec.abandoned = True
+                end = rec.started_at + rec.duration_ms / 1000
+                rec.abandoned, rec.abandoned_at = True, round(at, 6)
+                rec.abandoned_when = "before" if at < rec.started_at else "during" if at <= end else "after"
 
     async def say(self, text: str) -> str | None:
         """Send a message to the user and get their answer (``None`` when the user has left)."""

@@ -22,12 +22,15 @@ trial, with the first failing check of its first failing trial.
 
 Case files as items — off unless an agent is configured (``--passhat-agent SPEC`` or the ini option
 ``passhat_agent``), so test suites that hold YAML files are unaffected: ``pytest path/to/cases/`` then
-collects each case file (a YAML mapping with top-level ``id``, ``domain`` and ``instruction``) as one
-item, runs it ``--passhat-trials`` times and decides it by ``--passhat-rule``:
+collects each case file (a YAML mapping with a top-level ``id`` and a case's own keys, hidden-goal cases
+without ``instruction`` included) as one item — a file that looks like a case and does not load is a
+collection error — runs it ``--passhat-trials`` times and decides it by ``--passhat-rule``:
 
 - ``all`` (default): every trial passes;
 - ``pass_rate>=X``: the lower end of the 95 % Wilson interval on the case's pass rate is at least X;
 - ``pass^K>=X``: that lower end to the power K — a lower bound on the case's pass^K — is at least X.
+
+A rule that a perfect agent could not meet at the configured trials is a usage error before collection.
 
 Trials that end in infrastructure errors fail the item as not measured. Run folders go to pytest's
 temporary folders (one per worker under pytest-xdist), or under ``--passhat-out DIR``, each in a folder
@@ -36,6 +39,7 @@ of its own: runs never collide.
 
 from __future__ import annotations
 
+import math
 import re
 import tempfile
 from collections.abc import Generator, Iterator
@@ -53,7 +57,11 @@ RUNS = pytest.StashKey[list["Run"]]()
 """The runs a test evaluated (for the failure report)."""
 DOMAINS = pytest.StashKey[dict[str, Any]]()
 """Domains loaded by case items, per resolved reference (`DomainRef.key`): loaded once per worker."""
-CASE_KEYS = re.compile(r"^(id|domain|instruction)\s*:", re.MULTILINE)
+TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*:", re.MULTILINE)
+CASE_KEYS = frozenset({"domain", "instruction", "assertions", "faults", "required_tools", "forbidden_tools",
+                       "allowed_tools", "reference"})
+"""With a top-level ``id``, any of these marks a YAML file as a case file (``instruction`` may be left out of a
+hidden-goal case, ``domain`` misspelt): it is collected, and one that does not load is an error."""
 RULE = re.compile(r"^\s*(?:(?P<all>all)|pass_rate\s*>=\s*(?P<rate>[0-9]*\.?[0-9]+)"
                   r"|pass\^(?P<k>[1-9][0-9]*)\s*>=\s*(?P<bar>[0-9]*\.?[0-9]+))\s*$")
 
@@ -108,6 +116,48 @@ class Rule:
             return f"lower bound of pass^{self.k} (Wilson lower bound ^ {self.k}) ≥ {self.bar:g}"
         return "every trial passes"
 
+    @property
+    def threshold(self) -> float | None:
+        """The bar the rule's lower bound must reach (``None`` for ``all``)."""
+        return self.rate if self.rate is not None else self.bar
+
+    def best(self, trials: int) -> float:
+        """The rule's lower bound when every one of ``trials`` trials passes: the most it can ever show."""
+        from passhat.stats.intervals import wilson
+
+        low = wilson(trials, trials)[0]
+        return low ** (self.k or 1)
+
+    def check_reachable(self, trials: int) -> None:
+        """A rule that even a perfect agent cannot meet at this many trials is a usage error, before anything runs.
+
+        The lower bound grows with the trials (8/8 has a Wilson lower bound of 0.676, so ``pass^4>=0.5``
+        would need 0.676⁴ = 0.209 ≥ 0.5: never); such a rule would fail every case of every agent and read
+        as a verdict about the agent."""
+        bar = self.threshold
+        if bar is None or self.best(trials) >= bar:
+            return
+        need = self.trials_needed()
+        more = (f"at least {need} trials (--passhat-trials {need})" if need is not None
+                else "more trials than any run could make (a lower bound never reaches 1: use `all`)")
+        raise pytest.UsageError(
+            f"--passhat-rule {self.text!r} can never pass with {trials} trial(s) per case: even {trials}/{trials} "
+            f"gives a lower bound of {self.best(trials):.3f} < {bar:g} ({self.describe()}). It needs {more}, "
+            f"or a bar of at most {math.floor(self.best(trials) * 1000) / 1000:g} at {trials} trials")
+
+    def trials_needed(self, most: int = 10**7) -> int | None:
+        """The fewest trials at which a perfect agent meets the rule (``None``: none up to ``most``)."""
+        bar = self.threshold or 0.0
+        if self.best(most) < bar:
+            return None
+        low, high = 1, 1
+        while self.best(high) < bar:
+            low, high = high, high * 2
+        while low < high:  # the bound grows with n: the first n that reaches the bar
+            mid = (low + high) // 2
+            low, high = (mid + 1, high) if self.best(mid) < bar else (low, mid)
+        return low
+
     def decide(self, passed: int, graded: int, wilson_low: float | None) -> tuple[bool, str]:
         """(verdict, the numbers in words)."""
         if self.rate is None and self.k is None:
@@ -125,11 +175,11 @@ def pytest_configure(config: pytest.Config) -> None:
                             "fixture evaluates (options are those of passhat.evaluate)")
     config.stash[DOMAINS] = {}
     rule = _setting(config, "rule")
-    if rule:
-        Rule.parse(rule)  # a malformed rule is a usage error before anything is collected
     trials = _setting(config, "trials")
     if trials is not None and (not str(trials).isdigit() or int(trials) < 1):
         raise pytest.UsageError(f"--passhat-trials / passhat_trials {trials!r}: expected a whole number ≥ 1")
+    if rule:  # a malformed rule, or one no agent could meet at these trials, is a usage error before collecting
+        Rule.parse(rule).check_reachable(_trials(config))
 
 
 def _trials(config: pytest.Config) -> int:
@@ -230,17 +280,30 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         head = file_path.read_text("utf-8", errors="replace")
     except OSError:
         return None
-    if {m.group(1) for m in CASE_KEYS.finditer(head)} != {"id", "domain", "instruction"}:
+    keys = {m.group(1) for m in TOP_KEY.finditer(head)}
+    if "id" not in keys or not keys & CASE_KEYS:
         return None  # not a case file: gates, fixtures, CI configs and other YAML are left alone
     return CaseFile.from_parent(parent, path=file_path)
 
 
 class CaseFile(pytest.File):
-    """A case file: one item, named by the case id."""
+    """A case file: one item, named by the case id. A file that looks like a case (a top-level ``id`` and a
+    case's own keys) but does not load is a collection error naming the file and the field, never a skip."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        match = re.search(r"^id\s*:\s*['\"]?([^'\"#\n]+?)['\"]?\s*(?:#.*)?$", self.path.read_text("utf-8"), re.MULTILINE)
-        yield CaseItem.from_parent(self, name=match.group(1) if match else self.path.stem)
+        from passhat.cases.load import load_case
+
+        case = load_case(self.path)  # CaseError: bad YAML, an unknown or missing field (hidden-goal cases load)
+        item = CaseItem.from_parent(self, name=case.id)
+        item.case = case
+        yield item
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        from passhat.errors import PasshatError
+
+        if isinstance(excinfo.value, PasshatError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
 
 
 class CaseFailed(Exception):
@@ -250,13 +313,16 @@ class CaseFailed(Exception):
 class CaseItem(pytest.Item):
     """One case, run ``--passhat-trials`` times with ``--passhat-agent``, decided by ``--passhat-rule``."""
 
+    case: Any = None
+    """The parsed case (collected from the file)."""
+
     def runtest(self) -> None:
         from passhat.api import evaluate
 
         config = self.config
         rule = Rule.parse(_setting(config, "rule") or "all")
         agent = _setting(config, "agent")
-        suite = _case_suite(self.path, config.stash[DOMAINS])
+        suite = _case_suite(self.path, self.case, config.stash[DOMAINS])
         run = evaluate(suite, agent, trials=_trials(config), out=_run_folder(config, self.name))
         self.stash[RUNS] = [run]
         self.user_properties.append(("passhat_run", str(run.folder)))
@@ -289,16 +355,16 @@ def _first(failure: Any) -> str:
     return f"\n  first failure, trial {failure.trial}: {failure.check}{category}"
 
 
-def _case_suite(path: Path, domains: dict[str, Any]) -> Suite:
-    """A suite of the one case in ``path`` (its domain loaded once per worker); bad input raises ``CaseError``."""
+def _case_suite(path: Path, case: Any, domains: dict[str, Any]) -> Suite:
+    """A suite of the one case in ``path`` (its domain loaded once per worker); a domain, fixture or reference
+    the case gets wrong raises ``CaseError`` (the item fails with the file and field)."""
     from passhat.cases import Suite
-    from passhat.cases.load import check_references, load_case
+    from passhat.cases.load import check_references
     from passhat.cases.suite import resolve_suite_folder
     from passhat.domain import load_domain, resolve_domain_ref
     from passhat.errors import CaseError, DomainError
 
     folder = path.parent
-    case = load_case(path)
     try:
         key = resolve_domain_ref(case.domain, folder).key
         if key not in domains:

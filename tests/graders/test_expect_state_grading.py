@@ -160,8 +160,19 @@ def test_a_column_scope_allows_only_its_columns(tmp_path: Path) -> None:
 
 
 def test_inserting_or_deleting_a_row_is_outside_a_column_scope_but_tables_allow_anything(tmp_path: Path) -> None:
-    scope = "unchanged_except: {rows: [{table: tickets, where: {invoice_id: INV-102}, columns: [status]}]}"
+    # E-1001's tickets exist in the fixture (so the scope can permit updates) and the new ticket is one of them
+    scope = "unchanged_except: {rows: [{table: tickets, where: {employee_id: E-1001}, columns: [status]}]}"
     passed, reason = verdict(tmp_path, scope, EXACT)
     assert not passed and "tickets inserted ['R-" in reason
     assert verdict(tmp_path, scope.replace("rows:", "tables: [tickets], rows:"), EXACT)[0]
     assert verdict(tmp_path, scope.replace(", columns: [status]", ""), EXACT)[0]
+
+
+def test_a_column_scope_no_fixture_row_matches_is_refused_before_any_trial(tmp_path: Path) -> None:
+    """It could only ever permit updates of rows that do not exist: a case that reads as allowing the new
+    ticket and never does (cases/scope_checks.py)."""
+    from passhat.cases.fault_checks import CannotFire
+
+    scope = "unchanged_except: {rows: [{table: tickets, where: {invoice_id: INV-102}, columns: [status]}]}"
+    with pytest.raises(CannotFire, match="no row of tickets in the fixture matches invoice_id='INV-102'"):
+        verdict(tmp_path, scope, EXACT)

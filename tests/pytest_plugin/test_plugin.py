@@ -113,34 +113,80 @@ def test_case_items_fail_with_the_rule_the_counts_and_the_first_failing_check(py
     ])
 
 
-def test_a_malformed_case_file_fails_its_item_naming_the_field(pytester: pytest.Pytester) -> None:
+def test_a_case_file_that_does_not_load_is_a_collection_error_naming_the_field(pytester: pytest.Pytester) -> None:
     cases = _cases(pytester, "refund-4812")
     text = (REFUNDS / "refund-4812.yaml").read_text().replace("id: refund-4812", "id: broken")
-    text = text.replace("limits: {max_steps: 15}", "limits: {max_steps: many}")
-    (cases / "broken.yaml").write_text(text)
+    (cases / "broken.yaml").write_text(text.replace("limits: {max_steps: 15}", "limits: {max_steps: many}"))
+    (cases / "no-domain.yaml").write_text(text.replace("id: broken", "id: no-domain").replace("domain: refunds\n", ""))
+    result = pytester.runpytest(*PLUGIN, "--passhat-agent", "careful", "--passhat-trials", "1", str(cases))
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # pytest stops at collection errors: nothing half-run
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*broken.yaml: limits.max_steps: Input should be a valid integer*",
+                                 "*no-domain.yaml: domain: Field required*"])
+
+
+def test_a_case_whose_domain_does_not_load_fails_its_item_naming_the_field(pytester: pytest.Pytester) -> None:
+    cases = _cases(pytester, "refund-4812")
+    text = (REFUNDS / "refund-4812.yaml").read_text().replace("id: refund-4812", "id: elsewhere")
+    (cases / "elsewhere.yaml").write_text(text.replace("domain: refunds", "domain: no_such_module:domain"))
     result = pytester.runpytest(*PLUGIN, "--passhat-agent", "careful", "--passhat-trials", "1", str(cases))
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*broken.yaml: limits.max_steps*"])
+    result.stdout.fnmatch_lines(["*elsewhere.yaml: domain: *no_such_module*"])
+
+
+def test_hidden_goal_case_files_are_collected_and_run(pytester: pytest.Pytester) -> None:
+    """A case without `instruction` (the user opens with "Hi, I need some help." and holds a private goal) is a
+    valid case file; the plugin used to drop it without a word."""
+    notes = Path(__file__).parents[1] / "data" / "notes"
+    cases = pytester.mkdir("goal")
+    shutil.copy(notes / "domain.py", pytester.path / "domain.py")
+    shutil.copy(notes / "fixture.yaml", pytester.path / "fixture.yaml")
+    text = (notes / "cases" / "add-note.yaml").read_text()
+    text = text.replace('instruction: "Add a note titled \'call mom\' with priority 2."\n', "")
+    assert "instruction" not in text
+    (cases / "goal.yaml").write_text(text.replace("user: {identity: alice,", 'user: {identity: alice, goal: "a note: call mom",'))
+    agent = f"{notes / 'agents.py'}:good"
+    collected = pytester.runpytest(*PLUGIN, "--passhat-agent", agent, "--collect-only", "-q", str(cases))
+    collected.stdout.fnmatch_lines(["goal/goal.yaml::add-note", "1 test collected*"])
+    result = pytester.runpytest(*PLUGIN, "--passhat-agent", agent, "--passhat-trials", "1", str(cases))
+    result.assert_outcomes(passed=1)
 
 
 @pytest.mark.parametrize(("rule", "passes"), [
     ("pass_rate>=0.5", True),   # 4/4: Wilson lower bound 0.510
-    ("pass_rate>=0.6", False),
     ("pass^2>=0.25", True),     # 0.510² = 0.260
-    ("pass^4>=0.1", False),     # 0.510⁴ = 0.068
+    ("pass_rate>=0.3", False),  # hasty passes none of its 4 trials: lower bound 0
 ])
 def test_verdict_rules_decide_on_the_lower_bound(pytester: pytest.Pytester, rule: str, passes: bool) -> None:
-    cases = _cases(pytester, "refund-4812")
-    result = pytester.runpytest(*PLUGIN, "--passhat-agent", "careful", "--passhat-rule", rule, str(cases))
+    cases = _cases(pytester, "refund-4812-drop-response")
+    agent = "careful" if passes else "hasty"
+    result = pytester.runpytest(*PLUGIN, "--passhat-agent", agent, "--passhat-rule", rule, str(cases))
     result.assert_outcomes(passed=int(passes), failed=int(not passes))
     if not passes:
-        result.stdout.fnmatch_lines(["refund-4812: 4/4 trials passed, * with careful; rule: *lower bound*"])
+        result.stdout.fnmatch_lines(["refund-4812-drop-response: 0/4 trials passed, * with hasty; rule: *lower bound*"])
 
 
 def test_a_malformed_rule_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(*PLUGIN, "--passhat-agent", "careful", "--passhat-rule", "most")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--passhat-rule / passhat_rule 'most': expected all, pass_rate>=X or pass^K>=X*"])
+
+
+@pytest.mark.parametrize(("options", "words"), [
+    (("--passhat-trials", "8", "--passhat-rule", "pass^4>=0.5"),
+     "*'pass^4>=0.5' can never pass with 8 trial(s) per case: even 8/8 gives a lower bound of 0.208 < 0.5*"
+     "at least 21 trials (--passhat-trials 21), or a bar of at most 0.208 at 8 trials"),
+    (("--passhat-rule", "pass_rate>=0.6"), "*'pass_rate>=0.6' can never pass with 4 trial(s)*at least 6 trials*"),
+    (("--passhat-rule", "pass_rate>=1"), "*a lower bound never reaches 1: use `all`*"),
+])
+def test_a_rule_no_agent_could_meet_is_a_usage_error(pytester: pytest.Pytester, options: tuple[str, ...],
+                                                     words: str) -> None:
+    """Issue 24: `--passhat-trials 8 --passhat-rule 'pass^4>=0.5'` (the documented example) failed every case of
+    every agent, 8/8 included; now it stops before anything runs and says what would be possible."""
+    _cases(pytester, "refund-4812")
+    result = pytester.runpytest(*PLUGIN, "--passhat-agent", "careful", *options)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([words])
 
 
 @pytest.mark.skipif(not XDIST, reason="pytest-xdist is not installed")

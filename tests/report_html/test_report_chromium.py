@@ -126,3 +126,29 @@ def test_a_workspace_trial_shows_its_file_changes(browser: Any, tmp_path: Path) 
     assert "File changes" in page.locator("tr.detail").first.inner_text()
     assert errors == []
     page.close()
+
+
+def test_a_fault_that_did_not_apply_and_an_abandoned_call_are_shown_on_their_steps(browser: Any, run_copy: Path) -> None:
+    """Issue 24: the trajectory said a fault was injected when it changed nothing, and showed an answer the
+    agent never got as a plain success."""
+    lines = (run_copy / "trials.jsonl").read_text("utf-8").splitlines()
+    out = []
+    for line in lines:
+        record = json.loads(line)
+        if record["case_id"] == "timeout-after-write" and record["trial"] == 0:
+            record["calls"][0].update(fault="malformed on query_invoices call 1",
+                                      fault_not_applied="no field 'ammount' in the result (fields: invoice_id, amount)")
+            record["calls"][1].update(abandoned=True, abandoned_when="before", abandoned_at=0.01)
+        out.append(json.dumps(record))
+    (run_copy / "trials.jsonl").write_text("\n".join(out) + "\n", "utf-8")
+    write_report(run_copy)
+    page, errors, _ = open_page(browser, run_copy / "report.html")
+    page.locator("#case-table tr.case", has_text="timeout-after-write").locator("button.expand").click()
+    page.locator("tr.detail details.trial[data-trial='0'] > summary").click()
+    steps = page.locator("tr.detail table.steps")
+    steps.wait_for()
+    first, second = steps.locator("tbody tr").nth(0).inner_text(), steps.locator("tbody tr").nth(1).inner_text()
+    assert "⚠ not applied: no field 'ammount' in the result" in first
+    assert "⚠ abandoned: the client went away before the tool ran; the agent never saw this answer" in second
+    assert errors == []
+    page.close()

@@ -261,9 +261,17 @@ async def evaluate_async(
     if progress is not None:
         progress(Progress(done, total, suite=plan.suite.name, folder=folder))
 
+    unapplied: set[tuple[str, str]] = set()
+
     def recorded(rec: TrialRecord) -> None:
         nonlocal done
         done += 1
+        for call in rec.calls:  # a planned fault that changed nothing: the trial did not test it (once per fault)
+            if call.fault_not_applied is not None and (rec.case_id, call.fault or "") not in unapplied:
+                unapplied.add((rec.case_id, call.fault or ""))
+                warn(f"{rec.case_id}: the planned fault {call.fault} did not apply in trial {rec.trial} (step "
+                     f"{call.step}): {call.fault_not_applied} — that trial did not test it; each such call is "
+                     "flagged fault_not_applied in trials.jsonl")
         if progress is not None:
             progress(Progress(done, total, rec, plan.suite.name, folder))
 

@@ -107,7 +107,13 @@ class NetChange(_Base):
 
 
 class RowScope(BaseModel):
-    """Rows of one table that may change: those matching ``where`` (before or after the change)."""
+    """Rows of one table that may change: those matching ``where`` (before or after the change).
+
+    A scope that can name no row is refused when the suite loads: ``columns: []``, a ``where`` value no row
+    can hold (``"4812"`` for an INTEGER column: SQLite stores the number 4812, and scopes compare values as
+    stored; ``null`` for a NOT NULL column), or a scope limited to ``columns`` whose ``where`` matches no row
+    of the fixture (it permits only updates, so no row can come to match it). A scope without ``columns``
+    whose ``where`` matches no fixture row is fine: it permits the rows the agent inserts."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     table: str
@@ -128,7 +134,10 @@ class UnchangedExcept(_Base):
     tables: list[str] = Field(default_factory=list)
     """Tables where any change is allowed."""
     rows: list[RowScope] = Field(default_factory=list)
-    """Tables where only matching rows may change (optionally only in some ``columns``)."""
+    """Tables where only matching rows may change (optionally only in some ``columns``). A scope whose ``where``
+    matches no row of the fixture permits the rows the agent inserts; one that can match no row at all
+    (``columns: []``, a value no row can hold, a ``columns`` scope with no fixture row to update) is refused
+    when the suite loads."""
     files: list[str] = Field(default_factory=list)
     """Workspace domains: paths (globs, see ``file_unchanged``) where files may be added, removed or
     modified. In a domain with a workspace, a file changed outside them fails the check — so without

@@ -1,5 +1,6 @@
 """Checks of a case's assertions against its fixture, before any trial: tables and columns exist, SQL is
-read-only and finishes within its budget, regular expressions compile, ``expect_state`` names a key.
+read-only and finishes within its budget, regular expressions compile, ``expect_state`` names a key, an
+``unchanged_except`` row scope can match a row (``cases/scope_checks.py``).
 Errors name the file and the field (``assertions.2.row_count.table``)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import sqlite3
 from typing import Any
 
 from passhat.cases.assertions import WORKSPACE_ASSERTIONS, CustomAssertion, ExpectState
+from passhat.cases.scope_checks import check_scopes
 from passhat.errors import CaseError
 from passhat.world.query import QueryBudgetExceeded, bounded_query
 
@@ -88,6 +90,7 @@ def check_assertion(a: Any, field: str, file: str, tables: dict[str, Any], conn:
             t = table(scope.table, f"{field}.rows.{j}.table")
             columns(t, scope.where, f"{field}.rows.{j}.where")
             columns(t, scope.columns or [], f"{field}.rows.{j}.columns")
+        check_scopes(a, field, file, conn)
     if a.kind == "expect_state":
         _check_expect_state(a, field, file, tables)
 

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion, ExpectState
 from passhat.cases.expected import ReferenceFailed, expected_state
+from passhat.cases.fault_checks import fault_problems
 from passhat.cases.fixture_checks import check_assertion, check_regex, check_workspace
 from passhat.cases.model import Case
 from passhat.errors import CaseError
@@ -98,8 +99,8 @@ def check_references(case: Case, file: str, domain: Any) -> None:
         known_tool(c.then, f"order.{i}.then")
     for i, f in enumerate(case.faults):
         known_tool(f.tool, f"faults.{i}.tool")
-        if f.kind == "malformed" and not f.field:
-            raise CaseError(file, f"faults.{i}.field", "a malformed fault needs the result field to corrupt")
+    for problem in fault_problems(case, file, domain):
+        raise problem
     if case.fixture not in domain.fixture_names:
         raise CaseError(file, "fixture", f"unknown fixture {case.fixture!r}; domain has: {', '.join(domain.fixture_names)}")
     for i, turn in enumerate(case.user.turns):

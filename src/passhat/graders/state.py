@@ -81,7 +81,7 @@ def net_change(view: TrialView, a: A.NetChange) -> tuple[bool, str]:
     return ok, f"net change of {a.table}.{a.column} ({describe(a.table, a.where)}): expected {want!r}, actual {delta:g}"
 
 
-def _in_scope(ch: RowChange, scopes: list[A.RowScope]) -> bool:
+def in_scope(ch: RowChange, scopes: list[A.RowScope]) -> bool:
     """The scopes matching the changed row allow the change: one without ``columns`` allows anything; otherwise
     the columns of all matching scopes together must cover the update (an insert or delete changes every
     column, so it is out of a column scope)."""
@@ -100,7 +100,7 @@ def unchanged_except(view: TrialView, a: A.UnchangedExcept) -> tuple[bool, str]:
     for ch in view.diff.rows():
         if ch.table in a.tables:
             continue
-        if _in_scope(ch, scopes.get(ch.table, [])):
+        if in_scope(ch, scopes.get(ch.table, [])):
             continue
         outside.append(f"{ch.table} {ch.kind} {list(ch.key)} ({', '.join(ch.changed_fields)})")
     outside += files_outside(view, a.files)

@@ -12,7 +12,7 @@ Severity = Literal["error", "warning"]
 Code = Literal[
     "yaml", "schema", "domain", "unknown-tool", "unknown-fixture", "unknown-table", "unknown-column", "bad-sql",
     "bad-regex", "unknown-grader", "bad-grader-params", "bad-reference", "contradiction", "duplicate-id", "family-leak",
-    "family-spread", "near-duplicate", "no-state-assertion", "no-assertions", "unfinished",
+    "family-spread", "near-duplicate", "no-state-assertion", "no-assertions", "unfinished", "cannot-fire",
 ]
 """The closed vocabulary of findings; docs/datasets.md describes each."""
 
@@ -21,7 +21,7 @@ SEVERITY: dict[str, Severity] = {
     "unknown-table": "error", "unknown-column": "error", "bad-sql": "error", "bad-regex": "error",
     "unknown-grader": "error", "bad-grader-params": "error", "bad-reference": "error", "contradiction": "error",
     "duplicate-id": "error", "family-leak": "error", "family-spread": "warning", "near-duplicate": "warning",
-    "no-state-assertion": "error", "no-assertions": "error", "unfinished": "error",
+    "no-state-assertion": "error", "no-assertions": "error", "unfinished": "error", "cannot-fire": "error",
 }
 
 

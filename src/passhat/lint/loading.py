@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from passhat.cases import Case
 from passhat.cases.assertions import CustomAssertion
+from passhat.cases.fault_checks import CannotFire, fault_problems
 from passhat.cases.fixture_checks import check_assertion, check_regex, check_workspace
 from passhat.cases.load import (
     _field_path,
@@ -66,6 +67,11 @@ def parse_file(path: Path) -> tuple[Case | None, Any, list[Finding]]:
         return None, data, _schema_findings(exc, file, raw_id)
 
 
+def _code_of(exc: CaseError) -> Code:
+    """The finding code of a loader error: ``cannot-fire`` for a check no trial could exercise, else by field."""
+    return "cannot-fire" if isinstance(exc, CannotFire) else _code_for(exc.field)
+
+
 def _code_for(field: str) -> Code:
     last = field.rsplit(".", 1)[-1]
     if last == "table" or ".tables." in field:
@@ -95,9 +101,8 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
     for name, field in refs:
         if name not in tools:
             add("unknown-tool", field, f"unknown tool {name!r}; domain {domain.name!r} has: {', '.join(sorted(tools))}")
-    for i, f in enumerate(case.faults):
-        if f.kind == "malformed" and not f.field:
-            add("schema", f"faults.{i}.field", "a malformed fault needs the result field to corrupt")
+    for problem in fault_problems(case, file, domain):
+        add("cannot-fire" if isinstance(problem, CannotFire) else "schema", problem.field, problem.message)
     out += _contradictions(case, file)
     for i, turn in enumerate(case.user.turns):
         try:
@@ -130,7 +135,7 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
                 check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
                 check_workspace(a, f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
             except CaseError as exc:
-                add(_code_for(exc.field), exc.field, exc.message)
+                add(_code_of(exc), exc.field, exc.message)
     if not out:  # the reference runs on a case that is otherwise sound (an unknown tool would only repeat)
         try:
             check_reference(case, file, domain)

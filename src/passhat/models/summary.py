@@ -195,6 +195,9 @@ class CaseSummary(BaseModel):
     """Failure category → trials."""
     replayed: int = 0
     """Trials answered from a cassette."""
+    faults_not_applied: dict[str, int] = Field(default_factory=dict)
+    """``fault: why it did not apply`` → trials in which a planned fault changed nothing (a ``malformed``
+    field the result did not hold, a fault on a call that failed anyway): those trials did not test it."""
 
     @property
     def failed(self) -> int:

@@ -93,5 +93,5 @@ def regrade_record(record: TrialRecord, case: Case, domain: Domain,
     stored: list[Grade] = [g for g in record.grades if g.grader == "judge" and "custom_grader" in g.details]
     grades += [carried_judge_grade(a, stored) for a, _ in judge_assertions(view)]
     outcome = "pass" if trial_passed(grades) else "fail"
-    failure = attribute(case, outcome, grades, record.calls, record.messages, record.end_reason, record.error)
+    failure = attribute(case, outcome, grades, record.calls, record.messages, record.end_reason, record.error, diff)
     return record.model_copy(update={"grades": grades, "outcome": outcome, "failure": failure})

@@ -126,6 +126,17 @@ def experience_line(block: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def unapplied_fault_lines(summary: dict[str, Any]) -> list[str]:
+    """Planned faults that changed nothing in some trials (``fault_not_applied``): those trials did not test
+    them, whatever the case table says."""
+    rows = [f"  {c['id']}: {why} ({k} of {c['n'] + c['errors']} trial(s))"
+            for c in summary["cases"] for why, k in (c.get("faults_not_applied") or {}).items()]
+    if not rows:
+        return []
+    return [f"warning: {len(rows)} planned fault(s) did not apply in some trials, which therefore did not test them:",
+            *rows]
+
+
 def print_summary(summary: dict[str, Any], console: Console | None = None, *, strata: Sequence[str] | None = None) -> None:
     """Print the case table, the suite curve with 95 % intervals, strata and experience figures.
 
@@ -144,6 +155,8 @@ def print_summary(summary: dict[str, Any], console: Console | None = None, *, st
             continue
         for value, block in values.items():
             console.print(curve_table(block, n, f"{key} = {value} ({block['cases']} cases)"))
+    for line in unapplied_fault_lines(summary):
+        console.print(line, highlight=False, markup=False, style="yellow")
     if suite.get("errors"):
         console.print(f"[yellow]{suite['errors']} trial(s) ended in infrastructure errors "
                       "(not counted as pass or fail; see trials.jsonl)[/yellow]")

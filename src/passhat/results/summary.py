@@ -73,6 +73,7 @@ def case_entry(t: CaseTally, meta: dict[str, Any]) -> dict[str, Any]:
         "top_failure": top_failure(t.failure_reasons),
         "top_failure_trial": top_failure_trial(t.failure_reasons, t.failure_trials),
         "failure_categories": dict(sorted(t.categories.items(), key=lambda kv: -kv[1])),
+        **({"faults_not_applied": dict(t.faults_not_applied)} if t.faults_not_applied else {}),
     }
 
 

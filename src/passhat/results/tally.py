@@ -49,8 +49,12 @@ class CaseTally:
 
     replayed: int = 0
     """Trials whose external tools were answered from a cassette (``--replay``)."""
+    faults_not_applied: dict[str, int] = field(default_factory=dict)
+    """``fault: why it did not apply`` → trials (``ToolCall.fault_not_applied``)."""
 
     def add(self, r: TallySource) -> None:
+        for why in {f"{c.fault}: {c.fault_not_applied}" for c in r.calls if c.fault_not_applied is not None}:
+            self.faults_not_applied[why] = self.faults_not_applied.get(why, 0) + 1
         failure = r.failure
         if failure is not None:
             self.categories[failure.category] = self.categories.get(failure.category, 0) + 1
@@ -110,7 +114,10 @@ class _Failure(BaseModel):
 
 
 class _Call(BaseModel):
-    """Counted, not read."""
+    """Counted; only a planned fault that did not apply is read."""
+
+    fault: str | None = None
+    fault_not_applied: str | None = None
 
 
 class TallyRecord(BaseModel):
@@ -130,6 +137,13 @@ class TallyRecord(BaseModel):
 
     def failed_grades(self) -> list[_Grade]:
         return [g for g in self.grades if g.required and not g.passed]
+
+
+class _CallFields(Protocol):
+    @property
+    def fault(self) -> str | None: ...
+    @property
+    def fault_not_applied(self) -> str | None: ...
 
 
 class TallySource(Protocol):
@@ -152,7 +166,7 @@ class TallySource(Protocol):
     @property
     def judge_usage(self) -> _Usage | None: ...
     @property
-    def calls(self) -> Sequence[object]: ...
+    def calls(self) -> Sequence[_CallFields]: ...
     @property
     def replayed(self) -> bool: ...
     def failed_grades(self) -> list[_Grade]: ...  # noqa: D102

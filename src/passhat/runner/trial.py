@@ -189,7 +189,7 @@ async def run_trial(
         files=files.to_json() if files is not None else None,
         model_calls=episode.model_calls, timing=timing, error=error,
         user_usage=getattr(simulator, "usage", None), judge_usage=judged.usage if judged else None,
-        failure=attribute(case, outcome, grades, calls, episode.messages, end_reason, error),
+        failure=attribute(case, outcome, grades, calls, episode.messages, end_reason, error, diff),
         trace_id=trace_id(seed), spans=spans, replayed=session is not None and session.replayed,
     )
 

@@ -11,7 +11,6 @@ reaches an episode, so nothing is recorded. Routes (relative to ``/trials/{id}``
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -22,6 +21,7 @@ from pydantic import ValidationError
 from passhat.episode import LimitExceeded
 from passhat.serve.endpoint import TrialEndpoint
 from passhat.serve.protocol import ReportedUsage
+from passhat.serve.watch import ClientWatch
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -40,13 +40,20 @@ class BodyTooLarge(Exception):
     pass
 
 
-async def read_body(receive: Receive, limit: int = MAX_BODY) -> bytes:
-    """The whole request body, refusing more than ``limit`` bytes."""
+class ClientGone(Exception):
+    """The client closed the connection before its request body had arrived whole."""
+
+
+async def read_body(receive: Receive, limit: int = MAX_BODY, *, complete: bool = False) -> bytes:
+    """The whole request body, refusing more than ``limit`` bytes. ``complete``: a client that closes before
+    the last byte raises :class:`ClientGone` instead of leaving a truncated (or empty) body to act on."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
+            if complete:
+                raise ClientGone
             break
         chunk = message.get("body", b"")
         size += len(chunk)
@@ -64,12 +71,6 @@ async def send_json(send: Send, status: int, data: Any, headers: list[tuple[byte
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(raw)).encode()),
                             *(headers or [])]})
     await send({"type": "http.response.body", "body": raw})
-
-
-async def wait_disconnect(receive: Receive) -> None:
-    """Returns when the client closes the connection (after the body has been read)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 def bearer(scope: Scope) -> str | None:
@@ -164,7 +165,10 @@ class TrialRouter:
 
 
 async def _call(endpoint: TrialEndpoint, name: str, receive: Receive, send: Send) -> None:
-    raw = await read_body(receive)
+    try:
+        raw = await read_body(receive, complete=True)
+    except ClientGone:
+        return  # closed before its request arrived whole: no call was made (the body is not there to record)
     try:
         arguments: Any = json.loads(raw) if raw.strip() else {}
     except ValueError:
@@ -172,16 +176,16 @@ async def _call(endpoint: TrialEndpoint, name: str, receive: Receive, send: Send
     if endpoint.ended.is_set():
         await send_json(send, 410, {"error": "the trial is over; no more calls are accepted"})
         return
-    gone = asyncio.ensure_future(wait_disconnect(receive))
+    client = ClientWatch(receive)
     try:
-        answer = await endpoint.call(name, arguments, client_gone=gone)
+        answer = await endpoint.call(name, arguments, client)
         if answer.withheld:
-            await endpoint.hold(gone)
+            await endpoint.hold(client)
             await send_json(send, 504, {"error": "no response (the trial ended while the call was pending)"})
-        elif not answer.abandoned:
+        elif not answer.abandoned:  # an abandoned answer has nobody to go to
             await send_json(send, 409 if answer.limit else 200, answer.body())
     finally:
-        gone.cancel()
+        client.stop()
 
 
 async def _say(endpoint: TrialEndpoint, receive: Receive, send: Send) -> None:
@@ -226,4 +230,4 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
-__all__ = ["ASGIApp", "MAX_BODY", "SubApp", "TrialRouter", "read_body", "send_json", "wait_disconnect"]
+__all__ = ["ASGIApp", "MAX_BODY", "ClientGone", "SubApp", "TrialRouter", "read_body", "send_json"]

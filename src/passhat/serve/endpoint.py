@@ -15,20 +15,32 @@ import math
 import os
 import secrets
 import time
-from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from passhat.episode import Episode, LimitExceeded
 from passhat.errors import PasshatError
 from passhat.serve.protocol import ReportedUsage, TrialStart
+from passhat.serve.watch import ClientWatch, settle
 
 TOOL_TIMEOUT_ENV = "PASSHAT_TOOL_TIMEOUT_S"
 
 
-def tool_timeout(time_limit_s: float) -> float:
-    """The client timeout passhat suggests per tool call: ``$PASSHAT_TOOL_TIMEOUT_S`` when set, else a quarter
-    of the time limit, between 1 and 30 seconds (a planned timeout costs the agent this much real time)."""
+FAST_TOOL_TIMEOUT_S = 2.0
+"""The suggested client timeout when every tool answers from the sandbox's own database: such a tool answers
+in milliseconds, so 2 s is a thousand times that, and a planned timeout or lost response costs the agent 2 s
+instead of a quarter of its time limit (15 s at the default 60 s limit)."""
+
+
+def tool_timeout(time_limit_s: float, slowest_s: float | None = None) -> float:
+    """The client timeout passhat suggests per tool call (a planned timeout costs the agent this much real time).
+
+    ``$PASSHAT_TOOL_TIMEOUT_S`` when set. Else, when ``slowest_s`` says how long the trial's slowest answer can
+    take (tools that only use the database, plus the longest planned ``latency``): :data:`FAST_TOOL_TIMEOUT_S`,
+    or twice the planned latency and a second when that is longer — a latency fault must come back slow, not
+    be turned into a timeout. When a tool may wait on the world outside (``slowest_s=None``: an ``async``
+    tool, such as ``run_command``), a quarter of the time limit, 1–30 s. Never more than a quarter of the time
+    limit (at least 1 s), so several withheld answers still fit in the trial."""
     configured = os.environ.get(TOOL_TIMEOUT_ENV)
     if configured:
         try:
@@ -38,7 +50,10 @@ def tool_timeout(time_limit_s: float) -> float:
         if not (math.isfinite(value) and value > 0):
             raise PasshatError(f"{TOOL_TIMEOUT_ENV}={configured!r}: expected a number of seconds > 0")
         return value
-    return min(30.0, max(1.0, time_limit_s / 4))
+    quarter = min(30.0, max(1.0, time_limit_s / 4))
+    if slowest_s is None:
+        return quarter
+    return min(quarter, max(FAST_TOOL_TIMEOUT_S, 2 * slowest_s + 1.0))
 
 
 class PriceLookup(Protocol):
@@ -100,22 +115,28 @@ class TrialEndpoint:
             user_url=f"{self.url}/user", usage_url=f"{self.url}/usage", mcp_url=f"{self.url}/mcp" if self.mcp else None,
             otlp_url=f"{self.url}/otlp", token=self.token,
             deadline=time.time() + (remaining if remaining is not None else limit), time_limit_s=limit,
-            tool_timeout_s=tool_timeout(limit),
+            tool_timeout_s=tool_timeout(limit, ep.slowest_answer_s()),
         )
 
     def tool_specs(self) -> list[dict[str, Any]]:
         return self.episode.tool_specs()
 
-    async def call(self, name: str, arguments: Any, client_gone: asyncio.Future[Any] | None = None) -> CallAnswer:
-        """Call a tool through the episode (recorded like any in-process call). ``client_gone`` completes when
-        the client closes the request: if it did so while the call ran, the record is marked abandoned."""
+    async def call(self, name: str, arguments: Any, client: ClientWatch | None = None) -> CallAnswer:
+        """Call a tool through the episode (recorded like any in-process call). ``client`` watches the request's
+        connection: when the client had gone before the call, went away during it, or before its answer could
+        be sent, the record is marked abandoned with the moment. The tool runs in every case, as a real
+        server's handler would once it has read the request."""
+        if client is not None:
+            await settle()  # a close that already arrived is seen as one from before the call
         try:
             result = await self.episode.call(name, arguments)
         except LimitExceeded as exc:
             return CallAnswer(ok=False, error=str(exc), limit=exc.reason)
-        abandoned = client_gone is not None and client_gone.done() and not result.withheld
-        if abandoned and result.step is not None:
-            self.episode.abandon(result.step)
+        if client is not None and not result.withheld:
+            await settle()  # and one that arrived while the tool ran, before an answer is sent to nobody
+        abandoned = client is not None and client.gone_at is not None and not result.withheld
+        if abandoned and result.step is not None and client is not None and client.gone_at is not None:
+            self.episode.abandon(result.step, client.gone_at)
         return CallAnswer(ok=result.ok, result=result.content, error=result.error, withheld=result.withheld,
                           abandoned=abandoned)
 
@@ -135,9 +156,9 @@ class TrialEndpoint:
             time_to_first_token_s=usage.time_to_first_token_s, latency_s=usage.latency_s,
         )
 
-    async def hold(self, client_gone: Awaitable[Any]) -> None:
-        """Withhold an answer: wait until the client gives up (``client_gone`` completes) or the trial ends."""
-        gone = asyncio.ensure_future(client_gone)
+    async def hold(self, client: ClientWatch) -> None:
+        """Withhold an answer: wait until the client gives up or the trial ends."""
+        gone = asyncio.ensure_future(client.wait())
         ended = asyncio.ensure_future(self.ended.wait())
         try:
             await asyncio.wait({gone, ended}, return_when=asyncio.FIRST_COMPLETED)
@@ -146,4 +167,4 @@ class TrialEndpoint:
                 task.cancel()
 
 
-__all__ = ["TOOL_TIMEOUT_ENV", "CallAnswer", "PriceLookup", "TrialEndpoint", "tool_timeout"]
+__all__ = ["FAST_TOOL_TIMEOUT_S", "TOOL_TIMEOUT_ENV", "CallAnswer", "PriceLookup", "TrialEndpoint", "tool_timeout"]

@@ -38,8 +38,9 @@ from mcp.shared.exceptions import MCPError
 from passhat import __version__
 from passhat.episode import LimitExceeded
 from passhat.errors import DomainError
-from passhat.serve.app import Receive, Scope, Send, send_json, wait_disconnect
+from passhat.serve.app import Receive, Scope, Send, send_json
 from passhat.serve.endpoint import CallAnswer, TrialEndpoint
+from passhat.serve.watch import ClientWatch, NeverGone
 
 USER_TOOL = "send_message_to_user"
 """The tool that talks to the simulated user: over MCP, tools are the agent's only way to reach anyone."""
@@ -179,22 +180,22 @@ class McpBridge:
             return text_result("the trial is over; no more calls are accepted", error=True)
         if params.name == USER_TOOL:
             return await self._say(endpoint, params.arguments)
-        gone = asyncio.ensure_future(_client_gone(ctx))  # a client that gives up mid-call: the record says so
+        client = _client_watch(ctx)  # a client that gives up, before, during or after the call: the record says so
         try:
             # Shielded: a client that cancels mid-call must not cut a write, or the boundary's record of it, in
             # half (over plain HTTP a client that goes away does not stop the call either).
             with anyio.CancelScope(shield=True):
-                answer = await endpoint.call(params.name, params.arguments, client_gone=gone)
+                answer = await endpoint.call(params.name, params.arguments, client)
             if not answer.withheld:
                 return call_result(answer)
             self.held += 1
             try:
-                await endpoint.hold(gone)
+                await endpoint.hold(client)
             finally:
                 self.held -= 1
             return text_result(TRIAL_OVER, error=True)
         finally:
-            gone.cancel()
+            client.stop()
 
     async def _say(self, endpoint: TrialEndpoint, arguments: dict[str, Any] | None) -> types.CallToolResult:
         try:
@@ -213,16 +214,13 @@ class McpBridge:
                                     structured_content={"reply": reply})
 
 
-async def _client_gone(ctx: Context) -> None:
-    """Returns when the client closes the connection of the request being answered.
+def _client_watch(ctx: Context) -> ClientWatch:
+    """Watches the connection of the request being answered.
 
     The 2026-07-28 client closes it when it gives up on a request. The handshake-era client keeps it open
     and posts a cancellation instead, which a stateless server cannot match to the request: its call is
     held until it closes its connection (as it does when it exits) or the trial ends."""
-    if ctx.request is None:
-        await asyncio.Event().wait()
-    else:
-        await wait_disconnect(ctx.request.receive)
+    return NeverGone() if ctx.request is None else ClientWatch(ctx.request.receive)
 
 
 __all__ = ["TRIAL_OVER", "USER_LEFT", "USER_TOOL", "McpBridge", "call_result", "check_names", "mcp_tools"]

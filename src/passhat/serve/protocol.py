@@ -68,7 +68,10 @@ class TrialStart(BaseModel):
     tool_timeout_s: float
     """How long to wait for a tool's answer before treating the call as timed out (it may or may not have
     happened). A planned timeout or lost response withholds the answer, so this is what one costs the agent.
-    passhat's own clients use it; a quarter of the time limit (1–30 s), or ``$PASSHAT_TOOL_TIMEOUT_S``."""
+    passhat's own clients use it: 2 s when every tool answers from the sandbox and the user is scripted (longer
+    only to cover a planned latency: twice it, plus 1 s), a quarter of the time limit (1–30 s) when a tool may
+    wait on the world outside (a command) or the user is model-played, never more than a quarter of the limit;
+    ``$PASSHAT_TOOL_TIMEOUT_S`` sets it."""
 
 
 class ReportedUsage(BaseModel):

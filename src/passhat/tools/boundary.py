@@ -14,6 +14,7 @@ bodies therefore run one at a time (matters only for async tools that an agent c
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import sqlite3
 import time
@@ -58,13 +59,27 @@ class ToolCall(BaseModel):
     """The fault injected on this call, if any."""
     fault_kind: FaultKind | None = None
     """Its kind: over HTTP and MCP a ``timeout`` or ``drop_response`` really withholds the answer."""
+    fault_not_applied: str | None = None
+    """Why the planned fault changed nothing on this call, when it did not: a ``malformed`` field this result
+    does not hold (or a replacement equal to the value), a ``malformed`` or ``drop_response`` fault on a call
+    that failed anyway. The trial did not test what the fault was planned to test; the run warns about it."""
     committed: bool = False
     """True when the tool ran to completion (for ``drop_response``, even though the agent never saw it)."""
     abandoned: bool = False
     """The agent's client gave up (closed the request) before the answer was sent: the agent never saw it.
     Only agents that run elsewhere can do this; it explains, say, a retry of a write that had succeeded."""
+    abandoned_when: Literal["before", "during", "after"] | None = None
+    """When the client went away, relative to the tool: ``before`` it ran (the request was read, the client
+    was gone when the server got to it; the tool ran anyway, as a real server's would), ``during`` the run,
+    or ``after`` it (the answer was ready but nobody was left to send it to)."""
+    abandoned_at: float | None = None
+    """When the client went away, in seconds since the trial started (the clock of ``started_at``)."""
     hidden_result: Any = None
     """The real result when a fault hid or changed it."""
+    changed_rows: list[tuple[str, list[Any]]] | None = None
+    """Rows the call wrote, as (table, primary key), in the order first written (at most 200); ``[]`` when it
+    wrote none or failed (its writes were rolled back); ``None`` when the tool did not run, or the record
+    predates the field. Failure attribution points a wrong or missing row at the call that wrote it."""
     started_at: float = 0.0
     """Seconds since the trial started."""
     duration_ms: float = 0.0
@@ -164,18 +179,25 @@ class ToolBoundary:
         await self._run(tool, args, rec)
         if tool.ends_episode and rec.committed:
             self.ended_by = tool.name  # even if its answer is lost below: the hand-off happened
-        if fault is not None and rec.status == "ok":
-            if fault.kind == "drop_response":
-                rec.hidden_result, rec.result = rec.result, None
-                rec.status, rec.error = "fault", timeout_message(fault)
-            elif fault.kind == "malformed":
-                rec.hidden_result = rec.result
-                rec.result, _ = corrupt(rec.result, fault)
+        if fault is None or fault.kind == "latency":
+            return
+        if rec.status != "ok":  # nothing to lose or corrupt: the agent got the call's own error
+            rec.fault_not_applied = f"the call failed ({rec.status}), so there was no answer for the fault to change"
+        elif fault.kind == "drop_response":
+            rec.hidden_result, rec.result = rec.result, None
+            rec.status, rec.error = "fault", timeout_message(fault)
+        elif fault.kind == "malformed":
+            corrupted, why_not = corrupt(rec.result, fault)
+            if why_not is None:
+                rec.hidden_result, rec.result = rec.result, corrupted
+            rec.fault_not_applied = why_not
 
     async def _run(self, tool: Tool, args: BaseModel, rec: ToolCall) -> None:
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
         async with self._one_at_a_time:
             db = self.ctx.db
+            mark = self.ctx.world.change_mark()
+            rec.changed_rows = []
             db.execute(f"SAVEPOINT {CALL_SAVEPOINT}")
             try:
                 out = tool.func(self.ctx, **kwargs)
@@ -198,6 +220,7 @@ class ToolBoundary:
             else:
                 _end_call(db, undo=False)
                 rec.status, rec.result, rec.committed = "ok", result, True
+                rec.changed_rows = self.ctx.world.changed_since(mark)
 
 
 CALL_SAVEPOINT = "passhat_call"
@@ -221,8 +244,17 @@ def _end_call(db: sqlite3.Connection, *, undo: bool) -> None:
 
 
 def _jsonable(value: Any) -> Any:
-    """Tool results are JSON data; round-trip once so the agent and the record see the same thing."""
-    return json.loads(json.dumps(value, default=str))
+    """Tool results are JSON data; round-trip once so the agent and the record see the same thing. A pydantic
+    model or dataclass becomes its fields (what its annotation declares: ``Tool.result_fields``)."""
+    return json.loads(json.dumps(value, default=_plain))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return str(value)
 
 
 __all__ = ["CallStatus", "ToolBoundary", "ToolCall"]

@@ -16,6 +16,8 @@ from typing import Any, Literal, get_type_hints
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from passhat.tools.result_fields import declared_fields
+
 ToolKind = Literal["read", "write"]
 
 
@@ -47,6 +49,13 @@ class Tool:
             prop.pop("title", None)
         schema.setdefault("required", [])
         return schema
+
+    @functools.cached_property
+    def result_fields(self) -> frozenset[str] | None:
+        """Every field name the tool's result can hold, from its return annotation (a ``TypedDict``, pydantic
+        model or dataclass, or lists and unions of them); ``None`` when the annotation leaves the names open
+        (``dict``, ``list[dict]``, ``Any``). A ``malformed`` fault on a field outside it is bad input."""
+        return declared_fields(self.func)
 
     def spec(self) -> dict[str, Any]:
         """A provider-neutral description: name, description, parameters, kind."""

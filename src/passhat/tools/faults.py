@@ -16,7 +16,11 @@ FaultKind = Literal["drop_response", "timeout", "error", "malformed", "latency"]
 
 
 class Fault(BaseModel):
-    """One planned failure. In a case file: ``{tool: create_ticket, kind: drop_response, on_call: 1}``."""
+    """One planned failure. In a case file: ``{tool: create_ticket, kind: drop_response, on_call: 1}``.
+
+    A fault no trial could exercise is refused when the suite loads: on a tool the case forbids or leaves out
+    of ``allowed_tools``, on a call past ``limits.max_steps``, on calls an earlier fault already takes, a
+    ``latency`` of 0 s, or with an option its kind does not use (``field`` on a ``timeout``)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -34,7 +38,10 @@ class Fault(BaseModel):
     message: str | None = None
     """Error text the agent sees (``error``, ``timeout``, ``drop_response``)."""
     field: str | None = None
-    """``malformed``: the result field to corrupt, wherever it appears (in every row of a list)."""
+    """``malformed``: the result field to corrupt, wherever it appears (in every row of a list). When the tool
+    declares its result (a ``TypedDict``, pydantic model or dataclass return annotation), a field it cannot
+    hold is bad input when the suite loads; otherwise a result without it leaves the call flagged
+    ``fault_not_applied`` and the run warns: that trial did not test the fault."""
     value: Any = None
     """``malformed``: the replacement; a string may use ``{value}`` for the original, e.g. ``"{value}元"``."""
     seconds: float = Field(0.0, ge=0)
@@ -54,22 +61,27 @@ def timeout_message(fault: Fault) -> str:
     return fault.message or f"timeout: no response from {fault.tool} after {fault.seconds or 30:g}s"
 
 
-def corrupt(result: Any, fault: Fault) -> tuple[Any, int]:
-    """Replace ``fault.field`` wherever it appears in ``result``; returns (new result, fields changed)."""
+def corrupt(result: Any, fault: Fault) -> tuple[Any, str | None]:
+    """Replace ``fault.field`` wherever it appears in ``result``.
+
+    Returns (new result, why nothing changed): the reason is ``None`` when at least one value really
+    changed, else it says why the fault did not apply — the field is not in this result, or the
+    replacement equals what was there — so the record never claims a fault that tested nothing."""
     if fault.field is None:
         raise ValueError("a malformed fault needs `field`")
     out = copy.deepcopy(result)
-    changed = 0
+    found = changed = 0
 
     def walk(node: Any) -> None:
-        nonlocal changed
+        nonlocal found, changed
         if isinstance(node, dict):
             for key in list(node):
                 if key == fault.field:
                     original = node[key]
                     value = fault.value
                     node[key] = value.format(value=original) if isinstance(value, str) else value
-                    changed += 1
+                    found += 1
+                    changed += node[key] != original or type(node[key]) is not type(original)
                 else:
                     walk(node[key])
         elif isinstance(node, list):
@@ -77,4 +89,17 @@ def corrupt(result: Any, fault: Fault) -> tuple[Any, int]:
                 walk(item)
 
     walk(out)
-    return out, changed
+    if not found:
+        return out, f"no field {fault.field!r} in the result ({_shape(result)})"
+    if not changed:
+        return out, f"the replacement equals the original value of {fault.field!r}"
+    return out, None
+
+
+def _shape(result: Any) -> str:
+    """The result's top-level fields, or what it is, for the reason a fault did not apply."""
+    if isinstance(result, dict):
+        return "fields: " + (", ".join(map(str, list(result)[:12])) or "none") + (" …" if len(result) > 12 else "")
+    if isinstance(result, list):
+        return "an empty list" if not result else f"a list of {len(result)}, first: {_shape(result[0])}"
+    return f"a {type(result).__name__}, which has no fields"

@@ -35,6 +35,9 @@ class ScriptedUser:
     know." and a statement ends the conversation.
     """
 
+    answers_at_once = True
+    """Its replies cost no model call: over MCP, where the user is a tool, a short tool timeout covers them."""
+
     def __init__(self, spec: UserSpec) -> None:
         self.spec = spec
         self._next_turn = 0

@@ -32,6 +32,7 @@ class World:
         self.clock = Clock(image.start)
         self.ids = IdGenerator(derive_seed("ids", seed))
         self.rng = random.Random(derive_seed("rng", seed))
+        self._mark, self._mark_changes = 0, -1  # change_mark's cache: the log position at a total_changes count
 
     @classmethod
     def restore(cls, image: FixtureImage, seed: int, workspace: WorkspaceCopy | None = None) -> World:
@@ -67,6 +68,29 @@ class World:
             if not same_row(before, after):
                 result.setdefault(tbl, []).append(RowChange(tbl, key, before, after))
         return Diff(result)
+
+    def change_mark(self) -> int:
+        """A position in the change log: :meth:`changed_since` lists what was written after it. Costs a query
+        only after something was written (``total_changes`` counts every row a statement touched)."""
+        if self.db.total_changes != self._mark_changes:
+            self._mark = int(self.db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {LOG_TABLE}").fetchone()[0])
+            self._mark_changes = self.db.total_changes
+        return self._mark
+
+    def changed_since(self, mark: int, limit: int = 200) -> list[tuple[str, list[Any]]]:
+        """(table, primary key) of the rows written since ``mark``, in the order first written (at most
+        ``limit``): which tool call wrote which row, for failure attribution. Reads only the new log entries,
+        and nothing when no row was touched since the mark was taken."""
+        if mark == self._mark and self.db.total_changes == self._mark_changes:
+            return []
+        seen: dict[tuple[str, str], None] = {}
+        last = mark
+        for seq, tbl, pk in self.db.execute(f"SELECT seq, tbl, pk FROM {LOG_TABLE} WHERE seq > ? ORDER BY seq", (mark,)):
+            last = seq
+            if len(seen) < limit:
+                seen.setdefault((tbl, pk))
+        self._mark, self._mark_changes = last, self.db.total_changes  # the next call's mark, without a query
+        return [(tbl, json.loads(pk)) for tbl, pk in seen]
 
     def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """Run a read-only query (graders use this; writes are refused by ``query_only``).

@@ -9,7 +9,7 @@ a lost response refunds twice, which is exactly what the fault cases measure.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, TypedDict
 
 from passhat.tools import PermissionDenied, ToolContext, ToolFailure, tool
 
@@ -17,11 +17,81 @@ REFUND_METHODS = ("original_payment", "store_credit")
 EMAIL_TEMPLATES = ("refund", "order_update", "general")
 
 
-def _row(row: sqlite3.Row | None) -> dict[str, Any] | None:
+class Customer(TypedDict):
+    """A row of ``customers``. The read tools declare their results, so a ``malformed`` fault on a field
+    they do not return is refused when the suite loads."""
+
+    id: str
+    name: str
+    email: str
+    store_credit: float
+
+
+class Order(TypedDict):
+    """A row of ``orders``."""
+
+    id: int
+    customer_id: str
+    item: str
+    total: float
+    payment_method: str
+    status: str
+    shipping_address: str
+    placed_at: str
+
+
+class OrderLine(TypedDict):
+    """One line of ``list_orders``."""
+
+    id: int
+    item: str
+    total: float
+    status: str
+    placed_at: str
+
+
+class Approval(TypedDict):
+    """A row of ``approvals``."""
+
+    order_id: int
+    amount: float
+    approved_by: str
+    approved_at: str
+    reason: str
+
+
+class Refund(TypedDict):
+    """A row of ``refunds``."""
+
+    id: str
+    order_id: int
+    amount: float
+    method: str
+    created_at: str
+    created_by: str | None
+
+
+class Email(TypedDict):
+    """A row of ``emails``."""
+
+    id: str
+    to_address: str
+    template: str
+    order_id: int | None
+    body: str
+    sent_at: str
+
+
+def _row(row: sqlite3.Row | None) -> Any:
+    """A row as a dict, or ``None``: typed by the tool that returns it (``Order``, ``Approval``, …)."""
     return dict(row) if row is not None else None
 
 
-def _own_order(ctx: ToolContext, order_id: int) -> dict[str, Any]:
+def _rows(cursor: sqlite3.Cursor) -> list[Any]:
+    return [dict(r) for r in cursor]
+
+
+def _own_order(ctx: ToolContext, order_id: int) -> Any:
     """The order, if it exists and belongs to the caller (no identity = back-office, sees all)."""
     order = _row(ctx.db.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone())
     if order is None:
@@ -31,7 +101,7 @@ def _own_order(ctx: ToolContext, order_id: int) -> dict[str, Any]:
     return order
 
 
-def _customer(ctx: ToolContext, customer_id: str) -> dict[str, Any]:
+def _customer(ctx: ToolContext, customer_id: str) -> Any:
     row = _row(ctx.db.execute("SELECT * FROM customers WHERE id = ?", (customer_id,)).fetchone())
     if row is None:
         raise ToolFailure(f"customer {customer_id} not found")
@@ -44,7 +114,7 @@ def _refunded_so_far(ctx: ToolContext, order_id: int) -> float:
 
 
 @tool(kind="read")
-def get_customer(ctx: ToolContext) -> dict:
+def get_customer(ctx: ToolContext) -> Customer:
     """Profile of the customer you are helping: name, email and store-credit balance."""
     if ctx.identity is None:
         ctx.fail("no customer is signed in")
@@ -52,17 +122,17 @@ def get_customer(ctx: ToolContext) -> dict:
 
 
 @tool(kind="read")
-def list_orders(ctx: ToolContext) -> list:
+def list_orders(ctx: ToolContext) -> list[OrderLine]:
     """Orders of the customer you are helping, newest first (number, item, total, status)."""
     rows = ctx.db.execute(
         "SELECT id, item, total, status, placed_at FROM orders WHERE customer_id = ? ORDER BY placed_at DESC",
         (ctx.identity,),
     )
-    return [dict(r) for r in rows]
+    return _rows(rows)
 
 
 @tool(kind="read")
-def get_order(ctx: ToolContext, order_id: int) -> dict:
+def get_order(ctx: ToolContext, order_id: int) -> Order:
     """Details of one of the customer's orders: item, total, payment method, status, address.
 
     Args:
@@ -72,7 +142,7 @@ def get_order(ctx: ToolContext, order_id: int) -> dict:
 
 
 @tool(kind="read")
-def get_approval(ctx: ToolContext, order_id: int) -> dict:
+def get_approval(ctx: ToolContext, order_id: int) -> Approval:
     """The refund approval for an order: the approved amount (the most that may be refunded) and who approved it.
 
     Fails with "no approval" when nobody has approved a refund for the order.
@@ -88,7 +158,7 @@ def get_approval(ctx: ToolContext, order_id: int) -> dict:
 
 
 @tool(kind="read")
-def list_refunds(ctx: ToolContext, order_id: int) -> list:
+def list_refunds(ctx: ToolContext, order_id: int) -> list[Refund]:
     """Refunds already issued for an order (empty list if none).
 
     Args:
@@ -96,11 +166,11 @@ def list_refunds(ctx: ToolContext, order_id: int) -> list:
     """
     _own_order(ctx, order_id)
     rows = ctx.db.execute("SELECT * FROM refunds WHERE order_id = ? ORDER BY created_at", (order_id,))
-    return [dict(r) for r in rows]
+    return _rows(rows)
 
 
 @tool(kind="read")
-def list_emails(ctx: ToolContext, order_id: int) -> list:
+def list_emails(ctx: ToolContext, order_id: int) -> list[Email]:
     """Emails already sent to the customer about an order (the outbox), oldest first.
 
     Args:
@@ -108,7 +178,7 @@ def list_emails(ctx: ToolContext, order_id: int) -> list:
     """
     _own_order(ctx, order_id)
     rows = ctx.db.execute("SELECT * FROM emails WHERE order_id = ? ORDER BY sent_at", (order_id,))
-    return [dict(r) for r in rows]
+    return _rows(rows)
 
 
 @tool(kind="write")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from typing import Any
+from typing import Any, TypedDict
 
 from passhat.tools import ToolContext, tool
 
@@ -22,6 +22,70 @@ CATEGORY_WORDS = {
 }
 OPEN_STATUSES = ("awaiting_manager_approval", "awaiting_finance_review")
 INVOICE_COLUMNS = "id AS invoice_id, employee_id, amount, currency, city, category, merchant, issued_on, description"
+
+
+class Employee(TypedDict):
+    """What ``get_employee`` returns. The read tools declare their results, so a ``malformed`` fault on a
+    field they do not return is refused when the suite loads."""
+
+    employee_id: str
+    name: str
+    level: str
+    city: str
+    manager_id: str | None
+    manager_name: str | None
+
+
+class Invoice(TypedDict):
+    """An invoice as ``query_invoices`` lists it."""
+
+    invoice_id: str
+    employee_id: str
+    amount: float
+    currency: str
+    city: str
+    category: str
+    merchant: str
+    issued_on: str
+    description: str
+
+
+class PolicyClause(TypedDict):
+    """One clause ``search_policy`` found."""
+
+    clause_id: str
+    section: str
+    version: int
+    title: str
+    city: str
+    category: str
+    levels: list[str] | None
+    limit_amount: float
+    currency: str
+    effective_from: str
+    effective_to: str | None
+    text: str
+
+
+class Ticket(TypedDict):
+    """A row of ``tickets``."""
+
+    id: str
+    employee_id: str
+    invoice_id: str
+    amount: float
+    over_limit: float
+    status: str
+    approver_id: str | None
+    project_code: str | None
+    note: str | None
+    created_at: str
+    updated_at: str
+
+
+def _dicts(rows: Any) -> list[Any]:
+    """Rows as dicts, typed by the tool that returns them (``Invoice``, ``Ticket``)."""
+    return [dict(r) for r in rows]
 
 
 def _caller(ctx: ToolContext) -> sqlite3.Row:
@@ -57,7 +121,7 @@ def _ticket(ctx: ToolContext, ticket_id: str) -> dict[str, Any]:
 
 
 @tool(kind="read")
-def get_employee(ctx: ToolContext) -> dict:
+def get_employee(ctx: ToolContext) -> Employee:
     """Look up the signed-in employee: name, job level (e.g. P6), base city and manager.
 
     Hotel limits depend on the job level; over-limit tickets are approved by the manager.
@@ -71,7 +135,7 @@ def get_employee(ctx: ToolContext) -> dict:
 
 
 @tool(kind="read")
-def query_invoices(ctx: ToolContext, invoice_id: str | None = None) -> list[dict]:
+def query_invoices(ctx: ToolContext, invoice_id: str | None = None) -> list[Invoice]:
     """List the signed-in employee's invoices, or look up one of them by id.
 
     Only the caller's own invoices are visible; asking for a colleague's invoice is refused.
@@ -81,11 +145,11 @@ def query_invoices(ctx: ToolContext, invoice_id: str | None = None) -> list[dict
     """
     _caller(ctx)
     if invoice_id is not None:
-        return [dict(_own_invoice(ctx, invoice_id))]
+        return _dicts([_own_invoice(ctx, invoice_id)])
     rows = ctx.db.execute(
         f"SELECT {INVOICE_COLUMNS} FROM invoices WHERE employee_id = ? ORDER BY id", (ctx.identity,)
     )
-    return [dict(r) for r in rows]
+    return _dicts(rows)
 
 
 def _words(text: str) -> list[str]:
@@ -93,7 +157,7 @@ def _words(text: str) -> list[str]:
 
 
 @tool(kind="read")
-def search_policy(ctx: ToolContext, query: str, city: str | None = None, category: str | None = None) -> list[dict]:
+def search_policy(ctx: ToolContext, query: str, city: str | None = None, category: str | None = None) -> list[PolicyClause]:
     """Search the travel expense policy. Results come in search-index order and may include clauses
     from older policy editions; check each clause's version and effective dates.
 
@@ -110,7 +174,7 @@ def search_policy(ctx: ToolContext, query: str, city: str | None = None, categor
         sql += " AND category = ?"
         params.append(category)
     words = _words(query)
-    found = []
+    found: list[PolicyClause] = []
     for row in ctx.db.execute(sql + " ORDER BY search_rank, id", params):
         haystack = " ".join([row["title"], row["text"], row["city"], row["category"],
                              CATEGORY_WORDS.get(row["category"], "")]).lower()
@@ -127,7 +191,7 @@ def search_policy(ctx: ToolContext, query: str, city: str | None = None, categor
 
 
 @tool(kind="read")
-def query_tickets(ctx: ToolContext, invoice_id: str | None = None, ticket_id: str | None = None) -> list[dict]:
+def query_tickets(ctx: ToolContext, invoice_id: str | None = None, ticket_id: str | None = None) -> list[Ticket]:
     """List the signed-in employee's reimbursement tickets, optionally for one invoice or one ticket id.
 
     Args:
@@ -137,14 +201,14 @@ def query_tickets(ctx: ToolContext, invoice_id: str | None = None, ticket_id: st
     _caller(ctx)
     if ticket_id is not None:
         row = _own_ticket(ctx, ticket_id)
-        return [dict(row)] if invoice_id is None or row["invoice_id"] == invoice_id else []
+        return _dicts([row]) if invoice_id is None or row["invoice_id"] == invoice_id else []
     if invoice_id is not None:
         _own_invoice(ctx, invoice_id)
         rows = ctx.db.execute("SELECT * FROM tickets WHERE employee_id = ? AND invoice_id = ? ORDER BY created_at, id",
                               (ctx.identity, invoice_id))
     else:
         rows = ctx.db.execute("SELECT * FROM tickets WHERE employee_id = ? ORDER BY created_at, id", (ctx.identity,))
-    return [dict(r) for r in rows]
+    return _dicts(rows)
 
 
 @tool(kind="write")

@@ -58,6 +58,9 @@
       var cls = (c.step === culprit ? "culprit " : "") + (c.status !== "ok" ? "err" : "");
       var status = el("td", {}, el("span", { "class": c.status === "ok" ? "ok" : "bad", text: c.status }),
         c.step === culprit ? el("div", { "class": "bad", text: "⚑ earliest failing step" }) : null,
+        c.abandoned ? el("div", { "class": "bad abandoned", text: "⚠ abandoned: the client went away " +
+          ({ before: "before the tool ran", during: "while the tool ran", after: "after the tool ran" }[c.abandoned_when] || "") +
+          "; the agent never saw this answer" }) : null,
         c.error ? pre(c.error) : null);
       var result = el("td", {}, pre(c.result));
       if (c.hidden_result !== null && c.hidden_result !== undefined) {
@@ -67,7 +70,9 @@
       body.appendChild(el("tr", { "class": cls, "data-step": c.step },
         el("td", { "class": "num", text: c.step }), el("td", { "class": "mono tool", text: c.tool }),
         el("td", {}, pre(c.arguments)), result,
-        el("td", {}, c.fault ? el("span", { "class": "fault", text: c.fault }) : "—"), status));
+        el("td", {}, c.fault ? el("span", { "class": "fault", text: c.fault }) : "—",
+          c.fault_not_applied ? el("div", { "class": "bad not-applied", text: "⚠ not applied: " + c.fault_not_applied }) : null),
+        status));
     });
     var head = el("tr", {}, el("th", { text: "#" }), el("th", { text: "tool" }), el("th", { text: "arguments" }),
       el("th", { text: "result (as the agent saw it)" }), el("th", { text: "fault injected" }), el("th", { text: "status / error" }));

@@ -1,0 +1,94 @@
+"""A planned fault that changes nothing on a call says so: ``fault_not_applied`` on the call, a warning in the
+run's output, a line in the terminal report (issue 24). Before, a ``malformed`` fault on a field the result
+did not hold recorded the fault as injected and tested nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from passhat.tools import Fault, ToolBoundary, ToolContext
+from passhat.world import World
+
+NOTES = Path(__file__).parents[1] / "data" / "notes"
+
+
+@pytest.fixture
+def boundary_for(notes_domain: Any) -> Any:
+    def make(*faults: Fault) -> ToolBoundary:
+        world = World.restore(notes_domain.image("default"), 1)
+        return ToolBoundary(notes_domain.tool_list(), ToolContext(world, identity="alice"), faults=faults)
+
+    return make
+
+
+def call(b: ToolBoundary, name: str, args: Any = None) -> Any:
+    return asyncio.run(b.call(name, args or {}))
+
+
+def test_a_field_absent_from_this_result_is_flagged_and_the_result_left_alone(boundary_for: Any) -> None:
+    # list_notes is declared `-> list[dict]`: any name could be in it, so only the result itself can tell
+    b = boundary_for(Fault(tool="list_notes", kind="malformed", field="bodyy", value="x"))
+    rec = call(b, "list_notes")
+    assert rec.ok and rec.result == [{"id": "N-1", "title": "groceries", "body": "milk"}]
+    assert rec.hidden_result is None and rec.fault == "malformed on list_notes call 1"
+    assert rec.fault_not_applied == "no field 'bodyy' in the result (a list of 1, first: fields: id, title, body)"
+
+
+def test_a_replacement_equal_to_the_value_is_flagged(boundary_for: Any) -> None:
+    b = boundary_for(Fault(tool="list_notes", kind="malformed", field="body", value="{value}"))
+    assert call(b, "list_notes").fault_not_applied == "the replacement equals the original value of 'body'"
+
+
+def test_a_corrupting_fault_is_not_flagged(boundary_for: Any) -> None:
+    b = boundary_for(Fault(tool="list_notes", kind="malformed", field="body", value=3))
+    rec = call(b, "list_notes")
+    assert rec.result[0]["body"] == 3 and rec.fault_not_applied is None
+
+
+@pytest.mark.parametrize("kind", ["malformed", "drop_response"])
+def test_a_fault_on_a_call_that_failed_anyway_is_flagged(boundary_for: Any, kind: str) -> None:
+    b = boundary_for(Fault(tool="get_note", kind=kind, field="body" if kind == "malformed" else None))
+    rec = call(b, "get_note", {"note_id": "N-9"})
+    assert rec.status == "tool_error" and "not found" in rec.error
+    assert rec.fault_not_applied == "the call failed (tool_error), so there was no answer for the fault to change"
+
+
+@pytest.mark.parametrize("kind", ["timeout", "error", "latency"])
+def test_faults_that_always_act_are_never_flagged(boundary_for: Any, kind: str) -> None:
+    b = boundary_for(Fault(tool="get_note", kind=kind, seconds=0.001 if kind == "latency" else 0))
+    assert call(b, "get_note", {"note_id": "N-9"}).fault_not_applied is None
+
+
+def test_the_run_warns_and_the_report_shows_it(tmp_path: Path) -> None:
+    from passhat import evaluate
+    from passhat.report.terminal import print_summary
+
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    shutil.copy(NOTES / "domain.py", tmp_path / "domain.py")
+    shutil.copy(NOTES / "fixture.yaml", tmp_path / "fixture.yaml")
+    (folder / "add-note.yaml").write_text((NOTES / "cases" / "add-note.yaml").read_text()
+                                          + "faults: [{tool: list_notes, kind: malformed, field: bodyy, value: x}]\n")
+    warnings: list[str] = []
+    run = evaluate(folder, f"{NOTES / 'agents.py'}:good", trials=2, out=tmp_path / "run", sanity=False,
+                   on_warning=warnings.append)
+    assert warnings == ["add-note: the planned fault malformed on list_notes call 1 did not apply in trial 0 (step 1): "
+                        "no field 'bodyy' in the result (a list of 1, first: fields: id, title, body) — that trial did "
+                        "not test it; each such call is flagged fault_not_applied in trials.jsonl"]
+    records = [json.loads(line) for line in (run.folder / "trials.jsonl").read_text().splitlines()]
+    assert [r["calls"][0]["fault_not_applied"] is not None for r in records] == [True, True]
+    (case,) = run.summary.cases
+    assert case.faults_not_applied == {"malformed on list_notes call 1: no field 'bodyy' in the result (a list of 1, "
+                                       "first: fields: id, title, body)": 2}
+    console = Console(record=True, width=200)
+    print_summary(json.loads((run.folder / "summary.json").read_text()), console)
+    text = console.export_text()
+    assert "warning: 1 planned fault(s) did not apply in some trials, which therefore did not test them:" in text
+    assert "add-note: malformed on list_notes call 1: no field 'bodyy' in the result" in text and "(2 of 2 trial(s))" in text
