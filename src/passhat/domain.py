@@ -28,14 +28,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
-
 from passhat.errors import DomainError
 from passhat.imports import import_file, import_module
 from passhat.sources import CodeRoot, defining_file, local_files
 from passhat.tools import Tool
-from passhat.validation import load_yaml
 from passhat.world import Diff, FixtureImage, World
+from passhat.world.fixture_file import read_fixture
 from passhat.world.image import insert_rows
 from passhat.world.kind import StateReader, WorldCopy, WorldImage, WorldSource
 from passhat.world.sqlite_kind import SqliteImage
@@ -426,17 +424,8 @@ def _empty(conn: sqlite3.Connection) -> None:
 def _loader(source: FixtureSource, default_start: datetime) -> tuple[Callable[[sqlite3.Connection], None], datetime]:
     if callable(source) and not isinstance(source, Path):
         return source, default_start
-    path = Path(source)
-    try:
-        data = load_yaml(path.read_text("utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise DomainError(f"{path}: cannot read fixture: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("tables", {}), dict):
-        raise DomainError(f"{path}: a fixture is a mapping with `now` (ISO time) and `tables: {{table: [rows]}}`")
-    start = default_start
-    if "now" in data:
-        start = data["now"] if isinstance(data["now"], datetime) else datetime.fromisoformat(str(data["now"]))
-    tables = data.get("tables", {})
+    path = Path(source)  # type: ignore[arg-type]
+    tables, start = read_fixture(path, default_start)
     return (lambda conn: insert_rows(conn, tables, str(path))), start
 
 

@@ -63,8 +63,9 @@ class WorldCopy(Protocol[D]):
     blocking: bool
     """As its image's :attr:`WorldImage.blocking`: ``diff`` and ``discard`` go off the event loop."""
     handle: object
-    """What a native ``@tool`` gets in process: a ``sqlite3.Connection``, a ``psycopg.Connection``, a
-    ``WorkspaceCopy``. ``ToolContext`` checks its type before handing it out."""
+    """What a native ``@tool`` gets in process: a ``sqlite3.Connection``, a ``psycopg.Connection``
+    (``ctx.pg``), a ``WorkspaceCopy`` (``ctx.world.workspace``). A rows kind also has ``db``: its
+    connection with sqlite3's interface (``ctx.db``), the handle itself for SQLite."""
 
     def reach(self) -> dict[str, str]:
         """How another process reaches this state: placeholder name (:data:`PLACEHOLDERS`) → value."""

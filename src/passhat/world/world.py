@@ -110,12 +110,12 @@ class World:
 
     @property
     def db(self) -> sqlite3.Connection:
-        """The trial's SQLite connection (``sqlite`` and ``sqlite_file`` fixtures)."""
-        handle = self.rows.handle if self.rows is not None else None
-        if not isinstance(handle, sqlite3.Connection):
-            raise WorldError(f"this trial's database is {self._kind_of(self.rows)}, not SQLite: "
-                             f"{'use ctx.pg (a psycopg connection)' if handle is not None else 'the fixture has none'}")
-        return handle
+        """The trial's database with sqlite3's interface: the ``sqlite3.Connection`` of a SQLite world; on
+        PostgreSQL, the same calls (``?`` markers, rows like ``sqlite3.Row``) over ``ctx.pg``."""
+        db = getattr(self.rows, "db", None)
+        if db is None:
+            raise WorldError("this trial's fixture has no database (a workspace only)")
+        return db  # type: ignore[no-any-return]
 
     @property
     def pg(self) -> Any:
@@ -166,7 +166,7 @@ class World:
         """A nested all-or-nothing group inside a call, on the database part; yields its handle."""
         scope = self.rows.call_scope() if self.rows is not None else NO_SCOPE
         try:
-            yield self.rows.handle if self.rows is not None else None
+            yield getattr(self.rows, "db", None)
         except BaseException:
             scope.undo()
             raise
