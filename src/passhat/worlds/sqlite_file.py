@@ -32,7 +32,7 @@ from passhat.world.fingerprint import state_hash
 from passhat.world.fixture_file import read_fixture
 from passhat.world.image import TableInfo, _quote, insert_rows, read_tables
 from passhat.world.sqlite_kind import Savepoint, SqliteReader
-from passhat.worlds.sqlite_pages import SCHEMA_BTREE, page_owners, touched_tables
+from passhat.worlds.sqlite_pages import EVERY_ROW, SCHEMA_BTREE, Interval, Owner, page_owners, rowid_intervals, touched_rows
 
 BUSY_MS = 5000
 """How long the native tools' connection waits for a lock a server holds on the same file."""
@@ -71,10 +71,14 @@ class SqliteFileCopy:
     def diff(self) -> Diff:
         """The copy against the image, by primary key, for the tables whose pages changed."""
         self._settle()
-        touched = touched_tables(self.image.path, self.path, self.image.page_size, self.image.owners)
-        names = set(self.image.tables) if touched is None or SCHEMA_BTREE in touched else touched
-        return diff_tables(self.db, self.image.path, {n: self.image.tables[n] for n in names if n in self.image.tables},
-                           schema_changed=touched is None or SCHEMA_BTREE in touched)
+        image = self.image
+        touched = touched_rows(image.path, self.path, image.page_size, image.owners, image.intervals)
+        schema_changed = touched is None or SCHEMA_BTREE in touched
+        if schema_changed:  # tables may be gone or new: compare every row of every table
+            touched = {name: [EVERY_ROW] for name in image.tables}
+        assert touched is not None
+        scope = {n: (image.tables[n], ranges) for n, ranges in touched.items() if n in image.tables}
+        return diff_tables(self.db, image.path, scope, schema_changed=schema_changed)
 
     def _settle(self) -> None:
         """Fold a write-ahead log into the file, so its pages say what the database holds."""
@@ -93,23 +97,43 @@ class SqliteFileCopy:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def diff_tables(conn: sqlite3.Connection, image: Path, tables: dict[str, TableInfo], *, schema_changed: bool) -> Diff:
-    """Rows of ``tables`` that differ between the database of ``conn`` and the ``image`` file, by key."""
+def diff_tables(conn: sqlite3.Connection, image: Path, scope: dict[str, tuple[TableInfo, list[Interval]]], *,
+                schema_changed: bool) -> Diff:
+    """Rows of the tables in ``scope`` (within their rowid intervals) that differ between the database of
+    ``conn`` and the ``image`` file, matched by primary key."""
     conn.execute("ATTACH DATABASE ? AS passhat_image", (f"file:{image}?mode=ro&immutable=1",))
     try:
         out: dict[str, list[RowChange]] = {}
-        for name, t in sorted(tables.items()):
-            changes = _table_changes(conn, t)
+        for name, (t, ranges) in sorted(scope.items()):
+            changes = _table_changes(conn, t, _rowids(ranges))
             if changes:
                 out[name] = changes
         if schema_changed:
-            out.update(_created_tables(conn, tables))
+            out.update(_created_tables(conn, {n: t for n, (t, _) in scope.items()}))
         return Diff(out)
     finally:
         conn.execute("DETACH DATABASE passhat_image")
 
 
-def _table_changes(conn: sqlite3.Connection, t: TableInfo) -> list[RowChange]:
+def _rowids(ranges: list[Interval]) -> str:
+    """A WHERE clause for the union of rowid intervals (merged), or '' for every row."""
+    if not ranges or EVERY_ROW in ranges:
+        return ""
+    low = float("-inf")
+    merged: list[list[float]] = []
+    for lo, hi in sorted(((low if a is None else a), (float("inf") if b is None else b)) for a, b in ranges):
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    parts = []
+    for lo, hi in merged:
+        terms = ([f"rowid > {int(lo)}"] if lo != low else []) + ([f"rowid <= {int(hi)}"] if hi != float("inf") else [])
+        parts.append(" AND ".join(terms) or "1")
+    return " WHERE " + " OR ".join(f"({p})" for p in parts)
+
+
+def _table_changes(conn: sqlite3.Connection, t: TableInfo, rowids: str = "") -> list[RowChange]:
     q = _quote(t.name)
     if not conn.execute("SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (t.name,)).fetchone():
         cols = ", ".join(_quote(c) for c in t.columns)  # dropped in the trial: every fixture row is gone
@@ -119,8 +143,9 @@ def _table_changes(conn: sqlite3.Connection, t: TableInfo) -> list[RowChange]:
     key_cols = list(t.key)
     cols = ", ".join(_quote(c) for c in t.columns)
     picked = ", ".join(_quote(c) for c in [*key_cols, *t.columns]) if t.key == ("rowid",) else cols
-    after = conn.execute(f"SELECT {picked} FROM main.{q} EXCEPT SELECT {picked} FROM passhat_image.{q}").fetchall()
-    before = conn.execute(f"SELECT {picked} FROM passhat_image.{q} EXCEPT SELECT {picked} FROM main.{q}").fetchall()
+    main, base = f"SELECT {picked} FROM main.{q}{rowids}", f"SELECT {picked} FROM passhat_image.{q}{rowids}"
+    after = conn.execute(f"{main} EXCEPT {base}").fetchall()
+    before = conn.execute(f"{base} EXCEPT {main}").fetchall()
     names = [*key_cols, *t.columns] if t.key == ("rowid",) else list(t.columns)
     index = [names.index(k) for k in key_cols]
 
@@ -160,7 +185,8 @@ class SqliteFileImage:
     path: Path
     tables: dict[str, TableInfo]
     page_size: int
-    owners: dict[int, str]
+    owners: dict[int, Owner]
+    intervals: dict[int, tuple[str, Interval]]
     state_hash: str
     start: datetime
     kind = "sqlite_file"
@@ -275,12 +301,13 @@ class SqliteFile:
             tables = {n: t for n, t in read_tables(conn).items()}
             digest = state_hash(conn, start, skip_table="", skip_trigger_prefix="\0")
             conn.close()
-            page_size, owners = page_owners(path)
+            page_size, owners, roots = page_owners(path)
+            intervals = rowid_intervals(path, page_size, roots)
             path.chmod(0o444)  # the image is never written; trials write their copies
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        return SqliteFileImage(path, tables, page_size, owners, digest, start)
+        return SqliteFileImage(path, tables, page_size, owners, intervals, digest, start)
 
 
 __all__ = ["SqliteFile", "SqliteFileCopy", "SqliteFileImage", "diff_tables"]

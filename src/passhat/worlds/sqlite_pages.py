@@ -1,12 +1,18 @@
-"""Which tables of a SQLite database file changed, found by comparing its pages with the image's.
+"""Where a SQLite database file changed, found by comparing its pages with the image's.
 
 A SQLite file is a sequence of fixed-size pages, each belonging to one b-tree (a table, an index, the
 schema) or to the free list. A trial's copy starts byte-identical to the image, so any row a trial
-inserts, updates or deletes rewrites at least one page of its table's b-tree (a leaf, an overflow page,
-or the interior page that points to a new one). Comparing the two files page by page (numpy, at memory
-speed) and mapping each changed page to its b-tree with the image's ``dbstat`` table names the tables
-to diff, without anything of the harness inside the file — a server that lists tables or triggers sees
-only the fixture's.
+inserts, updates or deletes rewrites at least one page of its table's b-tree: the leaf that holds (or
+would hold) its rowid, or the interior page above a leaf that was freed or split. Comparing the two
+files page by page (numpy, at memory speed) and mapping each changed page to its table (the image's
+``dbstat``) and to the rowid interval it covers (read from the image's interior pages, once) gives the
+rows to compare — without anything of the harness inside the file: a server that lists tables or
+triggers sees only the fixture's.
+
+The interval of a page is the keys its subtree may hold: the root's is everything; an interior page's
+``i``-th child holds keys in ``(key[i-1], key[i]]``, its right-most child those above its last key. A
+changed overflow page (a large value rewritten in place, its leaf unchanged) or a table without rowids
+gives its whole table.
 """
 
 from __future__ import annotations
@@ -24,20 +30,80 @@ EVERYTHING = None
 its page size changed): every table is then diffed."""
 
 
-def page_owners(path: Path) -> tuple[int, dict[int, str]]:
-    """The page size of the database file at ``path`` and, per page number, the table that owns it (an
-    index page is owned by its table; the schema's pages by :data:`SCHEMA_BTREE`)."""
+Owner = tuple[str, str]
+"""A page's table and what the page is to it: ``table`` (its b-tree), ``overflow`` (of a large value in the
+table's b-tree) or ``index`` (of one of its indexes)."""
+
+
+def page_owners(path: Path) -> tuple[int, dict[int, Owner], dict[str, int]]:
+    """The page size of the database file at ``path``, each page's :data:`Owner` (the schema's pages are
+    owned by :data:`SCHEMA_BTREE`), and the root page of every rowid table."""
     conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
     try:
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-        table_of = {name: tbl for name, tbl in conn.execute("SELECT name, tbl_name FROM sqlite_master")}
-        owners = {}
-        for name, page in conn.execute("SELECT name, pageno FROM dbstat"):
-            owner = table_of.get(name, name)
-            owners[int(page)] = SCHEMA_BTREE if owner in ("sqlite_master", "sqlite_schema") else owner
-        return page_size, owners
+        objects = conn.execute("SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master").fetchall()
+        table_of = {name: tbl for _, name, tbl, _, _ in objects}
+        roots = {name: int(root) for kind, name, _, root, sql in objects
+                 if kind == "table" and root and not name.startswith("sqlite_")
+                 and "WITHOUT ROWID" not in (sql or "").upper()}
+        owners: dict[int, Owner] = {}
+        for name, page, pagetype in conn.execute("SELECT name, pageno, pagetype FROM dbstat"):
+            table = table_of.get(name, name)
+            if table in ("sqlite_master", "sqlite_schema"):
+                owners[int(page)] = (SCHEMA_BTREE, "table")
+            elif name != table:
+                owners[int(page)] = (table, "index")
+            else:
+                owners[int(page)] = (table, "overflow" if pagetype == "overflow" else "table")
+        return page_size, owners, roots
     finally:
         conn.close()
+
+
+Interval = tuple[int | None, int | None]
+"""Rowids ``lo < rowid <= hi`` (``None``: unbounded)."""
+EVERY_ROW: Interval = (None, None)
+
+
+def _varint(data: bytes, at: int) -> int:
+    value = 0
+    for i in range(8):
+        byte = data[at + i]
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value
+    return (value << 8) | data[at + 8]
+
+
+def rowid_intervals(path: Path, page_size: int, roots: dict[str, int]) -> dict[int, tuple[str, Interval]]:
+    """Per page of each rowid table's b-tree (``roots``: table → root page), its table and rowid interval,
+    walking only interior pages (a 100 MB table has a few dozen)."""
+    out: dict[int, tuple[str, Interval]] = {}
+    with path.open("rb") as f:
+        def page(number: int) -> bytes:
+            f.seek((number - 1) * page_size)
+            return f.read(page_size)
+
+        for table, root in roots.items():
+            stack: list[tuple[int, Interval]] = [(root, EVERY_ROW)]
+            while stack:
+                number, (lo, hi) = stack.pop()
+                out[number] = (table, (lo, hi))
+                data = page(number)
+                head = 100 if number == 1 else 0
+                if data[head] != 0x05:  # not an interior table page: a leaf (or corrupt: the leaf's interval will do)
+                    continue
+                cells = int.from_bytes(data[head + 3:head + 5], "big")
+                right = int.from_bytes(data[head + 8:head + 12], "big")
+                prev = lo
+                for i in range(cells):
+                    at = int.from_bytes(data[head + 12 + 2 * i:head + 14 + 2 * i], "big")
+                    child = int.from_bytes(data[at:at + 4], "big")
+                    key = _varint(data, at + 4)
+                    stack.append((child, (prev, key)))
+                    prev = key
+                stack.append((right, (prev, hi)))
+    return out
 
 
 def changed_pages(image: Path, copy: Path, page_size: int) -> tuple[list[int], int] | None:
@@ -62,11 +128,24 @@ def changed_pages(image: Path, copy: Path, page_size: int) -> tuple[list[int], i
     return pages, n_b
 
 
-def touched_tables(image: Path, copy: Path, page_size: int, owners: dict[int, str]) -> set[str] | None:
-    """The tables whose b-tree has a changed page (:data:`SCHEMA_BTREE` when the schema changed), or
-    :data:`EVERYTHING` when the change cannot be attributed to pages."""
+def touched_rows(image: Path, copy: Path, page_size: int, owners: dict[int, Owner],
+                 intervals: dict[int, tuple[str, Interval]]) -> dict[str, list[Interval]] | None:
+    """Per table with a changed page (:data:`SCHEMA_BTREE` too when the schema changed), the rowid intervals
+    to compare (:data:`EVERY_ROW` for a changed overflow page, or any change of a table without rowids);
+    :data:`EVERYTHING` when the change cannot be attributed to pages at all (the file shrank)."""
     found = changed_pages(image, copy, page_size)
     if found is None:
         return EVERYTHING
     pages, _ = found
-    return {owners[p] for p in pages if p in owners}
+    rowid_tables = {t for t, _ in intervals.values()}
+    out: dict[str, list[Interval]] = {}
+    for p in pages:
+        if p in intervals:
+            table, interval = intervals[p]
+            out.setdefault(table, []).append(interval)
+        elif p in owners:
+            table, what = owners[p]
+            if what == "index" and table in rowid_tables:
+                continue  # an index changes with its table's rows, which the table's own pages show
+            out.setdefault(table, []).append(EVERY_ROW)
+    return out

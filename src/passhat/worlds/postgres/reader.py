@@ -32,24 +32,25 @@ _DOLLAR = re.compile(r"\$[A-Za-z_]*\$")
 
 
 def to_pyformat(sql: str) -> str:
-    """``?`` markers as ``%s`` (``IS ?`` as ``IS NOT DISTINCT FROM %s``), ``%`` as ``%%``, outside quotes."""
+    """``?`` markers outside quotes and comments as ``%s`` (``IS ?`` as ``IS NOT DISTINCT FROM %s``), and
+    every ``%`` as ``%%`` (psycopg reads ``%`` inside literals too)."""
     out: list[str] = []
     i, n = 0, len(sql)
     while i < n:
         ch = sql[i]
         if ch in "'\"":
             end = _closing(sql, i + 1, ch)
-            out.append(sql[i:end])
+            out.append(sql[i:end].replace("%", "%%"))  # psycopg reads % everywhere, quotes or not
             i = end
         elif ch == "-" and sql.startswith("--", i):
             end = sql.find("\n", i)
             end = n if end < 0 else end
-            out.append(sql[i:end])
+            out.append(sql[i:end].replace("%", "%%"))
             i = end
         elif ch == "/" and sql.startswith("/*", i):
             end = sql.find("*/", i + 2)
             end = n if end < 0 else end + 2
-            out.append(sql[i:end])
+            out.append(sql[i:end].replace("%", "%%"))
             i = end
         elif ch == "$" and (m := _DOLLAR.match(sql, i)):
             end = sql.find(m.group(0), m.end())

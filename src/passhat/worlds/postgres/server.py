@@ -50,6 +50,8 @@ def configure(url: str | None) -> None:
         if _server is not None and _server.url_given != url:
             raise PostgresUnavailable("the PostgreSQL server is chosen once per process, before the first fixture is built")
         _configured = url
+        if url:
+            os.environ[ENV_URL] = url  # processes started for this run (Ray workers, --isolate) use it too
 
 
 def current() -> PgServer:
