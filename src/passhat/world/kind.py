@@ -23,6 +23,7 @@ Facet = Literal["rows", "files"]
 """What a kind's diff is: rows (inserted, updated, deleted by primary key) or files (added, removed, modified)."""
 Params = tuple[Any, ...] | dict[str, Any]
 D = TypeVar("D")
+D_co = TypeVar("D_co", covariant=True)
 
 PLACEHOLDERS = ("workspace", "sqlite_path", "database_url")
 """The names :meth:`WorldCopy.reach` may return: the trial's workspace folder, its SQLite database file,
@@ -55,7 +56,7 @@ class CallScope(Protocol):
     def undo(self) -> None: ...
 
 
-class WorldCopy(Protocol[D]):
+class WorldCopy(Protocol[D_co]):
     """One trial's private state of one kind."""
 
     kind: str
@@ -75,7 +76,7 @@ class WorldCopy(Protocol[D]):
         """Begin one tool call; a kind that cannot undo a call returns a scope whose methods do nothing."""
         ...
 
-    def diff(self) -> D:
+    def diff(self) -> D_co:
         """The copy against its image (rows: by primary key; files: by path)."""
         ...
 

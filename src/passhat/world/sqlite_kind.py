@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from passhat.world.diff import Diff, RowChange, same_row
 from passhat.world.image import LOG_TABLE, FixtureImage, TableInfo, _quote
-from passhat.world.kind import Params
+from passhat.world.kind import Facet, Params
 from passhat.world.query import bounded_query
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class SqliteCopy:
     """One trial's private copy of an in-memory image: a pooled connection inside the trial savepoint."""
 
     kind = "sqlite"
-    facet = "rows"
+    facet: Facet = "rows"
     blocking = False
 
     def __init__(self, image: FixtureImage, conn: sqlite3.Connection) -> None:
@@ -157,7 +157,7 @@ class SqliteImage:
     """The ``sqlite`` kind's image: a :class:`FixtureImage` seen through the world-kind interface."""
 
     kind = "sqlite"
-    facet = "rows"
+    facet: Facet = "rows"
     blocking = False
 
     def __init__(self, fixture: FixtureImage) -> None:

@@ -15,9 +15,11 @@ the file's bytes (memory speed) plus the size of the changed tables, not of the 
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import sqlite3
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +33,7 @@ from passhat.world.diff import Diff, RowChange, same_row
 from passhat.world.fingerprint import state_hash
 from passhat.world.fixture_file import read_fixture
 from passhat.world.image import TableInfo, _quote, insert_rows, read_tables
+from passhat.world.kind import Facet
 from passhat.world.sqlite_kind import Savepoint, SqliteReader
 from passhat.worlds.sqlite_pages import EVERY_ROW, SCHEMA_BTREE, Interval, Owner, page_owners, rowid_intervals, touched_rows
 
@@ -42,7 +45,7 @@ class SqliteFileCopy:
     """One trial's private copy of the fixture file."""
 
     kind = "sqlite_file"
-    facet = "rows"
+    facet: Facet = "rows"
     blocking = True
 
     def __init__(self, image: SqliteFileImage, folder: Path) -> None:
@@ -190,7 +193,7 @@ class SqliteFileImage:
     state_hash: str
     start: datetime
     kind = "sqlite_file"
-    facet = "rows"
+    facet: Facet = "rows"
     blocking = True
 
     @property
@@ -200,10 +203,23 @@ class SqliteFileImage:
     def content_hash(self) -> str:
         return self.state_hash
 
-    def open(self) -> SqliteFileCopy:
+    def __post_init__(self) -> None:
+        self._ready = ReadyCopies(self._copy)
+        atexit.register(self.close)  # the image's folder and the copies made ahead go with the process
+
+    def _copy(self) -> Path:
         folder = Path(tempfile.mkdtemp(prefix="passhat-sqlite-"))
         try:
             copy_file(self.path, folder / self.file_name)
+            (folder / self.file_name).chmod(0o644)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        return folder
+
+    def open(self) -> SqliteFileCopy:
+        folder = self._ready.take()
+        try:
             return SqliteFileCopy(self, folder)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
@@ -230,7 +246,54 @@ class SqliteFileImage:
             conn.close()
 
     def close(self) -> None:
+        self._ready.close()
         shutil.rmtree(self.path.parent, ignore_errors=True)
+
+
+class ReadyCopies:
+    """Copies of the fixture file made ahead by a thread, so a trial waits for no copy while the thread
+    keeps up (a 100 MB file takes a noticeable time to copy); ``take`` copies itself when none is ready."""
+
+    def __init__(self, make: Callable[[], Path], ahead: int = 2) -> None:
+        self._make, self._ahead = make, ahead
+        self._ready: list[Path] = []
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def take(self) -> Path:
+        with self._cond:
+            if self._thread is None and not self._closed:
+                self._thread = threading.Thread(target=self._fill, name="passhat-sqlite-copies", daemon=True)
+                self._thread.start()
+            folder = self._ready.pop(0) if self._ready else None
+            self._cond.notify_all()
+        return folder if folder is not None else self._make()
+
+    def _fill(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closed and len(self._ready) >= self._ahead:
+                    self._cond.wait()
+                if self._closed:
+                    return
+            try:
+                folder = self._make()
+            except Exception:  # noqa: BLE001 - take() then copies itself and reports the error there
+                return
+            with self._cond:
+                if self._closed:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    return
+                self._ready.append(folder)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            ready, self._ready = self._ready, []
+            self._cond.notify_all()
+        for folder in ready:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager
@@ -260,7 +323,7 @@ class SqliteFile:
     name: str = "world.sqlite"
     """The file's name in every trial's folder (some servers care about the extension)."""
     kind = "sqlite_file"
-    facet = "rows"
+    facet: Facet = "rows"
 
     def __post_init__(self) -> None:
         given = [x for x in (self.data, self.load, self.file) if x is not None]

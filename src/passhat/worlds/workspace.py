@@ -13,14 +13,14 @@ from contextlib import contextmanager
 from datetime import datetime
 
 from passhat.workspace.tree import FileDiff, WorkspaceCopy, WorkspaceImage, apply_file_diff
-from passhat.world.kind import NO_SCOPE, NoScope
+from passhat.world.kind import NO_SCOPE, Facet, NoScope
 
 
 class WorkspacePart:
     """One trial's private copy of a workspace, as a world part (``{workspace}`` is its folder)."""
 
     kind = "workspace"
-    facet = "files"
+    facet: Facet = "files"
     blocking = True
 
     def __init__(self, copy: WorkspaceCopy) -> None:
@@ -49,11 +49,11 @@ class WorkspaceWorld:
     """A workspace fixture's image: copies are made by ``make_copy`` (the domain decides where they go)."""
 
     kind = "workspace"
-    facet = "files"
+    facet: Facet = "files"
     blocking = True
     start: datetime | None = None
 
-    def __init__(self, tree: WorkspaceImage, make_copy: Callable[[], WorkspaceCopy]) -> None:
+    def __init__(self, tree: WorkspaceImage, make_copy: Callable[[], WorkspaceCopy | None]) -> None:
         self.tree = tree
         self._make_copy = make_copy
 
@@ -61,7 +61,10 @@ class WorkspaceWorld:
         return self.tree.digest
 
     def open(self) -> WorkspacePart:
-        return WorkspacePart(self._make_copy())
+        copy = self._make_copy()
+        if copy is None:  # the domain no longer has this workspace (cannot happen for an image it built)
+            raise RuntimeError("the workspace image has no copy to give")
+        return WorkspacePart(copy)
 
     def rebuild(self, diff: FileDiff) -> WorkspacePart:
         copy = self.tree.restore()

@@ -40,7 +40,7 @@ def main() -> int:
         as_user = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
     with open(os.path.join(root, "postgres.log"), "ab") as log:
         server = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=root,
-                                  preexec_fn=_die_with_parent, **as_user)  # type: ignore[arg-type]
+                                  preexec_fn=_die_with_parent, **as_user)  # type: ignore[call-overload]
     try:
         while os.read(0, 4096):  # passhat never writes; b"" is end-of-file: passhat is gone or done
             pass

@@ -43,8 +43,9 @@ def _ordered(row: dict[str, Any] | None, t: PgTable) -> dict[str, Any] | None:
         return None
     out = {c: row.get(c) for c in t.columns} if t.columns else dict(row)
     for c in t.floats:
-        if isinstance(out.get(c), int) and not isinstance(out[c], bool):
-            out[c] = float(out[c])
+        value = out.get(c)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[c] = float(value)
     return out
 
 

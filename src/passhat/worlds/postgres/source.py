@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from passhat.errors import DomainError
 from passhat.world.fixture_file import read_fixture
+from passhat.world.kind import Facet
 
 Strategy = Literal["wal_log", "file_copy"]
 
@@ -37,7 +38,7 @@ class Postgres:
     fastest on a throwaway cluster, which does not flush) or ``wal_log`` (block by block through the WAL:
     no checkpoint on a shared server). Default: ``file_copy`` on a throwaway cluster, else the server's own."""
     kind = "postgres"
-    facet = "rows"
+    facet: Facet = "rows"
 
     def __post_init__(self) -> None:
         for label, path in (("data", self.data), ("dump", self.dump)):

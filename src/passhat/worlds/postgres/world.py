@@ -15,6 +15,7 @@ from typing import Any
 
 from passhat.world.diff import Diff
 from passhat.world.image import TableInfo
+from passhat.world.kind import Facet
 from passhat.worlds.postgres.catalog import PgTable
 from passhat.worlds.postgres.diff import read_diff
 from passhat.worlds.postgres.qmark import QmarkConnection
@@ -47,7 +48,7 @@ class PgCopy:
     """One trial's database (a :class:`Slot`) as a world part."""
 
     kind = "postgres"
-    facet = "rows"
+    facet: Facet = "rows"
     blocking = True
 
     def __init__(self, image: PgImage, slot: Slot) -> None:
@@ -84,7 +85,7 @@ class PgImage:
     """A PostgreSQL fixture built into a template database, with trial databases made ahead."""
 
     kind = "postgres"
-    facet = "rows"
+    facet: Facet = "rows"
     blocking = True
 
     def __init__(self, server: PgServer, template: str, tables: dict[str, PgTable], start: datetime,
