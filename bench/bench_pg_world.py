@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import sqlite3
 import statistics
@@ -192,7 +193,8 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     server = servers.current()
-    print(f"server: {'throwaway cluster' if server.cluster else server.url_given} (PostgreSQL {server.version})")
+    print(f"server: {'throwaway cluster' if server.cluster else server.url_given} (PostgreSQL {server.version}); "
+          f"load average {os.getloadavg()[0]:.1f}")
     results = {mb: measure(mb, args.trials) for mb in sizes}
     keys = list(results[sizes[0]])
     print(f"{'ms per trial (median)':28}" + "".join(f"{f'{mb} MB':>12}" for mb in sizes)
@@ -201,6 +203,7 @@ def main() -> None:
         values = [results[mb][key] for mb in sizes]
         ratio = f"{values[-1] / values[0]:9.1f}" if len(sizes) > 1 and values[0] else ""
         print(f"{key:28}" + "".join(f"{v:12.2f}" for v in values) + ratio)
+    print(f"load average at the end {os.getloadavg()[0]:.1f} (the make/restore rows are the most sensitive to it)")
     print("(build_s in seconds, once per run; 'pg wait' is what a trial waits for its database while the pool "
           "keeps up; 'pg make' is the work per trial done ahead, off its critical path)")
 
