@@ -13,12 +13,10 @@ modules it imports, and the data files it declares with ``files=``.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import importlib
 import inspect
 import json
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -36,31 +34,12 @@ from passhat.world import Diff, FixtureImage, World
 from passhat.world.fixture_file import read_fixture
 from passhat.world.image import insert_rows
 from passhat.world.kind import StateReader, WorldCopy, WorldImage, WorldSource
+from passhat.world.parts import open_parts, open_parts_async, rebuild_parts
 from passhat.world.sqlite_kind import SqliteImage
+from passhat.worlds.workspace_source import GitTree, Overlay, WorkspaceSource, copy_folder
 
 if TYPE_CHECKING:
     from passhat.workspace.tree import FileDiff, WorkspaceCopy, WorkspaceImage
-
-SHM_COPY_LIMIT = 64 * 1024 * 1024
-"""Workspaces up to this size are copied into ``/dev/shm`` (memory) when it exists and has room for 16
-copies; larger ones, or a small ``/dev/shm`` (a container's default is 64 MB), go to disk."""
-
-
-def copy_folder(size: int) -> Path | None:
-    """Where trial copies of a workspace of ``size`` bytes go: ``PASSHAT_WORKSPACE_DIR`` if set, else
-    ``/dev/shm`` for small trees, else the system's temporary folder (``None``)."""
-    chosen = os.environ.get("PASSHAT_WORKSPACE_DIR")
-    if chosen:
-        folder = Path(chosen)
-        if not folder.is_dir():
-            raise DomainError(f"PASSHAT_WORKSPACE_DIR={chosen}: not a folder (workspace copies are made in it)")
-        return folder
-    shm = Path("/dev/shm")
-    if size <= SHM_COPY_LIMIT and shm.is_dir() and os.access(shm, os.W_OK):
-        free = os.statvfs(shm)
-        if free.f_bavail * free.f_frsize >= 16 * size:  # room for many trials at once (a container's is 64 MB)
-            return shm
-    return None
 
 if TYPE_CHECKING:  # passhat.graders imports passhat.cases, which imports this module
     from passhat.graders.declare import CustomGrader
@@ -68,29 +47,6 @@ if TYPE_CHECKING:  # passhat.graders imports passhat.cases, which imports this m
 FixtureSource = Path | Callable[[sqlite3.Connection], None] | WorldSource
 """A database fixture: YAML or a loader function (an in-memory SQLite image), or a source of another kind
 (``Postgres(...)``, ``SqliteFile(...)``: docs/worlds.md)."""
-
-
-@dataclass(frozen=True)
-class GitTree:
-    """A workspace fixture taken from a git repository at a commit: ``GitTree(Path("repo"), "v1.2")``."""
-
-    repo: Path
-    commit: str
-
-
-@dataclass(frozen=True)
-class Overlay:
-    """A workspace fixture made of the folder ``base`` with the files of ``over`` laid on top (same path:
-    replaced; new path: added). Variants of one repository — the same package with one bug planted —
-    without a copy of the whole tree each: ``Overlay(HERE / "clean", HERE / "bugs" / "median")``."""
-
-    base: Path
-    over: Path
-
-
-WorkspaceSource = Path | GitTree | Overlay
-"""A workspace fixture: a directory (copied as it is when the run starts), a git tree at a commit, or a
-directory with another laid over it."""
 
 
 class Domain:
@@ -242,32 +198,13 @@ class Domain:
         """A trial's world in the fixture's initial state, every part opened here (synchronously: reference
         runs, promotion). :meth:`World.close` discards it. The runner uses :meth:`open_world`."""
         images = self.world_images(fixture)
-        parts: list[WorldCopy[Any]] = []
-        try:
-            for image in images:
-                parts.append(image.open())
-        except BaseException:
-            for part in parts:
-                part.discard()
-            raise
-        return self._world(images, parts, seed)
+        return self._world(images, open_parts(images), seed)
 
     async def open_world(self, fixture: str, seed: int) -> World:
         """:meth:`restore` for async callers: parts whose kind blocks (file copies, a database to clone) are
         opened in a thread, so other trials' agents keep running; the rest on the event loop's thread."""
         images = self.world_images(fixture)
-        parts: list[WorldCopy[Any]] = []
-        try:
-            for image in images:
-                parts.append(await _off_loop(image.open) if image.blocking else image.open())
-        except BaseException:
-            for part in parts:
-                if part.blocking:
-                    await asyncio.to_thread(part.discard)
-                else:
-                    part.discard()
-            raise
-        return self._world(images, parts, seed)
+        return self._world(images, await open_parts_async(images), seed)
 
     def rebuild_world(self, fixture: str, diff: Diff, files: FileDiff | None, seed: int) -> World:
         """A trial's final state again, from its recorded diffs (re-grading): each part rebuilt by its kind.
@@ -277,16 +214,7 @@ class Domain:
             from passhat.workspace.errors import WorkspaceError
 
             raise WorkspaceError(f"the record has file changes but fixture {fixture!r} no longer has a workspace")
-        parts: list[WorldCopy[Any]] = []
-        try:
-            for image in images:
-                recorded = diff if image.facet == "rows" else files
-                parts.append(image.rebuild(recorded) if recorded is not None else image.open())
-        except BaseException:
-            for part in parts:
-                part.discard()
-            raise
-        return self._world(images, parts, seed)
+        return self._world(images, rebuild_parts(images, lambda i: diff if i.facet == "rows" else files), seed)
 
     def _world(self, images: list[WorldImage[Any]], parts: list[WorldCopy[Any]], seed: int) -> World:
         start = next((i.start for i in images if i.start is not None), self.start)
@@ -377,21 +305,6 @@ class Domain:
             h.update(f"command_env {json.dumps(self.command_env, sort_keys=True)}\n".encode())
         h.update(f"code {self.code_hash()}\n".encode())
         return h.hexdigest()
-
-
-async def _off_loop(open_part: Callable[[], WorldCopy[Any]]) -> WorldCopy[Any]:
-    """``open_part()`` in a thread. A cancellation does not stop the thread: the part it finishes after its
-    trial is gone is discarded there, so no copy (a folder, a database) outlives its trial."""
-    future = asyncio.ensure_future(asyncio.to_thread(open_part))
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        def discard(done: asyncio.Future[WorldCopy[Any]]) -> None:
-            if not done.cancelled() and done.exception() is None:
-                done.result().discard()
-
-        future.add_done_callback(discard)
-        raise
 
 
 def _graders(domain: str, graders: Iterable[Any]) -> dict[str, CustomGrader]:

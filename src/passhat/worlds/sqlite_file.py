@@ -19,7 +19,6 @@ import atexit
 import shutil
 import sqlite3
 import tempfile
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,13 +28,15 @@ from typing import Any
 
 from passhat.errors import DomainError
 from passhat.world.copies import copy_file
-from passhat.world.diff import Diff, RowChange, same_row
+from passhat.world.diff import Diff
 from passhat.world.fingerprint import state_hash
 from passhat.world.fixture_file import read_fixture
 from passhat.world.image import TableInfo, _quote, insert_rows, read_tables
 from passhat.world.kind import Facet
 from passhat.world.sqlite_kind import Savepoint, SqliteReader
+from passhat.worlds.ready_copies import ReadyCopies
 from passhat.worlds.sqlite_pages import EVERY_ROW, SCHEMA_BTREE, Interval, Owner, page_owners, rowid_intervals, touched_rows
+from passhat.worlds.sqlite_rows import diff_tables
 
 BUSY_MS = 5000
 """How long the native tools' connection waits for a lock a server holds on the same file."""
@@ -98,87 +99,6 @@ class SqliteFileCopy:
             self._open = False
             self.db.close()
             shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def diff_tables(conn: sqlite3.Connection, image: Path, scope: dict[str, tuple[TableInfo, list[Interval]]], *,
-                schema_changed: bool) -> Diff:
-    """Rows of the tables in ``scope`` (within their rowid intervals) that differ between the database of
-    ``conn`` and the ``image`` file, matched by primary key."""
-    conn.execute("ATTACH DATABASE ? AS passhat_image", (f"file:{image}?mode=ro&immutable=1",))
-    try:
-        out: dict[str, list[RowChange]] = {}
-        for name, (t, ranges) in sorted(scope.items()):
-            changes = _table_changes(conn, t, _rowids(ranges))
-            if changes:
-                out[name] = changes
-        if schema_changed:
-            out.update(_created_tables(conn, {n: t for n, (t, _) in scope.items()}))
-        return Diff(out)
-    finally:
-        conn.execute("DETACH DATABASE passhat_image")
-
-
-def _rowids(ranges: list[Interval]) -> str:
-    """A WHERE clause for the union of rowid intervals (merged), or '' for every row."""
-    if not ranges or EVERY_ROW in ranges:
-        return ""
-    low = float("-inf")
-    merged: list[list[float]] = []
-    for lo, hi in sorted(((low if a is None else a), (float("inf") if b is None else b)) for a, b in ranges):
-        if merged and lo <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], hi)
-        else:
-            merged.append([lo, hi])
-    parts = []
-    for lo, hi in merged:
-        terms = ([f"rowid > {int(lo)}"] if lo != low else []) + ([f"rowid <= {int(hi)}"] if hi != float("inf") else [])
-        parts.append(" AND ".join(terms) or "1")
-    return " WHERE " + " OR ".join(f"({p})" for p in parts)
-
-
-def _table_changes(conn: sqlite3.Connection, t: TableInfo, rowids: str = "") -> list[RowChange]:
-    q = _quote(t.name)
-    if not conn.execute("SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (t.name,)).fetchone():
-        cols = ", ".join(_quote(c) for c in t.columns)  # dropped in the trial: every fixture row is gone
-        rows = conn.execute(f"SELECT {', '.join(_quote(k) for k in t.key)}, {cols} FROM passhat_image.{q}").fetchall()
-        n = len(t.key)
-        return [RowChange(t.name, tuple(r[:n]), dict(zip(t.columns, r[n:], strict=True)), None) for r in rows]
-    key_cols = list(t.key)
-    cols = ", ".join(_quote(c) for c in t.columns)
-    picked = ", ".join(_quote(c) for c in [*key_cols, *t.columns]) if t.key == ("rowid",) else cols
-    main, base = f"SELECT {picked} FROM main.{q}{rowids}", f"SELECT {picked} FROM passhat_image.{q}{rowids}"
-    after = conn.execute(f"{main} EXCEPT {base}").fetchall()
-    before = conn.execute(f"{base} EXCEPT {main}").fetchall()
-    names = [*key_cols, *t.columns] if t.key == ("rowid",) else list(t.columns)
-    index = [names.index(k) for k in key_cols]
-
-    def keyed(rows: list[Any]) -> dict[tuple[Any, ...], dict[str, Any]]:
-        out = {}
-        for r in rows:
-            values = tuple(r)
-            out[tuple(values[i] for i in index)] = {c: values[names.index(c)] for c in t.columns}
-        return out
-
-    old, new = keyed(before), keyed(after)
-    changes = []
-    for key in sorted(old.keys() | new.keys(), key=repr):
-        b, a = old.get(key), new.get(key)
-        if not same_row(b, a):
-            changes.append(RowChange(t.name, key, b, a))
-    return changes
-
-
-def _created_tables(conn: sqlite3.Connection, known: dict[str, TableInfo]) -> dict[str, list[RowChange]]:
-    """Tables a trial created: every row is new (a dropped one is diffed as all-deleted by the caller's
-    full comparison, since it stays in ``known``)."""
-    out = {}
-    for name, t in read_tables(conn).items():
-        if name in known or name.startswith("sqlite_"):
-            continue
-        cols = ", ".join(_quote(c) for c in t.columns)
-        rows = [dict(zip(t.columns, r, strict=True)) for r in conn.execute(f"SELECT {cols} FROM main.{_quote(name)}")]
-        out[name] = [RowChange(name, tuple(r[k] for k in t.key if k in r) or (i,), None, r) for i, r in enumerate(rows)]
-    return {k: v for k, v in out.items() if v}
 
 
 @dataclass
@@ -248,52 +168,6 @@ class SqliteFileImage:
     def close(self) -> None:
         self._ready.close()
         shutil.rmtree(self.path.parent, ignore_errors=True)
-
-
-class ReadyCopies:
-    """Copies of the fixture file made ahead by a thread, so a trial waits for no copy while the thread
-    keeps up (a 100 MB file takes a noticeable time to copy); ``take`` copies itself when none is ready."""
-
-    def __init__(self, make: Callable[[], Path], ahead: int = 2) -> None:
-        self._make, self._ahead = make, ahead
-        self._ready: list[Path] = []
-        self._cond = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._closed = False
-
-    def take(self) -> Path:
-        with self._cond:
-            if self._thread is None and not self._closed:
-                self._thread = threading.Thread(target=self._fill, name="passhat-sqlite-copies", daemon=True)
-                self._thread.start()
-            folder = self._ready.pop(0) if self._ready else None
-            self._cond.notify_all()
-        return folder if folder is not None else self._make()
-
-    def _fill(self) -> None:
-        while True:
-            with self._cond:
-                while not self._closed and len(self._ready) >= self._ahead:
-                    self._cond.wait()
-                if self._closed:
-                    return
-            try:
-                folder = self._make()
-            except Exception:  # noqa: BLE001 - take() then copies itself and reports the error there
-                return
-            with self._cond:
-                if self._closed:
-                    shutil.rmtree(folder, ignore_errors=True)
-                    return
-                self._ready.append(folder)
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            ready, self._ready = self._ready, []
-            self._cond.notify_all()
-        for folder in ready:
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager

@@ -21,8 +21,6 @@ import mmap
 import sqlite3
 from pathlib import Path
 
-import numpy as np
-
 SCHEMA_BTREE = "sqlite_schema"
 """What the page map calls the schema's b-tree (page 1 and its children)."""
 EVERYTHING = None
@@ -112,6 +110,8 @@ def changed_pages(image: Path, copy: Path, page_size: int) -> tuple[list[int], i
     size_a, size_b = image.stat().st_size, copy.stat().st_size
     if size_b < size_a or size_a % page_size or size_b % page_size:
         return None
+    import numpy as np  # on first use: a domain without SQLite-file worlds never loads it
+
     n_a, n_b = size_a // page_size, size_b // page_size
     if n_a == 0:
         return list(range(1, n_b + 1)), n_b

@@ -27,6 +27,8 @@ AHEAD = 2
 """Slots kept ready beyond those trials are waiting for."""
 FILLERS = 2
 TAKE_SECONDS = 300.0
+RETRY_SECONDS = 0.5
+"""How long a filler waits after failing to make a slot before it tries again."""
 
 
 @dataclass
@@ -81,7 +83,8 @@ class Slots:
                 deadline = time.monotonic() + TAKE_SECONDS
                 while not self._ready:
                     if self._failure is not None:
-                        raise self._failure
+                        failure, self._failure = self._failure, None
+                        raise failure
                     if self._closed:
                         raise RuntimeError("the PostgreSQL world was closed")
                     if not self._cond.wait(timeout=max(0.0, deadline - time.monotonic())):
@@ -118,12 +121,17 @@ class Slots:
             try:
                 admin = admin or self.server.connect()
                 slot = self.make(admin)
-            except BaseException as exc:  # the next take() raises it: a trial that cannot start is infrastructure
+            except Exception as exc:  # a waiting take() raises it (the trial is infrastructure: retried), then on
                 with self._cond:
                     self._making -= 1
                     self._failure = exc
                     self._cond.notify_all()
-                return
+                if admin is not None:
+                    with contextlib.suppress(Exception):
+                        admin.close()
+                admin = None
+                time.sleep(RETRY_SECONDS)  # the server may be back (too many connections, a restart)
+                continue
             with self._cond:
                 self._making -= 1
                 if self._closed:
