@@ -26,8 +26,10 @@ def pg_cases(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def verdicts(run: Any) -> dict[tuple[str, int], tuple[str, list[tuple[str, bool]], Any]]:
-    return {(r.case_id, r.trial): (r.outcome, [(g.name, g.passed) for g in r.grades if g.grader != "rules"], r.diff)
+def verdicts(run: Any) -> dict[tuple[str, int], tuple[Any, ...]]:
+    """Per trial: outcome, grades, failure attribution (category, step), and the row diff."""
+    return {(r.case_id, r.trial): (r.outcome, [(g.name, g.passed) for g in r.grades if g.grader != "rules"],
+                                   r.failure and (r.failure.category, r.failure.step), r.diff)
             for r in run.records()}
 
 
@@ -37,8 +39,8 @@ def test_refunds_cases_give_the_same_verdicts_on_postgres(pg: Any, pg_cases: Pat
     postgres = passhat.evaluate(pg_cases, agent, trials=1, seed=3, out=tmp_path / "pg", sanity=False)
     a, b = verdicts(sqlite), verdicts(postgres)
     assert len(a) == len(list((REFUNDS / "cases").glob("*.yaml")))
-    assert {k: v[:2] for k, v in b.items()} == {k: v[:2] for k, v in a.items()}
-    assert {k: v[2] for k, v in b.items()} == {k: v[2] for k, v in a.items()}
+    assert {k: v[:3] for k, v in b.items()} == {k: v[:3] for k, v in a.items()}
+    assert {k: v[3] for k, v in b.items()} == {k: v[3] for k, v in a.items()}
     if agent == "careful":
         assert {v[0] for v in a.values()} == {"pass"}
     if agent == "hasty":

@@ -54,7 +54,8 @@ class SqliteReader:
 
 
 class Savepoint:
-    """A call scope on a SQLite connection: ``SAVEPOINT`` now, ``RELEASE`` or ``ROLLBACK TO`` + ``RELEASE``.
+    """A call scope on a SQLite connection (``db``): ``SAVEPOINT`` now, ``RELEASE`` or ``ROLLBACK TO`` +
+    ``RELEASE`` at the end. A copy is its own scope (no object per call: this is the hot path).
 
     Savepoints of one name nest (each ``RELEASE`` ends the innermost), so a tool's own
     ``ctx.transaction()`` inside a call is one more of these. A tool that ended the transaction itself
@@ -62,33 +63,34 @@ class Savepoint:
     is discarded when the trial ends (``FixtureImage.release``).
     """
 
-    __slots__ = ("db",)
     NAME = "passhat_call"
+    db: sqlite3.Connection
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-        db.execute(f"SAVEPOINT {self.NAME}")
+    def call_scope(self) -> Savepoint:
+        self.db.execute("SAVEPOINT passhat_call")
+        return self
 
     def keep(self) -> None:
-        self._end(undo=False)
+        db = self.db
+        if db.in_transaction:
+            try:
+                db.execute("RELEASE passhat_call")
+            except sqlite3.OperationalError as exc:
+                if "no such savepoint" not in str(exc):
+                    raise
 
     def undo(self) -> None:
-        self._end(undo=True)
-
-    def _end(self, *, undo: bool) -> None:
         db = self.db
-        if not db.in_transaction:
-            return
-        try:
-            if undo:
-                db.execute(f"ROLLBACK TO {self.NAME}")
-            db.execute(f"RELEASE {self.NAME}")
-        except sqlite3.OperationalError as exc:
-            if "no such savepoint" not in str(exc):
-                raise
+        if db.in_transaction:
+            try:
+                db.execute("ROLLBACK TO passhat_call")
+                db.execute("RELEASE passhat_call")
+            except sqlite3.OperationalError as exc:
+                if "no such savepoint" not in str(exc):
+                    raise
 
 
-class SqliteCopy:
+class SqliteCopy(Savepoint):
     """One trial's private copy of an in-memory image: a pooled connection inside the trial savepoint."""
 
     kind = "sqlite"
@@ -108,9 +110,6 @@ class SqliteCopy:
 
     def reach(self) -> dict[str, str]:
         return {}
-
-    def call_scope(self) -> Savepoint:
-        return Savepoint(self.db)
 
     def current(self, table: TableInfo, key: tuple[Any, ...]) -> dict[str, Any] | None:
         """The row of ``table`` with primary key ``key`` as it is now (``None`` when there is none)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -59,12 +59,22 @@ class FinalState:
     reader: StateReader | None = None
     workspace: Path | None = None
     tables: Mapping[str, TableInfo] = field(default_factory=dict)
+    query: Callable[..., list[tuple[Any, ...]]] = field(init=False)
+    """Read-only SQL on the final state (``?`` markers, whatever the database): the reader's own method."""
 
-    def query(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
-        """Read-only SQL on the final state (``?`` markers, whatever the database)."""
-        if self.reader is None:
-            raise WorldError("this fixture has no database to query")
-        return self.reader.query(sql, params)
+    def __post_init__(self) -> None:
+        self.query = self.reader.query if self.reader is not None else _no_database
+
+
+def _no_database(sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+    raise WorldError("this fixture has no database to query")
+
+
+class _NoDatabase:
+    """``World.db`` of a world without a database part: any use says so."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise WorldError("this trial's fixture has no database (a workspace only)")
 
 
 class World:
@@ -84,6 +94,11 @@ class World:
             if held is not None:
                 raise ValueError(f"a world has at most one {part.facet} part; got {held.kind} and {part.kind}")
             setattr(self, part.facet, part)
+        self.db: sqlite3.Connection = getattr(self.rows, "db", None) or _NoDatabase()  # type: ignore[assignment]
+        """The trial's database with sqlite3's interface: the ``sqlite3.Connection`` of a SQLite world; on
+        PostgreSQL, the same calls (``?`` markers, rows like ``sqlite3.Row``) over ``ctx.pg``."""
+        if len(self.parts) == 1:  # the usual world: its one part's scope, without a call in between
+            self.call_scope = self.parts[0].call_scope  # type: ignore[method-assign]
         self.command_env: dict[str, str] = dict(command_env or {})
         """Environment variables the domain adds to every command run in the workspace."""
         self.seed = seed
@@ -107,15 +122,6 @@ class World:
         for part in self.parts:
             out.update(part.reach())
         return out
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        """The trial's database with sqlite3's interface: the ``sqlite3.Connection`` of a SQLite world; on
-        PostgreSQL, the same calls (``?`` markers, rows like ``sqlite3.Row``) over ``ctx.pg``."""
-        db = getattr(self.rows, "db", None)
-        if db is None:
-            raise WorldError("this trial's fixture has no database (a workspace only)")
-        return db  # type: ignore[no-any-return]
 
     @property
     def pg(self) -> Any:
@@ -155,10 +161,7 @@ class World:
     def call_scope(self) -> CallScope:
         """Begin one tool call: its writes are kept (``keep()``) or undone (``undo()``) as one, where the
         kinds can undo them; a call a server of its own served has committed there, whatever this says."""
-        parts = self.parts
-        if len(parts) == 1:
-            return parts[0].call_scope()
-        scopes = [s for s in (p.call_scope() for p in parts) if s is not NO_SCOPE]
+        scopes = [s for s in (p.call_scope() for p in self.parts) if s is not NO_SCOPE]
         return scopes[0] if len(scopes) == 1 else _Scopes(scopes) if scopes else NO_SCOPE
 
     @contextmanager

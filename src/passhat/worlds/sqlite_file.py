@@ -42,7 +42,7 @@ BUSY_MS = 5000
 """How long the native tools' connection waits for a lock a server holds on the same file."""
 
 
-class SqliteFileCopy:
+class SqliteFileCopy(Savepoint):
     """One trial's private copy of the fixture file."""
 
     kind = "sqlite_file"
@@ -62,9 +62,6 @@ class SqliteFileCopy:
 
     def reach(self) -> dict[str, str]:
         return {"sqlite_path": str(self.path)}
-
-    def call_scope(self) -> Savepoint:
-        return Savepoint(self.db)
 
     def current(self, table: TableInfo, key: tuple[Any, ...]) -> dict[str, Any] | None:
         where = " AND ".join(f"{_quote(c)} IS ?" for c in table.key)
