@@ -7,9 +7,10 @@ superuser) each trial also gets a role of its own that cannot read the harness's
 
 Every database and role this process makes is named ``passhat_<session>_…``, where the session is 12
 random hex digits held, for the life of the process, as a PostgreSQL advisory lock on a connection
-of its own. A run killed outright leaves its databases behind with their lock released; the next
-process to use the server (``--resume``, another run, a test) finds them by name, takes the lock,
-and drops them. A live run's lock is held, so its databases are never touched by another.
+of its own (to database ``postgres``, so every process's locks are in one place; PostgreSQL 13 or
+later: databases are dropped ``WITH (FORCE)``). A run killed outright leaves its databases behind with
+their lock released; the next process to use the server (``--resume``, another run, a test) finds them
+by name, takes the lock, and drops them. A live run's lock is held, so its databases are never touched by another.
 """
 
 from __future__ import annotations
@@ -111,7 +112,12 @@ class PgServer:
             raise PostgresUnavailable(f"cannot connect to PostgreSQL ({where}): {exc}".strip()) from None
 
     def _open_session(self) -> None:
-        self._holder = self.connect()
+        # advisory locks are per database: every process takes its session's in the same one, `postgres`
+        # (else the URL's), whatever database its URL names, or one could take another's for dead
+        try:
+            self._holder = self.connect("postgres")
+        except PostgresUnavailable:
+            self._holder = self.connect()
         row = self._holder.execute("SELECT rolsuper OR rolcreaterole, rolcreatedb OR rolsuper, "
                                    "current_setting('server_version_num')::int FROM pg_roles "
                                    "WHERE rolname = current_user").fetchone()
