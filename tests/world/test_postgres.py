@@ -191,3 +191,25 @@ def test_databases_a_dead_process_left_are_dropped_and_a_live_ones_kept(pg: Any)
         holder.close()
         with pg.connect() as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "passhat_{alive}_t1"')
+
+
+@tool(kind="write")
+def breaks_at_commit(ctx: ToolContext) -> dict:
+    """Writes a row that violates a constraint checked only at commit."""
+    ctx.pg.execute("SET CONSTRAINTS ALL DEFERRED")
+    ctx.pg.execute("INSERT INTO late (ref) VALUES (999)")
+    return {"inserted": True}
+
+
+def test_a_call_whose_commit_fails_is_an_error_and_leaves_nothing(pg: Any) -> None:
+    schema = ("CREATE TABLE parent (id int PRIMARY KEY); CREATE TABLE late (ref int REFERENCES parent(id) "
+              "DEFERRABLE INITIALLY DEFERRED);")
+    d = Domain("late", fixtures={"default": Postgres(schema=schema)}, policy="", tools=[breaks_at_commit])
+    world = d.restore("default", 1)
+    try:
+        call = asyncio.run(ToolBoundary([breaks_at_commit], ToolContext(world)).call("breaks_at_commit", {}))
+        assert call.status == "exception" and "when committing" in (call.error or "") and not call.committed
+        assert len(world.diff()) == 0
+    finally:
+        world.close()
+        d.close_workspaces()

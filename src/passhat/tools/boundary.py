@@ -198,7 +198,13 @@ class ToolBoundary:
                 scope.undo()
                 raise
             else:
-                scope.keep()
+                try:
+                    scope.keep()
+                except Exception as exc:  # the commit itself failed (a deferred constraint): nothing was written
+                    scope.undo()
+                    rec.status, rec.error = "exception", f"{type(exc).__name__} when committing: {exc}"
+                    rec.traceback = traceback.format_exc()
+                    return
                 rec.status, rec.result, rec.committed = "ok", result, True
 
 
