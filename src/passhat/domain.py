@@ -1,7 +1,8 @@
 """A domain: a sandboxed business system (schema, fixtures, policy, tools) and its own graders.
 
 A domain is plain data plus declared tools. It never touches anything real: payment adapters record
-intent, email goes to a sink table, and all state lives in the trial's SQLite world. Checks its cases
+intent, email goes to a sink table, and all state lives in the trial's world (an in-memory SQLite image by
+default; a PostgreSQL database, a SQLite file, a workspace folder: docs/worlds.md). Checks its cases
 need beyond the built-in assertions are graders declared with ``@grader`` and registered here, so a
 suite stays self-contained and its hash covers them.
 
@@ -16,76 +17,36 @@ import hashlib
 import importlib
 import inspect
 import json
-import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
-
 from passhat.errors import DomainError
 from passhat.imports import import_file, import_module
 from passhat.sources import CodeRoot, defining_file, local_files
 from passhat.tools import Tool
-from passhat.validation import load_yaml
-from passhat.world import FixtureImage, World
+from passhat.world import Diff, FixtureImage, World
+from passhat.world.fixture_file import read_fixture
 from passhat.world.image import insert_rows
+from passhat.world.kind import StateReader, WorldCopy, WorldImage, WorldSource
+from passhat.world.parts import open_parts, open_parts_async, rebuild_parts
+from passhat.world.sqlite_kind import SqliteImage
+from passhat.worlds.workspace_source import GitTree, Overlay, WorkspaceSource, copy_folder
 
 if TYPE_CHECKING:
-    from passhat.workspace.tree import WorkspaceCopy, WorkspaceImage
-
-SHM_COPY_LIMIT = 64 * 1024 * 1024
-"""Workspaces up to this size are copied into ``/dev/shm`` (memory) when it exists and has room for 16
-copies; larger ones, or a small ``/dev/shm`` (a container's default is 64 MB), go to disk."""
-
-
-def copy_folder(size: int) -> Path | None:
-    """Where trial copies of a workspace of ``size`` bytes go: ``PASSHAT_WORKSPACE_DIR`` if set, else
-    ``/dev/shm`` for small trees, else the system's temporary folder (``None``)."""
-    chosen = os.environ.get("PASSHAT_WORKSPACE_DIR")
-    if chosen:
-        folder = Path(chosen)
-        if not folder.is_dir():
-            raise DomainError(f"PASSHAT_WORKSPACE_DIR={chosen}: not a folder (workspace copies are made in it)")
-        return folder
-    shm = Path("/dev/shm")
-    if size <= SHM_COPY_LIMIT and shm.is_dir() and os.access(shm, os.W_OK):
-        free = os.statvfs(shm)
-        if free.f_bavail * free.f_frsize >= 16 * size:  # room for many trials at once (a container's is 64 MB)
-            return shm
-    return None
+    from passhat.workspace.tree import FileDiff, WorkspaceCopy, WorkspaceImage
 
 if TYPE_CHECKING:  # passhat.graders imports passhat.cases, which imports this module
     from passhat.graders.declare import CustomGrader
 
-FixtureSource = Path | Callable[[sqlite3.Connection], None]
-
-
-@dataclass(frozen=True)
-class GitTree:
-    """A workspace fixture taken from a git repository at a commit: ``GitTree(Path("repo"), "v1.2")``."""
-
-    repo: Path
-    commit: str
-
-
-@dataclass(frozen=True)
-class Overlay:
-    """A workspace fixture made of the folder ``base`` with the files of ``over`` laid on top (same path:
-    replaced; new path: added). Variants of one repository — the same package with one bug planted —
-    without a copy of the whole tree each: ``Overlay(HERE / "clean", HERE / "bugs" / "median")``."""
-
-    base: Path
-    over: Path
-
-
-WorkspaceSource = Path | GitTree | Overlay
-"""A workspace fixture: a directory (copied as it is when the run starts), a git tree at a commit, or a
-directory with another laid over it."""
+FixtureSource = Path | Callable[[sqlite3.Connection], None] | WorldSource
+"""A database fixture: YAML or a loader function (an in-memory SQLite image), or a source of another kind
+(``Postgres(...)``, ``SqliteFile(...)``: docs/worlds.md)."""
 
 
 class Domain:
@@ -98,7 +59,7 @@ class Domain:
         schema: str | Path = "",
         fixtures: dict[str, FixtureSource] | None = None,
         policy: str | Path,
-        tools: Iterable[Tool],
+        tools: Iterable[Tool] = (),
         graders: Iterable[CustomGrader] = (),
         start: datetime | None = None,
         files: Iterable[str | Path] = (),
@@ -145,6 +106,9 @@ class Domain:
         self.code_root: CodeRoot | None = None
         """The module the domain was loaded from (set by :func:`load_domain`); its local imports are hashed."""
         self._images: dict[str, FixtureImage] = {}
+        self._worlds: dict[str, WorldImage[Any]] = {}  # fixtures of other kinds (Postgres, SqliteFile)
+        self._worlds_lock = threading.Lock()
+        self._parts: dict[str, list[WorldImage[Any]]] = {}  # every fixture's images, as world_images built them
         self._trees: dict[str, WorkspaceImage] = {}
         self._trees_lock = threading.Lock()  # trials copy workspaces in threads: an image is built once
         self._schema_hash: str | None = None
@@ -159,14 +123,43 @@ class Domain:
         return sorted({*self.fixtures, *self.workspaces})
 
     def image(self, fixture: str) -> FixtureImage:
-        """The fixture's database image, built on first use and cached for the rest of the run (a fixture
-        that is only a workspace has the schema's empty database)."""
+        """The fixture's in-memory SQLite image, built on first use and cached for the rest of the run (a
+        fixture that is only a workspace has the schema's empty database). Fixtures of another kind
+        (``Postgres(...)``, ``SqliteFile(...)``) have none: use :meth:`world_images`."""
         if fixture not in self._images:
             if fixture not in self.fixtures and fixture not in self.workspaces:
                 raise DomainError(f"domain {self.name!r} has no fixture {fixture!r}; fixtures: {self.fixture_names}")
-            loader, start = _loader(self.fixtures.get(fixture, _empty), self.start)
+            source = self.fixtures.get(fixture, _empty)
+            if isinstance(source, WorldSource):
+                raise DomainError(f"domain {self.name!r}: fixture {fixture!r} is {source.describe()}, "
+                                  "not an in-memory SQLite image")
+            loader, start = _loader(source, self.start)
             self._images[fixture] = FixtureImage.build(fixture, self.schema_sql, loader, start)
         return self._images[fixture]
+
+    def world_images(self, fixture: str) -> list[WorldImage[Any]]:
+        """Every part of the fixture's world, each built once per run: its database (the in-memory SQLite
+        image unless the fixture names another kind) and, if it has one, its workspace (docs/design/019)."""
+        parts = self._parts.get(fixture)
+        if parts is not None:
+            return parts
+        source = self.fixtures.get(fixture)
+        if isinstance(source, WorldSource):
+            with self._worlds_lock:
+                built = self._worlds.get(fixture)
+                if built is None:
+                    built = source.build(fixture, self.schema_sql, self.start)
+                    self._worlds[fixture] = built
+            parts = [built]
+        else:
+            parts = [SqliteImage(self.image(fixture))]
+        tree = self.workspace_image(fixture)
+        if tree is not None:
+            from passhat.worlds.workspace import WorkspaceWorld  # lazily: only workspace domains need it
+
+            parts.append(WorkspaceWorld(tree, lambda: self.copy_workspace(fixture)))
+        self._parts[fixture] = parts
+        return parts
 
     def workspace_image(self, fixture: str) -> WorkspaceImage | None:
         """The fixture's workspace, captured once per run (``None`` when the fixture has none)."""
@@ -187,31 +180,55 @@ class Domain:
             return self._trees[fixture]
 
     def close_workspaces(self) -> None:
-        """Remove the master copies of the workspace images built so far (a later trial builds them again).
-        Their finalizers do it when the process exits normally; a process killed instead (a Ray worker at
-        the end of a run) calls this first, or every run leaves a copy of every fixture tree behind."""
+        """Remove the master copies of the workspace images built so far (a later trial builds them again),
+        and release the images of other kinds (template databases). Finalizers and exit handlers do it when
+        the process exits normally; a process killed instead (a Ray worker at the end of a run) calls this
+        first, or every run leaves a copy of every fixture tree behind."""
         with self._trees_lock:
             trees, self._trees = self._trees, {}
+        with self._worlds_lock:
+            worlds, self._worlds = self._worlds, {}
+            self._parts = {}
         for tree in trees.values():
             tree.close()
+        for image in worlds.values():
+            image.close()
 
-    def restore(self, fixture: str, seed: int, *, workspace: WorkspaceCopy | None = None) -> World:
-        """A trial's world in the fixture's initial state: its database and, if it has one, a private copy
-        of its workspace (``workspace``, when the caller made it already, e.g. off the event loop with
-        :meth:`copy_workspace`). :meth:`World.close` resets the database and discards the copy."""
-        try:
-            world = World.restore(self.image(fixture), seed)
-        except BaseException:
-            if workspace is not None:
-                workspace.discard()
-            raise
-        try:
-            world.workspace = workspace if workspace is not None else self.copy_workspace(fixture)
-            world.command_env = dict(self.command_env)
-        except BaseException:
-            world.close()
-            raise
-        return world
+    def restore(self, fixture: str, seed: int) -> World:
+        """A trial's world in the fixture's initial state, every part opened here (synchronously: reference
+        runs, promotion). :meth:`World.close` discards it. The runner uses :meth:`open_world`."""
+        images = self.world_images(fixture)
+        return self._world(images, open_parts(images), seed)
+
+    async def open_world(self, fixture: str, seed: int) -> World:
+        """:meth:`restore` for async callers: parts whose kind blocks (file copies, a database to clone) are
+        opened in a thread, so other trials' agents keep running; the rest on the event loop's thread."""
+        images = self.world_images(fixture)
+        return self._world(images, await open_parts_async(images), seed)
+
+    def rebuild_world(self, fixture: str, diff: Diff, files: FileDiff | None, seed: int) -> World:
+        """A trial's final state again, from its recorded diffs (re-grading): each part rebuilt by its kind.
+        Raises ``ReplayError`` or ``WorkspaceError`` when a diff no longer fits the fixture."""
+        images = self.world_images(fixture)
+        if files and not any(i.facet == "files" for i in images):
+            from passhat.workspace.errors import WorkspaceError
+
+            raise WorkspaceError(f"the record has file changes but fixture {fixture!r} no longer has a workspace")
+        return self._world(images, rebuild_parts(images, lambda i: diff if i.facet == "rows" else files), seed)
+
+    def _world(self, images: list[WorldImage[Any]], parts: list[WorldCopy[Any]], seed: int) -> World:
+        start = next((i.start for i in images if i.start is not None), self.start)
+        return World(parts, seed, start, self.command_env)
+
+    @contextmanager
+    def reading(self, fixture: str) -> Iterator[StateReader | None]:
+        """The fixture's database as it is before any trial, read-only (checking cases): ``None`` without one."""
+        database = next((i for i in self.world_images(fixture) if i.facet == "rows"), None)
+        if database is None:
+            yield None
+            return
+        with database.reading() as reader:
+            yield reader
 
     def copy_workspace(self, fixture: str) -> WorkspaceCopy | None:
         """A fresh private copy of the fixture's workspace (``None`` without one). It blocks (file copies):
@@ -230,15 +247,17 @@ class Domain:
     def fixture_hash(self, fixture: str) -> str:
         """Hash of the fixture's built state (rows, schema objects, start time), however it was built, and of
         its workspace's files (paths, contents, executable bits)."""
-        rows = self.image(fixture).content_hash()
-        tree = self.workspace_image(fixture)
-        return rows if tree is None else hashlib.sha256(f"{rows} workspace {tree.digest}".encode()).hexdigest()
+        images = self.world_images(fixture)
+        rows = next(i.content_hash() for i in images if i.facet == "rows")
+        files = next((i.content_hash() for i in images if i.facet == "files"), None)
+        return rows if files is None else hashlib.sha256(f"{rows} workspace {files}".encode()).hexdigest()
 
     def source_files(self) -> dict[str, Path]:
         """The code and data files the hash covers, by a label that does not depend on where they are."""
         roots = [self.code_root] if self.code_root is not None else []
         funcs = [t.func for t in self.tools.values()] + [g.func for g in self.graders.values()]
-        funcs += [f for f in self.fixtures.values() if callable(f) and not isinstance(f, Path)]
+        funcs += [f for f in self.fixtures.values()
+                  if callable(f) and not isinstance(f, Path | WorldSource)]
         for file in dict.fromkeys(filter(None, map(defining_file, funcs))):
             if not any(file.is_relative_to(r.folder) for r in roots):  # defined outside the loaded module's folder
                 roots.append(CodeRoot.of_file(file))
@@ -318,17 +337,8 @@ def _empty(conn: sqlite3.Connection) -> None:
 def _loader(source: FixtureSource, default_start: datetime) -> tuple[Callable[[sqlite3.Connection], None], datetime]:
     if callable(source) and not isinstance(source, Path):
         return source, default_start
-    path = Path(source)
-    try:
-        data = load_yaml(path.read_text("utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise DomainError(f"{path}: cannot read fixture: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("tables", {}), dict):
-        raise DomainError(f"{path}: a fixture is a mapping with `now` (ISO time) and `tables: {{table: [rows]}}`")
-    start = default_start
-    if "now" in data:
-        start = data["now"] if isinstance(data["now"], datetime) else datetime.fromisoformat(str(data["now"]))
-    tables = data.get("tables", {})
+    path = Path(source)  # type: ignore[arg-type]
+    tables, start = read_fixture(path, default_start)
     return (lambda conn: insert_rows(conn, tables, str(path))), start
 
 

@@ -82,25 +82,25 @@ def test_loops_and_step_limits_fail(run_notes: Any) -> None:
 
 
 def test_infrastructure_errors_are_retried_then_recorded_apart(run_notes: Any, monkeypatch: Any) -> None:
-    from passhat.world import World
+    from passhat.world.sqlite_kind import SqliteImage
 
-    real = World.restore
+    real = SqliteImage.open  # where a trial's world is made (the world seam: docs/design/019)
     calls = {"n": 0}
 
-    def flaky_restore(image: Any, seed: int) -> World:
+    def flaky_open(image: Any) -> Any:
         calls["n"] += 1
         if calls["n"] == 1:
             raise OSError("disk vanished")
-        return real(image, seed)
+        return real(image)
 
-    monkeypatch.setattr(World, "restore", staticmethod(flaky_restore))
+    monkeypatch.setattr(SqliteImage, "open", flaky_open)
     recs = records(run_notes("good", trials=1))
     assert recs[0].outcome == "pass" and recs[0].attempt == 2
 
-    def broken_restore(image: Any, seed: int) -> World:
+    def broken_open(image: Any) -> Any:
         raise OSError("disk vanished")
 
-    monkeypatch.setattr(World, "restore", staticmethod(broken_restore))
+    monkeypatch.setattr(SqliteImage, "open", broken_open)
     out = run_notes("twice", trials=2)
     recs = records(out)
     assert [r.outcome for r in recs] == ["error", "error"] and "disk vanished" in recs[0].error

@@ -6,13 +6,14 @@ Errors name the file and the field (``assertions.2.row_count.table``)."""
 from __future__ import annotations
 
 import re
-import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 from passhat.cases.assertions import WORKSPACE_ASSERTIONS, CustomAssertion, ExpectState
 from passhat.cases.scope_checks import check_scopes
 from passhat.errors import CaseError
-from passhat.world.query import QueryBudgetExceeded, bounded_query
+from passhat.world.kind import StateReader
+from passhat.world.query import QueryBudgetExceeded
 
 
 def check_regex(pattern: str | None, file: str, field: str) -> None:
@@ -24,33 +25,31 @@ def check_regex(pattern: str | None, file: str, field: str) -> None:
         raise CaseError(file, field, f"invalid regular expression: {exc}") from None
 
 
-def _check_sql(sql: str, file: str, field: str, conn: sqlite3.Connection) -> None:
-    """Read-only, compiles against the fixture, and finishes on it within the step budget.
+def _check_sql(sql: str, file: str, field: str, reader: StateReader | None) -> None:
+    """Read-only, compiles against the fixture, and finishes on it within the query budget.
 
     A query that runs away on the initial state (a ``WITH RECURSIVE`` that never stops) would hang or
     fail every trial; it is the case's bug, so it is bad input now rather than a failed grade later.
     """
     if not re.match(r"\s*(select|with)\b", sql, re.IGNORECASE):
         raise CaseError(file, field, "must be a read-only query starting with SELECT or WITH")
+    if reader is None:
+        raise CaseError(file, field, "SQL needs a fixture with a database, and the case's fixture has none")
+    problem = reader.compile_error(sql)
+    if problem is not None:
+        raise CaseError(file, field, f"SQL does not compile against the fixture: {problem}")
     try:
-        conn.execute("EXPLAIN " + sql)
-    except sqlite3.Error as exc:
-        raise CaseError(file, field, f"SQL does not compile against the fixture: {exc}") from None
-    conn.execute("PRAGMA query_only = ON")
-    try:
-        bounded_query(conn, sql)
+        reader.query(sql)
     except QueryBudgetExceeded as exc:
         raise CaseError(file, field, f"on the fixture, the {exc}") from None
-    except sqlite3.Error:
-        pass  # compiles but fails on the fixture's rows: graded (and failed closed) on the final state
-    finally:
-        conn.execute("PRAGMA query_only = OFF")
+    except Exception:  # noqa: BLE001 - the database's own error: compiles but fails on the fixture's rows
+        pass  # graded (and failed closed) on the final state
 
 
 class _Names:
     """Table and column names an assertion uses, checked against the fixture's tables (errors name the field)."""
 
-    def __init__(self, file: str, tables: dict[str, Any]) -> None:
+    def __init__(self, file: str, tables: Mapping[str, Any]) -> None:
         self.file, self.tables = file, tables
 
     def table(self, name: str, where: str) -> Any:
@@ -64,7 +63,7 @@ class _Names:
                 raise CaseError(self.file, where, f"unknown column {col!r} in {t.name}; columns: {', '.join(t.columns)}")
 
 
-def check_assertion(a: Any, field: str, file: str, tables: dict[str, Any], conn: sqlite3.Connection) -> None:
+def check_assertion(a: Any, field: str, file: str, tables: Mapping[str, Any], reader: StateReader | None) -> None:
     if isinstance(a, CustomAssertion):
         return  # its fields are the grader's parameters, checked by check_params (a `table` may be anything)
     names = _Names(file, tables)
@@ -78,9 +77,9 @@ def check_assertion(a: Any, field: str, file: str, tables: dict[str, Any], conn:
     for attr in ("equals",):
         sql = getattr(getattr(a, attr, None), "sql", None)
         if sql:
-            _check_sql(sql, file, f"{field}.{attr}.sql", conn)
+            _check_sql(sql, file, f"{field}.{attr}.sql", reader)
     if a.kind == "sql":
-        _check_sql(a.query, file, f"{field}.query", conn)
+        _check_sql(a.query, file, f"{field}.query", reader)
     if a.kind == "reply_matches":
         check_regex(a.pattern, file, f"{field}.pattern")
     if a.kind == "unchanged_except":
@@ -90,7 +89,8 @@ def check_assertion(a: Any, field: str, file: str, tables: dict[str, Any], conn:
             t = table(scope.table, f"{field}.rows.{j}.table")
             columns(t, scope.where, f"{field}.rows.{j}.where")
             columns(t, scope.columns or [], f"{field}.rows.{j}.columns")
-        check_scopes(a, field, file, conn)
+        if reader is not None:
+            check_scopes(a, field, file, reader)
     if a.kind == "expect_state":
         _check_expect_state(a, field, file, tables)
 
@@ -108,7 +108,7 @@ def check_workspace(a: Any, field: str, file: str, has_workspace: bool) -> None:
         raise CaseError(file, f"{field}.path", f"{path!r} is not a path inside the workspace (relative, no `..`)")
 
 
-def _check_expect_state(a: ExpectState, field: str, file: str, tables: dict[str, Any]) -> None:
+def _check_expect_state(a: ExpectState, field: str, file: str, tables: Mapping[str, Any]) -> None:
     names = _Names(file, tables)
     known, columns = names.table, names.columns
 

@@ -109,10 +109,10 @@ def check_references(case: Case, file: str, domain: Any) -> None:
         if isinstance(a, CustomAssertion):
             check_params(a, known_grader(a, f"assertions.{i}.{a.kind}", file, domain), f"assertions.{i}.{a.kind}", file)
         check_workspace(a, f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
-    image = domain.image(case.fixture)
-    with image.reading() as conn:  # a pooled copy: checking a case must not copy a large image again
+    with domain.reading(case.fixture) as reader:  # the fixture's state, read-only (a pooled copy, not a new one)
+        tables = reader.tables if reader is not None else {}
         for i, a in enumerate(case.assertions):
-            check_assertion(a, f"assertions.{i}.{a.kind}", file, image.tables, conn)
+            check_assertion(a, f"assertions.{i}.{a.kind}", file, tables, reader)
     check_reference(case, file, domain)
 
 

@@ -12,6 +12,9 @@ What is knowable from the case and the fixture:
   fixture row matches its ``where``, and no scope's ``columns`` let a ``where`` column change, no row
   can come to match it either.
 
+The second check needs SQLite's storage rules, so it runs on SQLite fixtures (in memory or a file); on
+other kinds (PostgreSQL refuses such a value outright) the first and third still run.
+
 A scope *without* ``columns`` whose ``where`` matches no fixture row is fine: it permits the rows the
 agent inserts (``refunds where order_id=4812`` in a refund case). That is its usual purpose.
 """
@@ -24,9 +27,10 @@ from typing import Any
 from passhat.cases.assertions import RowScope, UnchangedExcept
 from passhat.cases.fault_checks import CannotFire
 from passhat.world.diff import same_value
+from passhat.world.kind import StateReader
 
 
-def check_scopes(a: UnchangedExcept, field: str, file: str, conn: sqlite3.Connection) -> None:
+def check_scopes(a: UnchangedExcept, field: str, file: str, reader: StateReader) -> None:
     """Raise :class:`CannotFire` for the first row scope of ``a`` that names no rows (see the module doc)."""
     for j, scope in enumerate(a.rows):
         at = f"{field}.rows.{j}"
@@ -34,12 +38,12 @@ def check_scopes(a: UnchangedExcept, field: str, file: str, conn: sqlite3.Connec
             raise CannotFire(file, f"{at}.columns", "an empty `columns` list permits no change at all: name the "
                                                     "columns that may change, or leave `columns` out to allow any "
                                                     "change of the matching rows")
-        declared = _declared(conn, scope.table)
+        declared = _declared(reader, scope.table)
         for column, value in scope.where.items():
-            why = _never_stored(value, *declared[column])
+            why = _never_stored(value, *declared[column]) if column in declared else None
             if why is not None:
                 raise CannotFire(file, f"{at}.where.{column}", f"no row can match: {why}")
-        if scope.columns is not None and not _fixture_matches(conn, scope):
+        if scope.columns is not None and not _fixture_matches(reader, scope):
             movable = {c for s in a.rows if s.table == scope.table for c in s.columns or []}
             if not movable & set(scope.where):
                 raise CannotFire(file, at, f"no row of {scope.table} in the fixture matches {_where(scope)}, and a scope "
@@ -48,8 +52,11 @@ def check_scopes(a: UnchangedExcept, field: str, file: str, conn: sqlite3.Connec
                                            "the agent inserts, leave `columns` out")
 
 
-def _declared(conn: sqlite3.Connection, table: str) -> dict[str, tuple[str, bool]]:
-    """Column → (declared type, NOT NULL) from the fixture's schema."""
+def _declared(reader: StateReader, table: str) -> dict[str, tuple[str, bool]]:
+    """Column → (declared type, NOT NULL) from a SQLite fixture's schema; empty for other kinds."""
+    conn = getattr(reader, "conn", None)
+    if not isinstance(conn, sqlite3.Connection):
+        return {}
     rows = conn.execute(f'PRAGMA table_info("{table.replace(chr(34), chr(34) * 2)}")').fetchall()
     # an INTEGER PRIMARY KEY is the rowid: never null, whatever the declaration says
     return {r[1]: (r[2] or "", bool(r[3]) or (r[5] > 0 and (r[2] or "").upper() == "INTEGER")) for r in rows}
@@ -82,13 +89,14 @@ def _safe_type(declared: str) -> str:
     return "".join(ch for ch in declared if ch.isalnum() or ch in " _") or ""
 
 
-def _fixture_matches(conn: sqlite3.Connection, scope: RowScope) -> bool:
+def _fixture_matches(reader: StateReader, scope: RowScope) -> bool:
     """Whether a row of the fixture matches the scope's ``where`` as the grader compares (``same_value``)."""
+    table = scope.table.replace('"', '""')
     if not scope.where:
-        return conn.execute(f'SELECT 1 FROM "{scope.table}" LIMIT 1').fetchone() is not None
+        return bool(reader.query(f'SELECT 1 FROM "{table}" LIMIT 1'))
     cols = list(scope.where)
-    select = ", ".join(f'"{c}"' for c in cols)
-    for row in conn.execute(f'SELECT {select} FROM "{scope.table}"'):
+    select = ", ".join('"' + c.replace('"', '""') + '"' for c in cols)
+    for row in reader.query(f'SELECT {select} FROM "{table}"'):
         if all(same_value(v, scope.where[c]) for c, v in zip(cols, row, strict=True)):
             return True
     return False

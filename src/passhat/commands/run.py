@@ -87,6 +87,9 @@ from passhat.suites.plan import run_notes
               help="At the end, export every trial's trace to this OTLP/HTTP endpoint (needs passhat[otel]).")
 @click.option("--max-error-rate", type=click.FloatRange(0, 1), default=DEFAULT_MAX_ERROR_RATE, show_default=True,
               help="Exit 4 (incomplete) when more than this share of trials ended in infrastructure errors.")
+@click.option("--pg-url", metavar="URL", default=None,
+              help="The PostgreSQL server for Postgres(...) fixtures (default: $PASSHAT_PG_URL, else a throwaway "
+                   "cluster passhat starts itself when PostgreSQL is installed; docs/worlds.md).")
 @model_options
 def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, out: Path | None,
         resume: bool, quiet: bool, by: tuple[str, ...], no_sanity: bool, no_redact: bool,
@@ -95,10 +98,14 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         otlp: str | None = None, splits: tuple[str, ...] = (), tags: tuple[str, ...] = (),
         frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, isolate: str = "none",
         max_error_rate: float = DEFAULT_MAX_ERROR_RATE, executor: str = "local", ray_address: str | None = None,
-        case_ids: tuple[str, ...] = (), **model_kw: Any) -> None:
+        case_ids: tuple[str, ...] = (), pg_url: str | None = None, **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     if resume and out is None:
         fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
+    if pg_url:
+        from passhat.worlds.postgres.server import configure  # connects only when a Postgres fixture is built
+
+        configure(pg_url)
     try:
         if otlp:
             check_otlp_url(otlp, "--otlp")

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from passhat.cases.model import Case
 from passhat.episode import EndReason, Message, Usage
 from passhat.tools import ToolCall
-from passhat.world import Diff
+from passhat.world import Diff, TableInfo
 
 if TYPE_CHECKING:
     from passhat.graders.declare import CustomGrader
@@ -56,7 +56,8 @@ class TrialView:
     usage: Usage
     agent_seconds: float
     query: Any
-    """``(sql, params) -> list[tuple]`` on the final state (read-only)."""
+    """``(sql, params) -> list[tuple]`` on the final state (read-only; ``?`` marks a parameter on every
+    database kind: docs/worlds.md)."""
     error: str | None = None
     graders: Mapping[str, CustomGrader] = field(default_factory=dict)
     """The custom graders of the case's domain, by name (``Domain.graders``)."""
@@ -69,6 +70,9 @@ class TrialView:
     """Workspace domains: the root of the final tree (the trial's copy, or one rebuilt for re-grading)."""
     commands: Mapping[int, CommandResult] = field(default_factory=dict)
     """Results of the case's ``command_succeeds`` commands on the final tree, by assertion position."""
+    tables: Mapping[str, TableInfo] = field(default_factory=dict)
+    """Columns and primary key of every table of the final state, whatever database holds it (a grader
+    asks here rather than a database's own catalog, so one check works on SQLite and PostgreSQL alike)."""
 
     @property
     def agent_texts(self) -> list[str]:

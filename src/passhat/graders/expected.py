@@ -24,7 +24,10 @@ SHOWN = 5
 
 def primary_key(view: TrialView, table: str) -> list[str]:
     """The table's primary-key columns, in key order (empty when it declares none)."""
-    rows = view.query("SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", (table,))
+    info = view.tables.get(table)
+    if info is not None:
+        return [] if info.key == ("rowid",) else list(info.key)
+    rows = view.query("SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", (table,))  # a view built by hand
     return [r[0] for r in rows]
 
 

@@ -1,12 +1,12 @@
 """Re-grading one stored trial: its trajectory and rebuilt final state, the current case and graders.
 
 Nothing here can reach an agent: a record already holds the calls, messages, reply and row diff, and the
-final state is rebuilt from the fixture plus that diff (``world/replay.py``), so SQL assertions see the
-state the agent left. Custom graders run again like the built-in ones (the current domain's code).
-Model-based grades (the ``judge:`` rubric and custom judge graders) need a model, so they are carried
-over from the record; a custom judge assertion the record has no grade for fails closed. Trials the
-harness could not run or could not evaluate (outcome ``error``, including stale cassettes) are kept as
-they are: there is nothing faithful to re-grade.
+final state is rebuilt from the fixture plus that diff (each part of the world by its kind:
+``WorldImage.rebuild``), so SQL assertions see the state the agent left. Custom graders run again like
+the built-in ones (the current domain's code). Model-based grades (the ``judge:`` rubric and custom
+judge graders) need a model, so they are carried over from the record; a custom judge assertion the
+record has no grade for fails closed. Trials the harness could not run or could not evaluate (outcome
+``error``, including stale cassettes) are kept as they are: there is nothing faithful to re-grade.
 """
 
 from __future__ import annotations
@@ -21,30 +21,9 @@ from passhat.graders.files import run_commands_blocking
 from passhat.graders.judge import judge_assertions
 from passhat.runner.records import TrialRecord
 from passhat.workspace.errors import WorkspaceError
-from passhat.workspace.tree import FileDiff, WorkspaceCopy, apply_file_diff
+from passhat.workspace.tree import FileDiff
 from passhat.world.diff import Diff
-from passhat.world.replay import ReplayError, rebuild_final_state
-
-
-def rebuild_workspace(domain: Domain, fixture: str, files: FileDiff | None) -> WorkspaceCopy | None:
-    """The trial's final tree: a fresh copy of the fixture's workspace with the recorded file changes applied.
-
-    The record keeps the new contents of changed text files (within a budget); a change whose content was
-    not kept, or a fixture whose files no longer match the recorded before-hashes, cannot be rebuilt.
-    """
-    tree = domain.workspace_image(fixture)
-    if tree is None:
-        if files:
-            raise WorkspaceError(f"the record has file changes but fixture {fixture!r} no longer has a workspace")
-        return None
-    copy = tree.restore()
-    try:
-        if files is not None:
-            apply_file_diff(copy, files)
-    except BaseException:
-        copy.discard()
-        raise
-    return copy
+from passhat.world.replay import ReplayError
 
 
 def _unrebuildable(record: TrialRecord, case: Case, exc: Exception) -> TrialRecord:
@@ -69,21 +48,17 @@ def regrade_record(record: TrialRecord, case: Case, domain: Domain,
         return record.model_copy()
     diff = Diff.from_json(record.diff)
     files = FileDiff.from_json(record.files) if record.files is not None else None
-    try:
-        world = rebuild_final_state(domain.image(case.fixture), diff, record.seed)
-    except ReplayError as exc:
+    try:  # every part of the fixture's world, rebuilt by its kind from the recorded diffs
+        world = domain.rebuild_world(case.fixture, diff, files, record.seed)
+    except (ReplayError, WorkspaceError) as exc:
         return _unrebuildable(record, case, exc)
     try:
-        world.workspace = rebuild_workspace(domain, case.fixture, files)
-    except WorkspaceError as exc:
-        world.close()
-        return _unrebuildable(record, case, exc)
-    try:
-        root = world.workspace.root if world.workspace is not None else None
+        state = world.final_state_now(diff, files)
+        root = state.workspace
         view = TrialView(case=case, calls=record.calls, messages=record.messages, diff=diff,
                          end_reason=record.end_reason, usage=record.usage, agent_seconds=record.timing.agent_s,
-                         query=world.query, error=record.error, graders=domain.graders,
-                         expected=expected_state(case, domain), files=files, workspace=root,
+                         query=state.query, error=record.error, graders=domain.graders,
+                         expected=expected_state(case, domain), files=files, workspace=root, tables=state.tables,
                          commands=run_commands_blocking(case, root, domain.command_env) if root is not None else {})
         grades = grade_all(view, graders)
     finally:

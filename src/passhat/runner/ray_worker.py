@@ -88,7 +88,7 @@ class TrialWorker:
                              seed=recipe.seed, user=parts.user, judge=parts.judge, cassette=recipe.cassette)
         self.cases = {c.id: c for c in suite.cases}
         for case in suite.cases:  # each fixture image once per worker, before the first trial asks for it
-            suite.domain_of(case).image(case.fixture)
+            suite.domain_of(case).world_images(case.fixture)
 
     async def ready(self) -> int:
         """The worker's process id, once it is built (the driver waits for every worker before the first trial)."""

@@ -112,10 +112,9 @@ async def run_trial(
     """Run and grade one trial. Raises only on infrastructure failure (the caller records ``error``)."""
     timing = Timing(started_at=datetime.now(UTC).isoformat())
     t_start = time.perf_counter()
-    # file copies off the event loop (other trials' agents keep running); the database here, in the loop's
-    # thread, which is the only thread its pooled connection may be used from
-    copy = await asyncio.to_thread(domain.copy_workspace, case.fixture) if case.fixture in domain.workspaces else None
-    world = domain.restore(case.fixture, seed, workspace=copy)
+    # every part of the fixture's world (docs/design/019); kinds that block (file copies, a database to
+    # clone) are opened off the event loop, so other trials' agents keep running
+    world = await domain.open_world(case.fixture, seed)
     timing.reset_ms = (time.perf_counter() - t_start) * 1000
     try:
         t0 = time.monotonic()
@@ -136,25 +135,21 @@ async def run_trial(
         timing.agent_s = time.perf_counter() - t_agent
 
         t_diff = time.perf_counter()
-        diff = world.diff()
-        files = None
-        if world.workspace is not None:
-            files = await asyncio.to_thread(world.workspace.diff)
-            # what is graded is the tree the diff describes: no cache, .pyc or .git the diff leaves out
-            await asyncio.to_thread(world.workspace.strip)
+        state = await world.final_state()  # the row diff and the file diff, whatever kinds hold them
+        diff, files = state.diff, state.files
         timing.diff_ms = (time.perf_counter() - t_diff) * 1000
         commands = {}
-        if world.workspace is not None:  # the project's own checks: after the diff, so their writes are not the agent's
+        if state.workspace is not None:  # the project's own checks: after the diff, so their writes are not the agent's
             t_commands = time.perf_counter()
-            commands = await run_commands(case, world.workspace.root, world.command_env)
+            commands = await run_commands(case, state.workspace, world.command_env)
             timing.commands_s = time.perf_counter() - t_commands
 
         t_grade = time.perf_counter()
         view = TrialView(case=case, calls=boundary.calls, messages=episode.messages, diff=diff,
                          end_reason=end_reason, usage=episode.usage, agent_seconds=timing.agent_s,
-                         query=world.query, error=error, graders=domain.graders,
+                         query=state.query, error=error, graders=domain.graders,
                          expected=expected_state(case, domain), files=files,
-                         workspace=world.workspace.root if world.workspace is not None else None, commands=commands)
+                         workspace=state.workspace, commands=commands, tables=state.tables)
         grades = grade_all(view, graders)
         timing.grade_ms = (time.perf_counter() - t_grade) * 1000
         judged = None
@@ -164,12 +159,7 @@ async def run_trial(
             grades += judged.grades
             timing.judge_s = time.perf_counter() - t_judge
     finally:
-        copy, world.workspace = world.workspace, None  # deleted off the event loop, as it was made
-        try:
-            world.close()
-        finally:
-            if copy is not None:
-                await asyncio.to_thread(copy.discard)
+        await world.aclose()  # every part discarded (blocking ones off the event loop, as they were made)
     timing.total_s = time.perf_counter() - t_start
     outcome: Outcome = "pass" if trial_passed(grades) else "fail"
     if session is not None:

@@ -32,7 +32,7 @@ from passhat.redaction import Redactor
 from passhat.seeding import derive_seed
 from passhat.shadow.run import SHADOW_JSON, domain_ref_from, resolve_domain
 from passhat.tools import ToolBoundary, ToolContext
-from passhat.world import Diff, World
+from passhat.world import Diff
 
 Side = Literal["production", "candidate"]
 GENERATED = re.compile(r"^(\D*?)(\d{3,})$")
@@ -77,7 +77,7 @@ def expected_writes(c: ConversationResult, side: Side, trial: int | None) -> tup
 
 async def _changes(domain: Domain, fixture: str, identity: str | None, calls: list[dict[str, Any]], seed: int,
                    ticks: int) -> Diff:
-    world = World.restore(domain.image(fixture), seed)
+    world = domain.restore(fixture, seed)
     try:
         boundary = ToolBoundary(domain.tool_list(), ToolContext(world, identity=identity))
         for call in calls:

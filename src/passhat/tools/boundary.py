@@ -3,12 +3,15 @@
 Nothing an agent sends can crash the run: unknown tools, bad arguments, denials, business errors and
 tool exceptions all come back to the agent as tool errors and are recorded with a status.
 
-A call is atomic: the tool runs inside a savepoint of its own, released when it returns and rolled
-back when it raises (``ctx.fail()`` and ``ctx.deny()`` included), so a write made before the error
-never outlives the call — the agent was told the call failed, and the world agrees. The change log rolls back with it, so
-``World.diff()`` shows only what completed calls did. A ``drop_response`` fault hides the answer of a
-call that *completed*, so its write stays. The calls of one trial share one connection; their tool
-bodies therefore run one at a time (matters only for async tools that an agent calls concurrently).
+A call is atomic where the world can make it so: the tool runs inside the world's call scope
+(``World.call_scope()``: a savepoint on the trial's SQLite connection, a transaction on its PostgreSQL
+one), kept when it returns and undone when it raises (``ctx.fail()`` and ``ctx.deny()`` included), so a
+write made before the error never outlives the call — the agent was told the call failed, and the world
+agrees. The change log rolls back with it, so ``World.diff()`` shows only what completed calls did. A
+call served by a process of its own (an MCP server) commits there: its scope undoes nothing. A
+``drop_response`` fault hides the answer of a call that *completed*, so its write stays. The calls of one
+trial share one connection; their tool bodies therefore run one at a time (matters only for async tools
+that an agent calls concurrently).
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import sqlite3
 import time
 import traceback
 from collections import Counter
@@ -29,6 +31,7 @@ from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
 from passhat.tools.faults import Fault, FaultKind, corrupt, timeout_message
 from passhat.tools.jsondata import as_json_data
+from passhat.world.sqlite_kind import Savepoint
 
 CallStatus = Literal[
     "ok", "unknown_tool", "invalid_arguments", "not_allowed", "forbidden", "denied", "tool_error",
@@ -195,52 +198,42 @@ class ToolBoundary:
     async def _run(self, tool: Tool, args: BaseModel, rec: ToolCall) -> None:
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
         async with self._one_at_a_time:
-            db = self.ctx.db
-            mark = self.ctx.world.change_mark()
-            rec.changed_rows = []
-            db.execute(f"SAVEPOINT {CALL_SAVEPOINT}")
+            mark = self.ctx.world.change_mark()  # None: this world cannot say which rows a call wrote
+            rec.changed_rows = [] if mark is not None else None
+            scope = self.ctx.world.call_scope()
             try:
                 out = tool.func(self.ctx, **kwargs)
                 if tool.is_async:
                     out = await out
                 result = _jsonable(out)
             except PermissionDenied as exc:
-                _end_call(db, undo=True)
+                scope.undo()
                 rec.status, rec.error = "denied", f"permission denied: {exc}"
             except ToolFailure as exc:
-                _end_call(db, undo=True)
+                scope.undo()
                 rec.status, rec.error = "tool_error", str(exc)
             except Exception as exc:  # a tool bug must not crash the run; the agent sees an error
-                _end_call(db, undo=True)
+                scope.undo()
                 rec.status, rec.error = "exception", f"{type(exc).__name__}: {exc}"
                 rec.traceback = traceback.format_exc()
             except BaseException:  # cancelled mid-call (the trial's time limit): the call did not happen
-                _end_call(db, undo=True)
+                scope.undo()
                 raise
             else:
-                _end_call(db, undo=False)
+                try:
+                    scope.keep()
+                except Exception as exc:  # the commit itself failed (a deferred constraint): nothing was written
+                    scope.undo()
+                    rec.status, rec.error = "exception", f"{type(exc).__name__} when committing: {exc}"
+                    rec.traceback = traceback.format_exc()
+                    return
                 rec.status, rec.result, rec.committed = "ok", result, True
-                rec.changed_rows = self.ctx.world.changed_since(mark)
+                if mark is not None:
+                    rec.changed_rows = self.ctx.world.changed_since(mark)
 
 
-CALL_SAVEPOINT = "passhat_call"
-
-
-def _end_call(db: sqlite3.Connection, *, undo: bool) -> None:
-    """Release the call's savepoint, first rolling its writes back when the call failed.
-
-    A tool that ended the transaction itself (``COMMIT``) left no savepoint to return to; its writes
-    cannot be undone, and the trial's connection is discarded when the trial ends (``FixtureImage.release``).
-    """
-    if not db.in_transaction:
-        return
-    try:
-        if undo:
-            db.execute(f"ROLLBACK TO {CALL_SAVEPOINT}")
-        db.execute(f"RELEASE {CALL_SAVEPOINT}")
-    except sqlite3.OperationalError as exc:
-        if "no such savepoint" not in str(exc):
-            raise
+CALL_SAVEPOINT = Savepoint.NAME
+"""The savepoint name of a call on a SQLite world (``world/sqlite_kind.py``)."""
 
 
 def _jsonable(value: Any) -> Any:

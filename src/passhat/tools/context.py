@@ -34,7 +34,13 @@ class ToolContext:
 
     @property
     def db(self) -> sqlite3.Connection:
+        """The trial's SQLite connection (``sqlite`` and ``sqlite_file`` fixtures; ``ctx.pg`` for PostgreSQL)."""
         return self.world.db
+
+    @property
+    def pg(self) -> Any:
+        """The trial's ``psycopg.Connection`` (``postgres`` fixtures): rows as dicts, ``%s`` parameters."""
+        return self.world.pg
 
     def now(self) -> str:
         """Current simulated time, ISO 8601."""
@@ -53,19 +59,14 @@ class ToolContext:
         raise ToolFailure(reason)
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Group several writes so they happen together or not at all, inside a call that goes on.
+    def transaction(self) -> Iterator[Any]:
+        """Group several writes so they happen together or not at all, inside a call that goes on; yields the
+        database connection (``ctx.db`` or ``ctx.pg``).
 
         Every call is already atomic (the boundary rolls back a call that raises, including through
         ``fail()`` and ``deny()``); this is for a tool that catches an error itself and carries on. A nested
-        savepoint, because the trial and the call run inside the harness's own savepoints; tools must
-        never ``BEGIN``/``COMMIT`` themselves.
+        scope of the world's database (a savepoint), because the call runs inside one of the harness's own;
+        tools must never ``BEGIN``/``COMMIT`` themselves.
         """
-        self.db.execute("SAVEPOINT tool_transaction")
-        try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK TO tool_transaction")
-            self.db.execute("RELEASE tool_transaction")
-            raise
-        self.db.execute("RELEASE tool_transaction")
+        with self.world.transaction() as handle:
+            yield handle

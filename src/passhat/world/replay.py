@@ -19,11 +19,11 @@ The same machinery replays an external tool's recorded side effects (``tools/cas
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from passhat.world.diff import Diff, RowChange, same_row, same_value
+from passhat.world.diff import Diff, RowChange, same_value
 from passhat.world.image import LOG_TABLE, FixtureImage, TableInfo, _quote
+from passhat.world.sqlite_kind import SqliteCopy, changes_after
 from passhat.world.world import World
 
 REDACTED_MARK = "[REDACTED:"
@@ -37,8 +37,12 @@ def _unknown(stored: Any) -> bool:
     return isinstance(stored, str) and REDACTED_MARK in stored
 
 
-def _check(world: World, table: TableInfo, change: RowChange) -> None:
-    current = world._current(table, change.key)
+def _sqlite(target: World | SqliteCopy) -> SqliteCopy:
+    return target.sqlite if isinstance(target, World) else target
+
+
+def _check(world: SqliteCopy, table: TableInfo, change: RowChange) -> None:
+    current = world.current(table, change.key)
     where = f"{table.name} {list(change.key)}"
     if change.before is None:
         if current is not None:
@@ -57,7 +61,7 @@ def _key_sql(table: TableInfo) -> str:
     return " AND ".join(f"{_quote(c)} IS ?" for c in table.key)
 
 
-def _apply_one(world: World, table: TableInfo, change: RowChange) -> None:
+def _apply_one(world: SqliteCopy, table: TableInfo, change: RowChange) -> None:
     q = _quote(table.name)
     if change.after is None:
         world.db.execute(f"DELETE FROM {q} WHERE {_key_sql(table)}", change.key)
@@ -76,12 +80,13 @@ def _apply_one(world: World, table: TableInfo, change: RowChange) -> None:
             world.db.execute(f"UPDATE {q} SET {sets} WHERE {_key_sql(table)}", params)
 
 
-def apply_diff(world: World, diff: Diff, *, verify: bool = True) -> None:
+def apply_diff(target: World | SqliteCopy, diff: Diff, *, verify: bool = True) -> None:
     """Apply a stored diff to a world in its fixture state (``verify``: check every before-row first).
 
     Deletes go first and inserts last, so a trial that deleted a row and inserted another with the same
     unique value replays without a constraint error.
     """
+    world = _sqlite(target)
     order = {"deleted": 0, "updated": 1, "inserted": 2}
     changes = sorted(diff.rows(), key=lambda c: order[c.kind])
     for change in changes:
@@ -111,20 +116,10 @@ def rebuild_final_state(image: FixtureImage, diff: Diff | dict[str, Any], seed: 
 
 def log_position(world: World) -> int:
     """The last change-log sequence number: mark it before a call, then read :func:`changes_since`."""
-    row = world.db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {LOG_TABLE}").fetchone()
+    row = _sqlite(world).db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {LOG_TABLE}").fetchone()
     return int(row[0])
 
 
 def changes_since(world: World, seq: int) -> Diff:
     """Rows changed after log position ``seq`` (before: as they were at ``seq``; after: as they are now)."""
-    first: dict[tuple[str, str], str | None] = {}
-    for tbl, pk, old in world.db.execute(f"SELECT tbl, pk, old FROM {LOG_TABLE} WHERE seq > ? ORDER BY seq", (seq,)):
-        first.setdefault((tbl, pk), old)
-    out: dict[str, list[RowChange]] = {}
-    for (tbl, pk), old in first.items():
-        key = tuple(json.loads(pk))
-        before = json.loads(old) if old is not None else None
-        after = world._current(world.tables[tbl], key)
-        if not same_row(before, after):
-            out.setdefault(tbl, []).append(RowChange(tbl, key, before, after))
-    return Diff(out)
+    return changes_after(_sqlite(world), seq)
