@@ -39,6 +39,7 @@ from passhat.world.sqlite_kind import SqliteImage
 from passhat.worlds.workspace_source import GitTree, Overlay, WorkspaceSource, copy_folder
 
 if TYPE_CHECKING:
+    from passhat.upstream import Upstream
     from passhat.workspace.tree import FileDiff, WorkspaceCopy, WorkspaceImage
 
 if TYPE_CHECKING:  # passhat.graders imports passhat.cases, which imports this module
@@ -66,6 +67,7 @@ class Domain:
         workspace: WorkspaceSource | dict[str, WorkspaceSource] | None = None,
         command_env: dict[str, str] | None = None,
         preflight: str | None = None,
+        mcp: Upstream | Iterable[Upstream] | None = None,
     ) -> None:
         self.name = name
         self.schema_sql = schema.read_text("utf-8") if isinstance(schema, Path) else schema
@@ -94,7 +96,13 @@ class Domain:
                 if not Path(folder).is_dir():
                     raise DomainError(f"domain {name!r}: workspace {fixture!r}: {folder} is not a directory")
         self.policy = policy.read_text("utf-8") if isinstance(policy, Path) else policy
-        self.tools = {t.name: t for t in tools}
+        self._native_tools = {t.name: t for t in tools}
+        from passhat.upstream.config import upstream_list  # no SDK import: only when a server starts
+
+        self.upstreams = upstream_list(mcp, name)
+        """MCP servers whose tools the agent calls too, started per trial on its world (docs/your-own-stack.md)."""
+        self._tools: dict[str, Tool] | None = None if self.upstreams else dict(self._native_tools)
+        self._tools_lock = threading.Lock()
         self.graders = _graders(name, graders)
         self.start = start or datetime(2026, 1, 1, 9, 0, 0)
         self.files = [Path(f) for f in files]
@@ -113,6 +121,18 @@ class Domain:
         self._trees_lock = threading.Lock()  # trials copy workspaces in threads: an image is built once
         self._schema_hash: str | None = None
         self._code_hash: str | None = None
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """The tools by name: the native ``@tool`` functions and the upstream servers' tools, which are listed
+        on first use (a server is started once for that, on a scratch world; passhat/upstream/session.py)."""
+        if self._tools is None:
+            with self._tools_lock:
+                if self._tools is None:
+                    from passhat.upstream.listing import listed_tools
+
+                    self._tools = {**self._native_tools, **listed_tools(self)}
+        return self._tools
 
     def tool_list(self) -> list[Tool]:
         return list(self.tools.values())
@@ -304,6 +324,10 @@ class Domain:
         if self.command_env:  # domains without one hash as before
             h.update(f"command_env {json.dumps(self.command_env, sort_keys=True)}\n".encode())
         h.update(f"code {self.code_hash()}\n".encode())
+        if self.upstreams:  # the servers as declared and the tools they listed (domains without one hash as before)
+            from passhat.upstream.listing import upstream_hash
+
+            h.update(upstream_hash(self).encode())
         return h.hexdigest()
 
 

@@ -11,6 +11,7 @@ from passhat.episode import EndReason, Message, ModelCall, Usage
 from passhat.graders import Grade
 from passhat.tools import ToolCall
 from passhat.tracing import Span
+from passhat.upstream.log import UpstreamLog
 
 Outcome = Literal["pass", "fail", "error"]
 """``error`` is an infrastructure failure: neither a success nor a failure of the agent."""
@@ -77,6 +78,9 @@ class TrialRecord(BaseModel):
     replayed: bool = False
     """True when at least one external tool call was answered from a cassette (``--replay``), not by the
     real service: the report says which trials ran on replayed tools."""
+    upstreams: list[UpstreamLog] | None = None
+    """Domains with upstream MCP servers: each server of this trial, its stderr (bounded) and the protocol
+    problems it had (``None`` for other domains)."""
 
     @property
     def key(self) -> tuple[str, int]:

@@ -12,6 +12,7 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from passhat import outages
 from passhat.attribution import attribute
@@ -29,6 +30,10 @@ from passhat.tools import ToolBoundary, ToolContext
 from passhat.tools.cassette import Cassette
 from passhat.tracing import build_spans, trace_id
 from passhat.users import ScriptedUser
+
+if TYPE_CHECKING:
+    from passhat.upstream.session import TrialUpstreams
+    from passhat.world import World
 
 AgentFn = Callable[[Episode], Awaitable[str | None]]
 UserFactory = Callable[[Case, int, ToolBoundary], UserSimulator]
@@ -116,11 +121,14 @@ async def run_trial(
     # clone) are opened off the event loop, so other trials' agents keep running
     world = await domain.open_world(case.fixture, seed)
     timing.reset_ms = (time.perf_counter() - t_start) * 1000
+    upstreams: TrialUpstreams | None = None
     try:
         t0 = time.monotonic()
         ctx = ToolContext(world, identity=case.user.identity, facts=dict(case.user.facts))
         session = cassette.session(case.id, trial) if cassette is not None else None  # external tools
         tools = session.wrap(domain.tool_list()) if session is not None else domain.tool_list()
+        upstreams = start_upstreams(domain, world, case.user.identity, seed)
+        tools = upstreams.bind(tools) if upstreams is not None else tools
         boundary = ToolBoundary(tools, ctx, allowed=case.allowed_tools,
                                 forbidden=case.forbidden_tools, faults=case.faults, t0=t0)
         simulator = ScriptedUser(case.user) if user is None else user(case, derive_seed("user", seed), boundary)
@@ -133,6 +141,8 @@ async def run_trial(
         t_agent = time.perf_counter()
         end_reason, error = await _drive(agent, episode, case.limits.max_seconds)
         timing.agent_s = time.perf_counter() - t_agent
+        if upstreams is not None:  # stopped before the diff: a server may hold the trial's database open
+            await upstreams.close()
 
         t_diff = time.perf_counter()
         state = await world.final_state()  # the row diff and the file diff, whatever kinds hold them
@@ -159,13 +169,19 @@ async def run_trial(
             grades += judged.grades
             timing.judge_s = time.perf_counter() - t_judge
     finally:
-        await world.aclose()  # every part discarded (blocking ones off the event loop, as they were made)
+        try:
+            if upstreams is not None and not upstreams.logs:  # the agent's part raised: stop the servers all the same
+                await upstreams.close()
+        finally:
+            await world.aclose()  # every part discarded (blocking ones off the event loop, as they were made)
     timing.total_s = time.perf_counter() - t_start
     outcome: Outcome = "pass" if trial_passed(grades) else "fail"
     if session is not None:
         session.close()
         if session.problems:  # a stale recording is infrastructure, not the agent's failure (tools/cassette.py)
             outcome, error = "error", session.error_text()
+    if upstreams is not None and upstreams.start_failure() is not None:  # the team's server, not the agent
+        outcome, error = "error", upstreams.start_failure()
     calls = boundary.calls
     spans = build_spans(seed=seed, case_id=case.id, calls=calls, messages=episode.messages,
                         model_calls=episode.model_calls, agent_s=timing.agent_s, grade_s=timing.grade_ms / 1000,
@@ -181,7 +197,20 @@ async def run_trial(
         user_usage=getattr(simulator, "usage", None), judge_usage=judged.usage if judged else None,
         failure=attribute(case, outcome, grades, calls, episode.messages, end_reason, error, diff),
         trace_id=trace_id(seed), spans=spans, replayed=session is not None and session.replayed,
+        upstreams=upstreams.logs if upstreams is not None else None,
     )
+
+
+def start_upstreams(domain: Domain, world: World, identity: str | None, seed: int) -> TrialUpstreams | None:
+    """The trial's upstream MCP servers, begun in the background on its world (``None`` without any)."""
+    if not domain.upstreams:
+        return None
+    from passhat.upstream.listing import server_folder
+    from passhat.upstream.session import TrialUpstreams
+
+    upstreams = TrialUpstreams(domain.upstreams, world, identity=identity, seed=seed, cwd=server_folder(domain))
+    upstreams.begin()
+    return upstreams
 
 
 def error_record(case: Case, trial: int, seed: int, attempt: int, started: float, exc: BaseException) -> TrialRecord:

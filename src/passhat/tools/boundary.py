@@ -31,6 +31,7 @@ from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
 from passhat.tools.faults import Fault, FaultKind, corrupt, timeout_message
 from passhat.tools.jsondata import as_json_data
+from passhat.world.kind import NO_SCOPE
 from passhat.world.sqlite_kind import Savepoint
 
 CallStatus = Literal[
@@ -199,8 +200,8 @@ class ToolBoundary:
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
         async with self._one_at_a_time:
             mark = self.ctx.world.change_mark()  # None: this world cannot say which rows a call wrote
-            rec.changed_rows = [] if mark is not None else None
-            scope = self.ctx.world.call_scope()
+            rec.changed_rows = [] if mark is not None else None  # (PostgreSQL logs what a server writes too)
+            scope = NO_SCOPE if tool.remote else self.ctx.world.call_scope()  # a remote tool commits on its own
             try:
                 out = tool.func(self.ctx, **kwargs)
                 if tool.is_async:

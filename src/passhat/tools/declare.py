@@ -38,6 +38,9 @@ class Tool:
     idempotent: bool = False
     """Calling it twice with the same arguments does what calling it once does (writing a file, running
     the tests): a repeat is never counted as a duplicate write."""
+    remote: bool = False
+    """Served by a process of its own (an upstream MCP server), which commits on its own: the world's
+    per-call scope (a savepoint, a transaction on the native connection) does not wrap it."""
 
     @functools.cached_property
     def parameters(self) -> dict[str, Any]:
