@@ -119,3 +119,25 @@ def test_resume_keeps_the_registered_gate_and_refuses_another(cli: Any, suite: P
     assert r.exit_code == 2 and "differs from the gate registered" in said(r)
     assert run(cli, suite, out, "--resume").exit_code == 0
     assert json.loads((out / "manifest.json").read_text())["gate"]["sha256"] == hashlib.sha256(gate.read_bytes()).hexdigest()
+
+
+def test_gating_a_run_afterwards_puts_the_verdict_into_its_report(cli: Any, suite: Path, tmp_path: Path,
+                                                                   gate_file: Any) -> None:
+    """``passhat gate`` on a run that has a report rewrites it: a report without the verdict (or with an older
+    one) next to gate.json would tell the reader something else than the exit code did."""
+    out = tmp_path / "run"
+    assert run(cli, suite, out).exit_code == 0
+    assert 'id="gate"' not in (out / "report.html").read_text()
+    r = cli("gate", out, "--gate", gate_file(NEVER))
+    assert r.exit_code == 0, r.output
+    page = (out / "report.html").read_text()
+    assert 'id="gate"' in page and '<b class="verdict">PASS</b>' in page
+    r = cli("gate", out, "--gate", gate_file("rules:\n  - pass_hat_k: {k: 8, min: 0.25}\n", "strict.yaml"))
+    assert r.exit_code == 3 and '<b class="verdict">INCONCLUSIVE</b>' in (out / "report.html").read_text()
+
+
+def test_gating_a_run_made_without_a_report_writes_none(cli: Any, suite: Path, tmp_path: Path, gate_file: Any) -> None:
+    out = tmp_path / "run"
+    assert run(cli, suite, out, "--no-report").exit_code == 0
+    assert cli("gate", out, "--gate", gate_file(NEVER)).exit_code == 0
+    assert not (out / "report.html").exists()
