@@ -1,9 +1,11 @@
-"""Shared fixtures: the tiny ``notes`` domain in tests/data/notes."""
+"""Shared fixtures: the tiny ``notes`` domain in tests/data/notes, and runs of the built-in suites made once
+per session (tests/README.md says which to use when)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from math import comb
 from pathlib import Path
 from typing import Any
@@ -121,3 +123,34 @@ def write_suite(tmp_path: Path) -> Any:
         return Path(planned.write_suite(tmp_path / name, plans, **kw))
 
     return go
+
+
+BuiltinRun = Callable[..., Path]
+
+
+@pytest.fixture(scope="session")
+def builtin_run(tmp_path_factory: pytest.TempPathFactory) -> BuiltinRun:
+    """``builtin_run(suite, agent, trials, seed=0)``: the folder of ``passhat run SUITE --agent AGENT --trials
+    N --seed S -q -j 8 --no-sanity`` through the real CLI, made once per session and shared by every test
+    that asks for the same four values.
+
+    A bugfix trial runs the project's pytest suite two or three times (about 2 s of CPU): tests that
+    look at the same run must not each make their own. The folder is shared: read it, never change it
+    (``shutil.copytree`` it first). Under xdist each worker has its own (its own temporary root).
+    """
+    from passhat.cli import main
+
+    root = tmp_path_factory.mktemp("builtin-runs")
+    made: dict[tuple[str, str, int, int], Path] = {}
+
+    def get(suite: str, agent: str, trials: int, seed: int = 0) -> Path:
+        key = (suite, agent, trials, seed)
+        if key not in made:
+            out = root / f"{suite}-{agent}-{trials}-{seed}"
+            result = CliRunner().invoke(main, ["run", suite, "--agent", agent, "--trials", str(trials), "--seed",
+                                               str(seed), "--out", str(out), "-q", "-j", "8", "--no-sanity"])
+            assert result.exit_code == 0, result.output
+            made[key] = out
+        return made[key]
+
+    return get

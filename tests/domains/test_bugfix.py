@@ -196,10 +196,10 @@ def test_every_fix_case_checks_the_suite_the_tests_and_the_scope() -> None:
         assert PLANTED[case.fixture][0] in kinds["unchanged_except"].files, case.id
 
 
-def evaluate(tmp_path: Path, agent: str, trials: int) -> dict[str, list[Any]]:
-    run = passhat.evaluate("bugfix", agent, trials=trials, concurrency=4, out=tmp_path / agent, sanity=False)
+def evaluate(builtin_run: Any, agent: str, trials: int) -> dict[str, list[Any]]:
+    """The records per case of ``passhat run bugfix`` (shared with test_builtin_suites: tests/conftest.py)."""
     by_case: dict[str, list[Any]] = {}
-    for record in run.records():
+    for record in passhat.Run.open(builtin_run("bugfix", agent, trials)).records():
         by_case.setdefault(record.case_id, []).append(record)
     return by_case
 
@@ -208,20 +208,20 @@ def failures(record: Any) -> str:
     return " | ".join(f"{g.name}: {g.reason}" for g in record.grades if g.required and not g.passed)
 
 
-def test_careful_passes_every_case(tmp_path: Path) -> None:
-    results = evaluate(tmp_path, "careful", trials=2)
+def test_careful_passes_every_case(builtin_run: Any) -> None:
+    results = evaluate(builtin_run, "careful", trials=2)
     assert len(results) == len(HASTY_FAILS) + len(HASTY_PASSES)
     bad = {cid: failures(r) for cid, recs in results.items() for r in recs if r.outcome != "pass"}
     assert not bad
 
 
-def test_noop_fails_every_case(tmp_path: Path) -> None:
-    results = evaluate(tmp_path, "noop", trials=1)
+def test_noop_fails_every_case(builtin_run: Any) -> None:
+    results = evaluate(builtin_run, "noop", trials=1)
     assert {cid: [r.outcome for r in recs] for cid, recs in results.items()} == {cid: ["fail"] for cid in results}
 
 
-def test_hasty_fails_for_the_right_reason(tmp_path: Path) -> None:
-    for cid, (record,) in evaluate(tmp_path, "hasty", trials=1).items():
+def test_hasty_fails_for_the_right_reason(builtin_run: Any) -> None:
+    for cid, (record,) in evaluate(builtin_run, "hasty", trials=1).items():
         if cid in HASTY_PASSES:
             assert record.outcome == "pass", (cid, failures(record))
         else:
@@ -229,8 +229,8 @@ def test_hasty_fails_for_the_right_reason(tmp_path: Path) -> None:
             assert HASTY_FAILS[cid] in failures(record), (cid, failures(record))
 
 
-def test_flaky_lapses_only_where_a_check_matters(tmp_path: Path) -> None:
-    results = evaluate(tmp_path, "flaky", trials=3)
+def test_flaky_lapses_only_where_a_check_matters(builtin_run: Any) -> None:
+    results = evaluate(builtin_run, "flaky", trials=4)
     failing = {cid for cid, recs in results.items() if any(r.outcome == "fail" for r in recs)}
     assert failing and failing <= FLAKY_SENSITIVE
     assert any(r.outcome == "pass" for cid in failing for r in results[cid])  # a lapse, not a broken playbook

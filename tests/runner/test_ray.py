@@ -77,11 +77,11 @@ def test_local_and_ray_give_the_same_summary_and_records(cluster: Any, tmp_path:
         assert {r.outcome for r in a.values()} == {"pass", "fail"}
 
 
-def test_a_workspace_suite_gets_the_same_verdicts_on_ray(cluster: Any, tmp_path: Path) -> None:
+def test_a_workspace_suite_gets_the_same_verdicts_on_ray(cluster: Any, tmp_path: Path, builtin_run: Any) -> None:
     """Each worker builds the fixtures' trees, copies them per trial and runs the commands in its sandbox:
-    the same calls, file changes and grades as in this process."""
-    local = passhat.evaluate("bugfix", "hasty", trials=1, seed=3, concurrency=4, out=tmp_path / "local", sanity=False)
-    distributed = passhat.evaluate("bugfix", "hasty", trials=1, seed=3, concurrency=4, out=tmp_path / "ray",
+    the same calls, file changes and grades as in this process (the session's local run: tests/conftest.py)."""
+    local = passhat.Run.open(builtin_run("bugfix", "hasty", 1, 0))
+    distributed = passhat.evaluate("bugfix", "hasty", trials=1, seed=0, concurrency=4, out=tmp_path / "ray",
                                    sanity=False, executor="ray")
     def verdict(record: Any) -> Any:  # pytest's output (in results, reasons, evidence) says how long it took: left out
         failure = record.failure and (record.failure.category, record.failure.step)

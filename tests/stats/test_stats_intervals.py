@@ -44,6 +44,19 @@ def test_clopper_pearson_two_sided_matches_binomtest():
     assert clopper_pearson(0, 30)[1] > wilson(0, 30)[1]
 
 
+def test_clopper_pearson_equals_binomtest_everywhere():
+    """The beta quantiles clopper_pearson computes itself (no scipy.stats import) are binomtest's, for every
+    count, each alternative and several confidences."""
+    for n in (1, 2, 3, 7, 30, 200):
+        for x in range(n + 1):
+            for alternative in ("two-sided", "greater", "less"):
+                for confidence in (0.8, 0.95, 0.99):
+                    ci = binomtest(x, n, alternative=alternative).proportion_ci(confidence_level=confidence,
+                                                                              method="exact")
+                    assert clopper_pearson(x, n, confidence, alternative) == pytest.approx((ci.low, ci.high),
+                                                                                           rel=1e-9, abs=1e-12)
+
+
 def test_no_trials_means_no_information():
     assert wilson(0, 0) == (0.0, 1.0)
     assert clopper_pearson(0, 0, alternative="greater") == (0.0, 1.0)

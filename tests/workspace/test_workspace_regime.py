@@ -585,9 +585,9 @@ def test_line_diffs_have_a_budget_per_trial(tmp_path: Path, isolated: dict[str, 
     assert all(c["content_kept"] for c in record.files["changes"])  # the contents, within theirs, are kept
 
 
-def test_regrade_of_a_bugfix_run_reproduces_every_verdict(tmp_path: Path) -> None:
+def test_regrade_of_a_bugfix_run_reproduces_every_verdict(tmp_path: Path, builtin_run: Any) -> None:
     """The commands run again on the rebuilt tree and every grade comes out the same."""
-    run = passhat.evaluate("bugfix", "hasty", trials=1, concurrency=4, out=tmp_path / "run", sanity=False)
+    run = passhat.Run.open(builtin_run("bugfix", "hasty", 1))  # shared: read only, regraded into tmp_path
     first = records(run)
     regrade_run(run.folder, tmp_path / "regraded", load_suite("bugfix"))
     again = records(passhat.Run.open(tmp_path / "regraded"))

@@ -41,8 +41,6 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 from scipy.special import ndtr, ndtri
-from scipy.stats import binom
-from scipy.stats import t as student_t
 
 from passhat.stats._resample import bca_fit, cluster_se, resampling_units, unit_totals
 from passhat.stats.bootstrap import _SE_TOL, IntervalMethod
@@ -182,6 +180,8 @@ def paired_differences(
             verdict = _Verdict(float(bca_low[j]), float(bca_high[j]), "bca_pseudocase", float(bca_p[j]),
                                "bootstrap_bca")
         else:
+            from scipy.stats import t as student_t  # lazily: scipy.stats costs a second of every start-up
+
             half = float(student_t.ppf(0.5 + confidence / 2, n_units - 1)) * float(se[j])
             p = float(2 * student_t.sf(abs(est / float(se[j])), n_units - 1))
             verdict = _Verdict(est - half, est + half, "t_pseudocase", p, t_test)
@@ -316,6 +316,8 @@ def mcnemar_midp(b: int, c: int) -> float:
         raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
     if b + c == 0:
         return 1.0
+    from scipy.stats import binom  # lazily: scipy.stats costs a second of every start-up
+
     low = min(b, c)
     p = 2 * (binom.cdf(low, b + c, 0.5) - 0.5 * binom.pmf(low, b + c, 0.5))
     return float(min(1.0, p))
@@ -358,6 +360,8 @@ def detectable_change(
     if units < 2 or sd_diff < 0 or not 0 < alpha < 1 or not 0 < power < 1:
         raise ValueError(f"need units >= 2, sd_diff >= 0, alpha and power in (0, 1); got {units}, {sd_diff}, "
                          f"{alpha}, {power}")
+    from scipy.stats import t as student_t  # lazily: scipy.stats costs a second of every start-up
+
     df = units - 1
     c = float(student_t.ppf(1 - alpha / 2 if two_sided else 1 - alpha, df) + student_t.ppf(power, df))
 

@@ -26,7 +26,6 @@ passing exactly when K ≥ n_base), as Tarone's procedure requires.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import false_discovery_control, hypergeom
 
 
 def fisher_drop(base_passes: np.ndarray, base_n: np.ndarray, cand_passes: np.ndarray,
@@ -36,6 +35,8 @@ def fisher_drop(base_passes: np.ndarray, base_n: np.ndarray, cand_passes: np.nda
 
     Equal to ``scipy.stats.fisher_exact([[c_b, n_b − c_b], [c_c, n_c − c_c]], alternative="greater")``.
     """
+    from scipy.stats import hypergeom  # lazily: scipy.stats costs a second of every start-up
+
     cb, nb, cc, nc = (np.asarray(x, dtype=int) for x in (base_passes, base_n, cand_passes, cand_n))
     total, passes = nb + nc, cb + cc
     eligible = (nb > 0) & (cb == nb) & (nc > 0)
@@ -57,6 +58,8 @@ def discrete_bh(p: np.ndarray, p_min: np.ndarray, alpha: float) -> tuple[np.ndar
     m = int(np.count_nonzero(testable))
     rejected = np.zeros(p.shape, dtype=bool)
     if m:
+        from scipy.stats import false_discovery_control
+
         adjusted = false_discovery_control(p[testable], method="bh")
         rejected[testable] = adjusted <= alpha
     return rejected, m
