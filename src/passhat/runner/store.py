@@ -173,6 +173,24 @@ class RunStore:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._durable = os.fstat(self._fd).st_size
 
+    def check_trials_file(self) -> None:
+        """Raise :class:`RunError` if ``trials.jsonl`` is no longer the file this run opened: removed (with
+        its folder, say) or replaced by another file (another inode). Appending would go on into a file
+        nobody can read, and the run would end with exit 0 and a summary of 0 trials."""
+        if self._fd is None:
+            return
+        opened = os.fstat(self._fd)
+        try:
+            now = os.stat(self.trials_path)
+        except FileNotFoundError:
+            raise RunError(f"{self.trials_path} was removed while the run was writing it (its records are lost "
+                           "with it); run again into a folder nothing else removes") from None
+        except OSError as exc:
+            raise RunError(f"{self.trials_path} cannot be checked while the run writes it ({exc.strerror or exc})") from None
+        if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+            raise RunError(f"{self.trials_path} was replaced by another file while the run was writing it; the "
+                           "records written since are not in it — run again into a folder nothing else writes")
+
     def encode(self, record: TrialRecord) -> bytes:
         """The record as it is stored: redacted, one JSON line."""
         data = self.redactor.value(record.model_dump(mode="json"))
@@ -185,6 +203,7 @@ class RunStore:
         with self._writing:
             if self._fd is None:
                 raise RunError("run store is not open for appending")
+            self.check_trials_file()
             try:
                 view = memoryview(lines)
                 while view:  # a regular file takes it in one call; a short write is continued, not lost
