@@ -45,17 +45,58 @@ def read_records(path: Path, model: type[Parsed]) -> Iterator[Parsed]:
     not parse is an error naming it, never silently dropped from the statistics."""
     if not path.exists():
         return
+    plan = _Plan.of(path.parent / MANIFEST)
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if not raw.endswith(b"\n"):
                 break
             check_finite(raw, path, number)
             try:
-                yield model.model_validate_json(raw)
+                record = model.model_validate_json(raw)
             except ValueError as exc:
                 first = str(exc).splitlines()[0]
                 raise RunError(f"{path}:{number}: not a trial record ({first}); "
                                "fix or remove that line — passhat never skips a recorded trial") from None
+            if plan is not None:
+                plan.check(getattr(record, "case_id", None), getattr(record, "trial", None), path, number)
+            yield record
+
+
+class _Plan:
+    """What the manifest says a run's records can be: its cases and ``0 … trials-1`` once each. A record
+    outside it (a second copy of a trial, a case the run never had, trial 7 of a 4-trial run) would be
+    counted into n; readers refuse it, naming the line. One bit per planned trial remembers what was seen."""
+
+    def __init__(self, cases: dict[str, int], trials: int) -> None:
+        self.cases = cases
+        """Case id → its position, for the bitmap of seen trials."""
+        self.trials = trials
+        self.seen = bytearray((len(cases) * trials + 7) // 8)
+
+    @classmethod
+    def of(cls, manifest_path: Path) -> _Plan | None:
+        """The plan in ``manifest_path``; ``None`` when there is no manifest (a bare ``trials.jsonl``)."""
+        if not manifest_path.is_file():
+            return None
+        manifest = Manifest.load(manifest_path)
+        return cls({case: i for i, case in enumerate(manifest.suite.cases)}, manifest.trials)
+
+    def check(self, case_id: str | None, trial: int | None, path: Path, number: int) -> None:
+        if case_id is None or trial is None:
+            return
+        where = f"{path}:{number}"
+        position = self.cases.get(case_id)
+        if position is None:
+            raise RunError(f"{where}: case {case_id!r} is not one of the run's cases (manifest.json lists "
+                           f"{len(self.cases)}); a record from another run? remove that line")
+        if not 0 <= trial < self.trials:
+            raise RunError(f"{where}: trial {trial} of case {case_id!r} is outside the run's trials 0…{self.trials - 1} "
+                           "(manifest.json); remove that line")
+        bit = position * self.trials + trial
+        if self.seen[bit >> 3] & (1 << (bit & 7)):
+            raise RunError(f"{where}: a second record of case {case_id!r} trial {trial}; a trial is recorded once — "
+                           "remove the copy")
+        self.seen[bit >> 3] |= 1 << (bit & 7)
 
 
 def check_finite(raw: bytes, path: Path, number: int) -> None:
