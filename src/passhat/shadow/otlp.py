@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat.errors import UserError
+from passhat.inputs import loads_nested
 from passhat.redaction import Redactor
 from passhat.shadow.traces import ERROR_TYPES, Recorded, parse_conversation
 
@@ -130,7 +131,7 @@ def _json_attribute(attrs: dict[str, Any], key: str) -> Any:
     value = attrs.get(key)
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return loads_nested(value, f"attribute {key}")
         except json.JSONDecodeError:
             return value
     return value
@@ -165,7 +166,7 @@ def _messages(value: Any) -> list[tuple[str, str]]:
     """(role, text) of GenAI-convention messages: ``[{role, parts: [{type: text, content}]}]`` (or ``content``)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads_nested(value, "a messages attribute")
         except json.JSONDecodeError:
             return []
     out = []
