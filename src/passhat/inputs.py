@@ -47,16 +47,16 @@ def open_input(path: Path, what: str = "input") -> io.BufferedReader:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
     except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, not a {what} file") from None
+        raise UserError(f"{path}: is a directory; expected a regular file ({what})") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UserError(f"{path}: is {_kind(info.st_mode)}, not a {what} file")
+            raise UserError(f"{path}: is {_kind(info.st_mode)}; expected a regular file ({what})")
         if info.st_size > MAX_INPUT_BYTES:
-            raise UserError(f"{path}: {info.st_size:,} bytes is more than a {what} file may hold "
-                            f"({MAX_INPUT_BYTES // (1024 * 1024)} MB); split it into smaller files")
+            raise UserError(f"{path}: {info.st_size:,} bytes is past the {MAX_INPUT_BYTES // (1024 * 1024)} MB limit "
+                            f"on one file ({what}); split it into smaller files")
         os.set_blocking(fd, True)
         return io.BufferedReader(Capped(io.FileIO(fd, "rb", closefd=True), path, what))
     except BaseException:
@@ -107,8 +107,12 @@ def check_depth(data: Any, where: str, limit: int | None = None) -> None:
     without recursing (so the check cannot itself overflow the stack)."""
     limit = MAX_DEPTH if limit is None else limit
     stack: list[tuple[Any, int]] = [(data, 1)]
+    seen: set[int] = set()  # a container shared by reference (a YAML alias) is walked once, not once per use
     while stack:
         value, depth = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
         if isinstance(value, dict):
             children: Any = value.values()
         elif isinstance(value, list | tuple):

@@ -61,10 +61,16 @@ def _any(value: Any) -> Any:
         except (TypeError, ValueError):
             return value["intValue"]
     if "arrayValue" in value:
-        return [_any(v) for v in (value["arrayValue"] or {}).get("values") or []]
+        return [_any(v) for v in _values(value["arrayValue"])]
     if "kvlistValue" in value:
-        return {kv.get("key"): _any(kv.get("value")) for kv in (value["kvlistValue"] or {}).get("values") or []}
+        return {str(kv.get("key")): _any(kv.get("value")) for kv in _values(value["kvlistValue"]) if isinstance(kv, dict)}
     return None
+
+
+def _values(holder: Any) -> list[Any]:
+    """The ``values`` of an ``ArrayValue``/``KeyValueList``; nothing when the exporter wrote something else."""
+    values = holder.get("values") if isinstance(holder, dict) else None
+    return values if isinstance(values, list) else []
 
 
 def _key_values(items: Any) -> dict[str, Any]:
