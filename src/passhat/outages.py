@@ -8,8 +8,12 @@ apart (docs/design/007-outages.md):
    started; the call raises :class:`~passhat.errors.InfrastructureError` at once (outcome ``error``).
 2. A time limit reached while a model call is retrying after a failure, or while a started stream has
    been silent for ``STALL_S`` or more, or while it waits for a rate-limit permit, is the provider's: the
-   trial is ``error``, not ``fail``. Waiting for a model's first token is the agent's latency: a time
-   limit reached then is the agent's. A wait for a permit that would outlast the trial is not started.
+   trial is ``error``, not ``fail``. A wait for a permit that would outlast the trial is not started.
+2b. A provider that accepts the connection and then says nothing — no response headers, or a 200 whose
+   stream carries only keep-alives, or one chunk and then silence — for :func:`stall_budget` (a share of
+   the trial's remaining time, at most ``STALL_CAP_S``) has stalled: the attempt raises
+   :class:`ProviderStalled`, retried and counted by the circuit breaker like a dropped connection, and an
+   ``error`` when retries no longer fit (docs/design/022-bounded-trials-and-inputs.md).
 3. A provider that keeps refusing connections is detected fast: after ``threshold`` consecutive failed
    attempts without an answer (connection refused, timeouts, 5xx) its :class:`CircuitBreaker` opens and
    further calls fail at once for ``cooldown_s``, instead of every trial paying the whole retry budget.
@@ -23,15 +27,69 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from passhat.errors import InfrastructureError
+
+T = TypeVar("T")
 
 STALL_S = 10.0
 """A started stream silent this long when the time limit hits has stalled (the provider's fault)."""
 MIN_ATTEMPT_S = 1.0
 """A retry is only started if at least this much time would be left for it before the deadline."""
+STALL_SHARE = 1 / 3
+"""Rule 2b: the share of the trial's remaining time a provider may stay silent (no headers, no stream
+data) before the attempt has stalled. A share, so a stall is found before the deadline however short the
+limit (10 s → 3.3 s), and the answer a retry brings still has time to be used. A module attribute, so
+tests scale it down instead of sleeping."""
+STALL_CAP_S = 30.0
+"""Rule 2b's bound in a long trial (and outside any trial: the judge): one silent call never takes minutes."""
+
+
+class ProviderStalled(TimeoutError):
+    """The provider accepted the call and then sent nothing (headers or stream data) within the stall
+    budget. A ``TimeoutError``: retried like any timeout, and counted by the circuit breaker."""
+
+
+def stall_budget() -> float:
+    """How long the provider may stay silent now: ``min(STALL_CAP_S, STALL_SHARE × remaining)``."""
+    watch = CURRENT_TRIAL.get()
+    remaining = watch.remaining() if watch is not None else None
+    if remaining is None:
+        return STALL_CAP_S
+    return max(0.0, min(STALL_CAP_S, STALL_SHARE * remaining))
+
+
+async def unless_stalled(awaitable: Awaitable[T], what: str, waiting_for: str) -> T:
+    """``await awaitable``, or :class:`ProviderStalled` when it takes longer than :func:`stall_budget`
+    (a cancellation from outside, the trial's time limit, still propagates as a cancellation)."""
+    import asyncio  # here: this module is imported by commands that never call a model
+
+    budget = stall_budget()
+    try:
+        async with asyncio.timeout(budget) as scope:
+            return await awaitable
+    except TimeoutError:
+        if scope.expired():
+            raise ProviderStalled(f"{what}: the provider stalled — no {waiting_for} within {budget:.2f}s "
+                                  f"({STALL_SHARE:.0%} of the trial's remaining time, at most {STALL_CAP_S:g}s)") from None
+        raise
+
+
+async def stalls_bounded(stream: AsyncIterator[T], what: str) -> AsyncIterator[T]:
+    """The stream's items, each within :func:`stall_budget` of the one before (keep-alives are not
+    items: the SDKs drop SSE comments and pings before they reach the adapter)."""
+    it = aiter(stream)
+    waiting_for = "stream data after the response headers"
+    while True:
+        try:
+            item = await unless_stalled(anext(it), what, waiting_for)
+        except StopAsyncIteration:
+            return
+        waiting_for = "further stream data"
+        yield item
 
 
 @dataclass
@@ -148,4 +206,5 @@ class CircuitBreaker:
         self.opened_at = None
 
 
-__all__ = ["MIN_ATTEMPT_S", "STALL_S", "CircuitBreaker", "ProviderCall", "TrialWatch", "stream_data", "watching"]
+__all__ = ["MIN_ATTEMPT_S", "STALL_CAP_S", "STALL_S", "STALL_SHARE", "CircuitBreaker", "ProviderCall", "ProviderStalled",
+           "TrialWatch", "stall_budget", "stalls_bounded", "stream_data", "unless_stalled", "watching"]

@@ -116,9 +116,10 @@ def at_hard_exit(cleanup: Callable[[], None]) -> Callable[[], None]:
     return forget
 
 
-def hard_exit(why: str = "interrupted") -> None:
-    """End the process now with exit code 130, after the :func:`at_hard_exit` cleanups (each may fail
-    alone). For a stop that the normal path could not finish in time; callable from any thread."""
+def hard_exit(why: str = "interrupted", code: int = EXIT_INTERRUPTED) -> None:
+    """End the process now with exit code ``code`` (130: interrupted), after the :func:`at_hard_exit`
+    cleanups (each may fail alone). For a stop that the normal path could not finish in time, or a run the
+    loop's watchdog aborts (:mod:`passhat.runner.watchdog`); callable from any thread."""
     with _lock:
         cleanups = list(reversed(_cleanups))
     for cleanup in cleanups:
@@ -130,7 +131,7 @@ def hard_exit(why: str = "interrupted") -> None:
         sys.stderr.write(f"{why}; stopped without waiting further — the records already written are kept, "
                          "and a run continues with --resume\n")
         sys.stderr.flush()
-    os._exit(EXIT_INTERRUPTED)
+    os._exit(code)
 
 
 def install() -> Callable[[], None]:

@@ -60,15 +60,16 @@ def test_a_stream_that_stalls_mid_answer_past_the_limit_is_an_outage(serve: Any,
     monkeypatch.setattr(outages, "STALL_S", 0.3)
     server = serve(lambda req: Turn(text=f"I added the note. {DONE}", stall_s=3.0))
     recs = run(notes_cases(tmp_path, "limits: {max_seconds: 1}\n"), server, RetryPolicy(attempts=1), tmp_path)
-    assert recs[0].outcome == "error" and "the stream stalled" in recs[0].error
+    assert recs[0].outcome == "error" and "no further stream data within" in recs[0].error
 
 
-def test_waiting_for_a_first_token_past_the_limit_is_the_agents_latency(serve: Any, tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(outages, "STALL_S", 0.3)
+def test_no_response_headers_for_a_third_of_the_remaining_time_is_an_outage(serve: Any, tmp_path: Path) -> None:
+    """Was the agent's `fail` (time_limit): waiting for the first byte counted as the model's latency, however long
+    (issue 25, item 4; the three stall modes at 10 s and 60 s are tests/llm/test_stalls.py)."""
     server = serve(lambda req: Turn(text=f"I added the note. {DONE}", delay_s=3.0))
     recs = run(notes_cases(tmp_path, "limits: {max_seconds: 1}\n"), server, RetryPolicy(attempts=1), tmp_path)
-    assert (recs[0].outcome, recs[0].end_reason) == ("fail", "time_limit")
+    assert (recs[0].outcome, recs[0].end_reason) == ("error", "harness_error")
+    assert "no response headers within" in recs[0].error
 
 
 def test_non_json_stream_data_is_retried_and_then_an_outage(serve: Any, tmp_path: Path) -> None:

@@ -20,6 +20,10 @@ from passhat.outages import CircuitBreaker
 from passhat.serve import AgentReply, TrialEndpoint
 
 CONNECT_TIMEOUT_S = 10.0
+MAX_REPLY_BYTES = 16 * 1024 * 1024
+"""The largest answer read from an agent service: a reply and its usage are kilobytes; an endless or
+huge body is the agent's failure at this size, not the harness's memory growing until it dies (an audit's
+endless body reached 660 MB in 10 s)."""
 EXCERPT = 500
 """Characters of a bad answer kept as evidence."""
 
@@ -58,7 +62,7 @@ class ServiceAgent(ExternalAgent):
         timeout = httpx2.Timeout(start.time_limit_s + 5, connect=min(CONNECT_TIMEOUT_S, start.time_limit_s))
         self.breaker.check(f"agent service {self.url}")
         try:
-            response = await self._http().post(self.url, json=start.model_dump(mode="json"), timeout=timeout)
+            status, body = await self._post(start.model_dump(mode="json"), timeout)
         except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
             self.breaker.failure(f"{type(exc).__name__}: {exc}")
             raise InfrastructureError(f"agent service {self.url} cannot be reached: {type(exc).__name__}: {exc}") from exc
@@ -66,16 +70,36 @@ class ServiceAgent(ExternalAgent):
             self.breaker.success()  # it answered, then failed: the agent's failure, not an outage
             raise AgentCrashed(f"agent service {self.url} failed mid-answer: {type(exc).__name__}: {exc}") from exc
         self.breaker.success()
-        text = response.text
-        if response.status_code >= 400:
-            raise AgentCrashed(f"agent service {self.url} answered HTTP {response.status_code}: {text[:EXCERPT]}")
+        text = body[:4 * EXCERPT].decode("utf-8", "replace")
+        if status >= 400:
+            raise AgentCrashed(f"agent service {self.url} answered HTTP {status}: {text[:EXCERPT]}")
         try:
-            return AgentReply.model_validate_json(response.content)
+            return AgentReply.model_validate_json(body)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "(body)"
             raise AgentCrashed(f"agent service {self.url} answered something other than {{\"reply\": ..., \"usage\": ...}}: "
                                f"{where}: {first['msg']}; body: {text[:EXCERPT]!r}") from None
+
+    async def _post(self, message: dict[str, Any], timeout: Any) -> tuple[int, bytes]:
+        """POST the start message; the status and the body, read up to :data:`MAX_REPLY_BYTES` (beyond:
+        :class:`AgentCrashed`, and the connection is dropped rather than drained)."""
+        async with self._http().stream("POST", self.url, json=message, timeout=timeout) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > MAX_REPLY_BYTES:
+                raise AgentCrashed(self._too_large(f"declared {int(declared):,} bytes"))
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_REPLY_BYTES:
+                    raise AgentCrashed(self._too_large(f"more than {MAX_REPLY_BYTES:,} bytes and still sending"))
+                chunks.append(chunk)
+            return response.status_code, b"".join(chunks)
+
+    def _too_large(self, how: str) -> str:
+        return (f"agent service {self.url} answered a body larger than {MAX_REPLY_BYTES // (1024 * 1024)} MB "
+                f"({how}); an answer is {{\"reply\": ..., \"usage\": ...}}, kilobytes")
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from passhat.errors import UserError
+from passhat.inputs import open_input, too_deep
 
 Outcome = Literal["success", "handoff", "error"]
 """How a production conversation ended: the agent solved it, handed it to a human, or failed."""
@@ -40,8 +41,8 @@ def load_records(path: Path) -> list[OutcomeRecord]:
     :class:`UserError` naming ``file:line``, the field and what would be valid. A file without records
     is an error too: it has nothing to compare.
     """
-    with path.open(encoding="utf-8") as lines:
-        return _records(lines, path)
+    with open_input(path, "outcome records") as raw:
+        return parse_records(raw.read(), path)
 
 
 def parse_records(raw: bytes, path: Path) -> list[OutcomeRecord]:
@@ -68,6 +69,8 @@ def _parse(line: str, where: str) -> OutcomeRecord:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise UserError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+    except RecursionError:
+        raise too_deep(where) from None
     if not isinstance(data, dict):
         raise UserError(f"{where}: expected a JSON object, got {type(data).__name__}")
     version = data.get("version")

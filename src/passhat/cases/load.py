@@ -19,7 +19,8 @@ from passhat.cases.expected import ReferenceFailed, expected_state
 from passhat.cases.fault_checks import fault_problems
 from passhat.cases.fixture_checks import check_assertion, check_regex, check_workspace
 from passhat.cases.model import Case
-from passhat.errors import CaseError
+from passhat.errors import CaseError, UserError
+from passhat.inputs import check_depth, read_input_text, too_deep
 from passhat.validation import field_path, first_problem, load_yaml, yaml_problem
 
 _field_path = field_path  # kept for the linter, which reuses this module's helpers
@@ -68,13 +69,16 @@ def _model_at(loc: tuple[Any, ...]) -> Any:
 def load_case(path: Path) -> Case:
     """Read and validate one YAML case file."""
     try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise CaseError(str(path), "", f"cannot read: {exc}") from exc
+        text = read_input_text(path, "case")  # a regular file within the size cap (passhat/inputs.py)
+    except UserError as exc:
+        raise CaseError(str(path), "", str(exc).removeprefix(f"{path}: ")) from None
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise CaseError(str(path), *yaml_problem(exc)) from None
+    except RecursionError:
+        raise too_deep(str(path)) from None
+    check_depth(data, str(path))
     return parse_case(data, str(path))
 
 

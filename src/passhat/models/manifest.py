@@ -169,7 +169,11 @@ class Manifest(FileModel):
     resumed_at: list[str] = Field(default_factory=list)
     """When it was resumed, if ever."""
     status: str = "running"
-    """``running`` (or killed), then ``complete``; a gate never gives a final PASS on an incomplete run."""
+    """``running`` (or killed), then ``complete``; ``aborted`` when the loop's watchdog ended the run (an
+    in-process agent blocked the event loop: ``aborted_because`` says which); a gate never gives a final
+    PASS on an incomplete run."""
+    aborted_because: str | None = None
+    """Why the run was aborted before every trial ran (``status: aborted``)."""
     sanity: Sanity | None = None
     """The do-nothing check."""
     isolate: Literal["none", "process"] = "none"

@@ -89,6 +89,13 @@ class GroupCommit:
             finally:
                 self._taken = None
 
+    def queue_now(self, record: TrialRecord) -> None:
+        """Queue a record from any thread (the loop's watchdog, while the loop is blocked); the next
+        :meth:`write_now` or batch writes it. Not reported to ``on_durable``: nobody is listening then."""
+        line = self.store.encode(record)
+        with self._lock:
+            self._queued.append((record, line))
+
     def write_now(self) -> None:
         """Write what is queued or taken but not yet written, from any thread (a hard exit's last step)."""
         with self._lock:

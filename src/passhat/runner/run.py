@@ -8,8 +8,10 @@ which is appended here in fsync'd batches, off the event loop (runner/commit.py)
 
 from __future__ import annotations
 
+import functools
 import platform
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,6 +29,8 @@ from passhat.runner.executor import MAX_ATTEMPTS, Executor, LocalExecutor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.runner.trial import AgentFn, UserFactory
+from passhat.runner.watchdog import TrialSlot, watching_loop
+from passhat.seeding import trial_seed
 from passhat.suites.locate import suite_location
 from passhat.tools.cassette import Cassette
 
@@ -160,14 +164,42 @@ async def execute(
     writer = GroupCommit(store, on_record)
     try:
         try:
-            await writer.guard(executor.run(cfg, pending, writer.submit))
+            with watching_loop(on_abort=functools.partial(_record_abort, cfg, store, manifest, writer)):
+                await writer.guard(executor.run(cfg, pending, writer.submit))
         finally:
             close = getattr(cfg.agent, "aclose", None)
             if close is not None:  # agents that run elsewhere stop their tool server
                 await close()
         manifest.finished_at = datetime.now(UTC).isoformat()
         manifest.status = "complete"
+        store.check_trials_file()  # records written into a file that vanished are not a run: say so
         store.write_manifest(manifest)
     finally:
         store.close()  # the records are durable already; this also releases the folder's lock
     return store
+
+
+def _record_abort(cfg: RunConfig, store: RunStore, manifest: Manifest, writer: GroupCommit, slot: TrialSlot,
+                  why: str) -> None:
+    """What the loop's watchdog keeps of a run it aborts (from its thread, the loop blocked): the blocked
+    trial as ``fail`` / ``time_limit`` with what its episode holds (no world diff can be taken: the world
+    belongs to the blocked loop), queued for the hard exit's last write; and ``status: aborted`` in the
+    manifest. The trial is recorded so that ``--resume`` goes on with the others instead of hanging again."""
+    from passhat.attribution import attribute
+    from passhat.runner.records import Timing
+
+    case = next(c for c in cfg.suite.cases if c.id == slot.case_id)
+    episode = slot.episode
+    calls = list(episode.calls) if episode is not None else []
+    messages = list(episode.messages) if episode is not None else []
+    error = f"time limit: {why}"
+    record = TrialRecord(
+        case_id=case.id, trial=slot.trial, seed=trial_seed(cfg.seed, case.id, slot.trial), outcome="fail",
+        end_reason="time_limit", calls=calls, messages=messages, error=error,
+        failure=attribute(case, "fail", [], calls, messages, "time_limit", error),
+        timing=Timing(started_at=datetime.now(UTC).isoformat(), agent_s=time.monotonic() - slot.deadline + slot.limit_s),
+    )
+    writer.queue_now(record)
+    manifest.status = "aborted"
+    manifest.aborted_because = why
+    store.write_manifest(manifest)

@@ -45,17 +45,58 @@ def read_records(path: Path, model: type[Parsed]) -> Iterator[Parsed]:
     not parse is an error naming it, never silently dropped from the statistics."""
     if not path.exists():
         return
+    plan = _Plan.of(path.parent / MANIFEST)
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if not raw.endswith(b"\n"):
                 break
             check_finite(raw, path, number)
             try:
-                yield model.model_validate_json(raw)
+                record = model.model_validate_json(raw)
             except ValueError as exc:
                 first = str(exc).splitlines()[0]
                 raise RunError(f"{path}:{number}: not a trial record ({first}); "
                                "fix or remove that line — passhat never skips a recorded trial") from None
+            if plan is not None:
+                plan.check(getattr(record, "case_id", None), getattr(record, "trial", None), path, number)
+            yield record
+
+
+class _Plan:
+    """What the manifest says a run's records can be: its cases and ``0 … trials-1`` once each. A record
+    outside it (a second copy of a trial, a case the run never had, trial 7 of a 4-trial run) would be
+    counted into n; readers refuse it, naming the line. One bit per planned trial remembers what was seen."""
+
+    def __init__(self, cases: dict[str, int], trials: int) -> None:
+        self.cases = cases
+        """Case id → its position, for the bitmap of seen trials."""
+        self.trials = trials
+        self.seen = bytearray((len(cases) * trials + 7) // 8)
+
+    @classmethod
+    def of(cls, manifest_path: Path) -> _Plan | None:
+        """The plan in ``manifest_path``; ``None`` when there is no manifest (a bare ``trials.jsonl``)."""
+        if not manifest_path.is_file():
+            return None
+        manifest = Manifest.load(manifest_path)
+        return cls({case: i for i, case in enumerate(manifest.suite.cases)}, manifest.trials)
+
+    def check(self, case_id: str | None, trial: int | None, path: Path, number: int) -> None:
+        if case_id is None or trial is None:
+            return
+        where = f"{path}:{number}"
+        position = self.cases.get(case_id)
+        if position is None:
+            raise RunError(f"{where}: case {case_id!r} is not one of the run's cases (manifest.json lists "
+                           f"{len(self.cases)}); a record from another run? remove that line")
+        if not 0 <= trial < self.trials:
+            raise RunError(f"{where}: trial {trial} of case {case_id!r} is outside the run's trials 0…{self.trials - 1} "
+                           "(manifest.json); remove that line")
+        bit = position * self.trials + trial
+        if self.seen[bit >> 3] & (1 << (bit & 7)):
+            raise RunError(f"{where}: a second record of case {case_id!r} trial {trial}; a trial is recorded once — "
+                           "remove the copy")
+        self.seen[bit >> 3] |= 1 << (bit & 7)
 
 
 def check_finite(raw: bytes, path: Path, number: int) -> None:
@@ -173,6 +214,24 @@ class RunStore:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._durable = os.fstat(self._fd).st_size
 
+    def check_trials_file(self) -> None:
+        """Raise :class:`RunError` if ``trials.jsonl`` is no longer the file this run opened: removed (with
+        its folder, say) or replaced by another file (another inode). Appending would go on into a file
+        nobody can read, and the run would end with exit 0 and a summary of 0 trials."""
+        if self._fd is None:
+            return
+        opened = os.fstat(self._fd)
+        try:
+            now = os.stat(self.trials_path)
+        except FileNotFoundError:
+            raise RunError(f"{self.trials_path} was removed while the run was writing it (its records are lost "
+                           "with it); run again into a folder nothing else removes") from None
+        except OSError as exc:
+            raise RunError(f"{self.trials_path} cannot be checked while the run writes it ({exc.strerror or exc})") from None
+        if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+            raise RunError(f"{self.trials_path} was replaced by another file while the run was writing it; the "
+                           "records written since are not in it — run again into a folder nothing else writes")
+
     def encode(self, record: TrialRecord) -> bytes:
         """The record as it is stored: redacted, one JSON line."""
         data = self.redactor.value(record.model_dump(mode="json"))
@@ -185,6 +244,7 @@ class RunStore:
         with self._writing:
             if self._fd is None:
                 raise RunError("run store is not open for appending")
+            self.check_trials_file()
             try:
                 view = memoryview(lines)
                 while view:  # a regular file takes it in one call; a short write is continued, not lost

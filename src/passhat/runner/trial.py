@@ -25,6 +25,7 @@ from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial
 from passhat.graders.files import run_commands
 from passhat.graders.judge import Judge, judge_trial, needs_judge
 from passhat.runner.records import Outcome, Timing, TrialRecord
+from passhat.runner.watchdog import CURRENT_WATCHDOG, TrialSlot
 from passhat.seeding import derive_seed
 from passhat.tools import ToolBoundary, ToolContext
 from passhat.tools.cassette import Cassette
@@ -41,27 +42,69 @@ UserFactory = Callable[[Case, int, ToolBoundary], UserSimulator]
 model-played user can see whether the agent's write has happened). Default: the scripted user."""
 
 
-async def _guarded(agent: AgentFn, episode: Episode) -> str | None:
-    """The agent's coroutine with its exits that asyncio would let escape turned into agent failures:
-    ``SystemExit`` and ``KeyboardInterrupt`` raised inside a task stop the event loop (the whole run),
-    and a ``CancelledError`` the agent raises on its own would cancel its worker. A real cancellation
-    (the time limit, Ctrl-C) still propagates."""
+async def _guarded(agent: AgentFn, episode: Episode, ended: list[float]) -> str | None:
+    """The agent's coroutine with everything it raises made the agent's failure, ``BaseException``
+    subclasses included (``SystemExit``, ``KeyboardInterrupt``, a class of the agent's own): raised inside
+    a task, they stop the event loop — the whole run. Only a real cancellation (the time limit, Ctrl-C,
+    whose signal handler cancels the run's task) propagates; a ``CancelledError`` the agent raises on its
+    own is its failure too. ``ended`` receives the moment the agent's code gave up control for good,
+    taken here, not when the runner next looks (docs/design/022)."""
     try:
         return await agent(episode)
-    except (SystemExit, KeyboardInterrupt) as exc:
-        raise AgentCrashed(f"the agent raised {exc!r}\n{traceback.format_exc()}") from None
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             raise
         raise AgentCrashed(f"the agent raised CancelledError itself (nothing cancelled it)\n{traceback.format_exc()}") from None
+    except Exception:
+        raise
+    except BaseException as exc:
+        raise AgentCrashed(f"the agent raised {exc!r}\n{traceback.format_exc()}") from None
+    finally:
+        ended.append(time.monotonic())
+
+
+def _watch_agent(task: asyncio.Task[str | None], episode: Episode, seconds: float) -> TrialSlot | None:
+    """Tag the agent's task for the run's loop watchdog, if one watches (runner/watchdog.py)."""
+    dog = CURRENT_WATCHDOG.get()
+    deadline = episode.deadline
+    if dog is None or deadline is None:
+        return None
+    slot = TrialSlot(case_id=episode.case_id, trial=episode.trial, limit_s=seconds, deadline=deadline, episode=episode)
+    dog.enter(task, slot)
+    return slot
+
+
+def _over_limit(seconds: float, ended: float, slot: TrialSlot | None, started: float, *, cancelled: bool) -> str:
+    """Why a trial whose agent ended after its deadline is ``time_limit``, or an ``InfrastructureError``
+    when another trial's agent (or the harness) held the event loop meanwhile: the time was not its own."""
+    dog = CURRENT_WATCHDOG.get()
+    if dog is not None and slot is not None:
+        other = dog.lost_to_others(slot, started)
+        if other is not None:
+            who = f"trial {other.culprit.label()}'s agent" if other.culprit is not None else "the harness"
+            raise InfrastructureError(f"time limit of {seconds:g}s reached while {who} held the event loop for "
+                                      f"{other.end - other.start:.1f}s: this trial could not run its time")
+        held = dog.held_by(slot, started)
+        if held > 0:
+            return (f"time limit: the agent held the event loop for {held:.1f}s without awaiting and ended after "
+                    f"{ended - started:.1f}s, past its {seconds:g}s limit (an in-process agent that never awaits "
+                    "blocks every trial: run it with --isolate process)")
+    if cancelled:
+        return f"time limit: the agent did not finish within {seconds:g}s"
+    return f"time limit: the agent ended after {ended - started:.1f}s, past its {seconds:g}s limit"
 
 
 async def _within_limit(agent: AgentFn, episode: Episode, seconds: float) -> str | None:
     """The agent's reply, or :class:`TimeoutError` at the time limit — unless the time went to a failing
-    or stalled model provider, which makes the trial an infrastructure error (passhat/outages.py)."""
+    or stalled model provider, which makes the trial an infrastructure error (passhat/outages.py). An agent
+    that ended after its limit (it blocked the event loop, so no timer could fire) is over its limit too,
+    whatever it returned or raised."""
+    ended: list[float] = []
+    started = time.monotonic()
     with outages.watching(episode.deadline) as watch:
-        task = asyncio.ensure_future(_guarded(agent, episode))  # created inside: the task sees the watch
+        task = asyncio.ensure_future(_guarded(agent, episode, ended))  # created inside: the task sees the watch
+        slot = _watch_agent(task, episode, seconds)
         try:
             await asyncio.wait({task}, timeout=seconds)
         finally:
@@ -72,8 +115,10 @@ async def _within_limit(agent: AgentFn, episode: Episode, seconds: float) -> str
                     await task
     if blame is not None:
         raise InfrastructureError(f"time limit of {seconds:g}s reached while {blame}")
-    if task.cancelled():
-        raise TimeoutError
+    deadline = episode.deadline
+    if task.cancelled() or (deadline is not None and ended and ended[0] > deadline):
+        raise TimeoutError(_over_limit(seconds, ended[0] if ended else time.monotonic(), slot, started,
+                                       cancelled=task.cancelled()))
     return task.result()
 
 
@@ -81,8 +126,8 @@ async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndR
     """Run the agent under the time limit; returns how it ended and the traceback if it raised."""
     try:
         reply = await _within_limit(agent, episode, seconds)
-    except TimeoutError:
-        return "time_limit", f"time limit: the agent did not finish within {seconds:g}s"
+    except TimeoutError as exc:
+        return "time_limit", str(exc) or f"time limit: the agent did not finish within {seconds:g}s"
     except LimitExceeded as exc:
         return exc.reason, str(exc)
     except InfrastructureError:  # a provider kept failing: not the agent's fault, the runner records `error`

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat.errors import UserError
+from passhat.inputs import loads_nested
 from passhat.redaction import Redactor
 from passhat.shadow.traces import ERROR_TYPES, Recorded, parse_conversation
 
@@ -60,10 +61,16 @@ def _any(value: Any) -> Any:
         except (TypeError, ValueError):
             return value["intValue"]
     if "arrayValue" in value:
-        return [_any(v) for v in (value["arrayValue"] or {}).get("values") or []]
+        return [_any(v) for v in _values(value["arrayValue"])]
     if "kvlistValue" in value:
-        return {kv.get("key"): _any(kv.get("value")) for kv in (value["kvlistValue"] or {}).get("values") or []}
+        return {str(kv.get("key")): _any(kv.get("value")) for kv in _values(value["kvlistValue"]) if isinstance(kv, dict)}
     return None
+
+
+def _values(holder: Any) -> list[Any]:
+    """The ``values`` of an ``ArrayValue``/``KeyValueList``; nothing when the exporter wrote something else."""
+    values = holder.get("values") if isinstance(holder, dict) else None
+    return values if isinstance(values, list) else []
 
 
 def _key_values(items: Any) -> dict[str, Any]:
@@ -130,7 +137,7 @@ def _json_attribute(attrs: dict[str, Any], key: str) -> Any:
     value = attrs.get(key)
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return loads_nested(value, f"attribute {key}")
         except json.JSONDecodeError:
             return value
     return value
@@ -165,7 +172,7 @@ def _messages(value: Any) -> list[tuple[str, str]]:
     """(role, text) of GenAI-convention messages: ``[{role, parts: [{type: text, content}]}]`` (or ``content``)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads_nested(value, "a messages attribute")
         except json.JSONDecodeError:
             return []
     out = []

@@ -28,6 +28,7 @@ from typing import IO, Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator, model_validator
 
 from passhat.errors import UserError
+from passhat.inputs import Capped, check_depth, loads_nested, open_input, too_deep
 from passhat.redaction import Redactor
 from passhat.validation import first_problem
 
@@ -190,7 +191,7 @@ def _decoded_arguments(turn: Any) -> Any:
         return turn
     text = turn["arguments"]
     try:
-        value = json.loads(text) if text.strip() else {}
+        value = loads_nested(text, "a tool turn's arguments") if text.strip() else {}
     except json.JSONDecodeError:
         return turn
     return {**turn, "arguments": value} if isinstance(value, dict) else turn
@@ -288,11 +289,12 @@ class _Hashing(io.RawIOBase):
 
 def _load_file(path: Path, redactor: Redactor) -> tuple[list[Recorded], str]:
     """The file's conversations and the sha256 of its bytes (compressed or not, as stored)."""
-    with path.open("rb") as raw:
+    with open_input(path, "trace") as raw:  # a regular file within the size cap (passhat/inputs.py)
         hashing = _Hashing(raw)
         binary = io.BufferedReader(hashing)
         compressed = binary.peek(2)[:2] == GZIP_MAGIC
-        text = io.TextIOWrapper(gzip.GzipFile(fileobj=binary) if compressed else binary, encoding="utf-8-sig")
+        inflated = io.BufferedReader(Capped(gzip.GzipFile(fileobj=binary), path, "decompressed trace"))
+        text = io.TextIOWrapper(inflated if compressed else binary, encoding="utf-8-sig")
         try:
             recorded = _read(text, path, redactor)
         except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
@@ -321,6 +323,9 @@ def _read(text: IO[str], path: Path, redactor: Redactor) -> list[Recorded]:
                 if kind is None and line.lstrip().startswith("{"):  # perhaps one document over many lines
                     return _document(line + text.read(), path, number, redactor)
                 raise UserError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            except RecursionError:
+                raise too_deep(where) from None
+            check_depth(data, where)
             this = "otlp" if is_otlp(data) else "conversation"
             if kind is not None and this != kind:
                 raise UserError(f"{where}: {'an OTLP trace request' if this == 'otlp' else 'a conversation'} in a file "
@@ -343,6 +348,9 @@ def _document(text: str, path: Path, first: int, redactor: Redactor) -> list[Rec
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}:{first + exc.lineno - 1}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise too_deep(f"{path}:{first}") from None
+    check_depth(document, f"{path}:{first}")
     if is_otlp(document):
         return otlp_conversations([(document, str(path))], path, redactor)
     return [parse_conversation(document, str(path), redactor)]

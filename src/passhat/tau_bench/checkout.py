@@ -24,6 +24,7 @@ from typing import Any
 
 from passhat.errors import CaseError, DomainError
 from passhat.imports import describe_failure
+from passhat.inputs import check_depth, read_input_text, too_deep
 
 ENVS = ("retail", "airline")
 """The environments of τ-bench, in the order they are imported."""
@@ -89,25 +90,27 @@ class Env:
         data: dict[str, Any] = {}
         for file in self.data_files:
             try:
-                data[file.stem] = json.loads(file.read_text("utf-8"))
-            except (OSError, ValueError) as exc:
+                data[file.stem] = json.loads(read_input_text(file, "τ-bench data"))
+            except ValueError as exc:
                 raise DomainError(f"{file}: cannot read τ-bench data: {exc}") from exc
+            except RecursionError:
+                raise too_deep(str(file)) from None
+            check_depth(data[file.stem], str(file))
         return data
 
     def policy(self) -> str:
         """The agent's policy: ``wiki.md``."""
         file = self.folder / "wiki.md"
-        try:
-            return file.read_text("utf-8")
-        except OSError as exc:
-            raise DomainError(f"{file}: cannot read the τ-bench policy: {exc.strerror or exc}") from exc
+        return read_input_text(file, "τ-bench policy")
 
     def ending_tools(self) -> tuple[str, ...]:
         """``self.terminate_tools = [...]`` in ``env.py``: the tools whose call ends the conversation."""
         file = self.folder / "env.py"
+        if not file.is_file():
+            return ENDING_TOOLS
         try:
-            tree = ast.parse(file.read_text("utf-8"), str(file))
-        except (OSError, SyntaxError):
+            tree = ast.parse(read_input_text(file, "τ-bench env.py"), str(file))
+        except (SyntaxError, RecursionError, MemoryError):  # what τ-bench itself would use when it cannot say
             return ENDING_TOOLS
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and "terminate_tools" in map(_target_name, node.targets):
@@ -194,12 +197,13 @@ def open_env(checkout: str | Path, name: str) -> Env:
 
 def read_tasks(file: Path) -> list[Task]:
     """The tasks of a τ-bench task file (``TASKS_TEST = [Task(...), ...]``), read without running it."""
+    text = read_input_text(file, "τ-bench task")  # a regular file within the size cap (passhat/inputs.py)
     try:
-        tree = ast.parse(file.read_text("utf-8"), str(file))
-    except OSError as exc:
-        raise CaseError(str(file), "", f"cannot read: {exc.strerror or exc}") from None
+        tree = ast.parse(text, str(file))
     except SyntaxError as exc:
         raise CaseError(str(file), f"line {exc.lineno}", f"not valid Python: {exc.msg}") from None
+    except (RecursionError, MemoryError):  # the parser's stack: nesting no task file has
+        raise too_deep(str(file)) from None
     lists = [n.value for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign) and isinstance(n.value, ast.List)]
     if not lists:
         raise CaseError(str(file), "", "no task list (a top-level `TASKS = [Task(...), ...]`)")

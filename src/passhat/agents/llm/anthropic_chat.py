@@ -14,7 +14,7 @@ from passhat.agents.llm.openai_chat import parse_arguments
 from passhat.agents.llm.retry import IncompleteAnswer
 from passhat.agents.llm.sdk_base import SdkChat
 from passhat.errors import PasshatError
-from passhat.outages import stream_data
+from passhat.outages import stalls_bounded, stream_data, unless_stalled
 from passhat.tools import Tool
 
 DEFAULT_MAX_TOKENS = 4096
@@ -94,12 +94,13 @@ class AnthropicChat(SdkChat):
         client = self._sdk_client()
         sent = time.monotonic()
         create = client.messages.create
-        stream = await create(**fit_to_signature(create, request))
+        what = f"anthropic:{self.model}"
+        stream = await unless_stalled(create(**fit_to_signature(create, request)), what, "response headers")
         reply = ModelReply(text="", tool_calls=[], model=self.model)
         blocks: dict[int, dict[str, Any]] = {}
         ttft: float | None = None
         stopped = False
-        async for event in stream:
+        async for event in stalls_bounded(stream, what):
             stream_data()
             kind = event.type
             if kind == "message_start":

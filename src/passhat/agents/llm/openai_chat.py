@@ -15,7 +15,7 @@ from passhat.agents.llm.chat import CallOptions, ChatMessage, ModelReply, ToolRe
 from passhat.agents.llm.retry import IncompleteAnswer
 from passhat.agents.llm.sdk_base import SdkChat
 from passhat.errors import PasshatError
-from passhat.outages import stream_data
+from passhat.outages import stalls_bounded, stream_data, unless_stalled
 from passhat.tools import Tool
 
 """Sent to a ``--base-url`` server when no key is set: local servers ignore it, the SDK requires one."""
@@ -98,12 +98,13 @@ class OpenAIChat(SdkChat):
         client = self._sdk_client()
         sent = time.monotonic()
         create = client.chat.completions.create
-        stream = await create(**fit_to_signature(create, request))
+        what = f"openai:{self.model}"
+        stream = await unless_stalled(create(**fit_to_signature(create, request)), what, "response headers")
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         ttft: float | None = None
         reply = ModelReply(text="", tool_calls=[], model=self.model)
-        async for chunk in stream:
+        async for chunk in stalls_bounded(stream, what):
             stream_data()
             if getattr(chunk, "usage", None) is not None:
                 reply.input_tokens = chunk.usage.prompt_tokens or 0

@@ -1,0 +1,147 @@
+"""Reading files that come from outside — production traces, outcome logs, case files, a τ-bench checkout —
+within bounds, so a malformed, huge, deeply nested or special file is a one-line error, never a hang, a
+``MemoryError`` or a traceback (docs/design/022-bounded-trials-and-inputs.md).
+
+- **Regular files only.** A FIFO blocks the reader for ever, ``/dev/zero`` never ends, a directory cannot be
+  read: the file is opened non-blocking and checked with ``fstat`` before a byte is read (no race between a
+  check and the open).
+- **A size cap**, :data:`MAX_INPUT_BYTES`, checked against the size on disk and again while reading (a file
+  that grows meanwhile), and for compressed input on the decompressed bytes (:class:`Capped`).
+- **A nesting cap**, :data:`MAX_DEPTH`, checked on parsed data without recursion (:func:`check_depth`): the
+  parsers' own limit is the interpreter's recursion limit, reached as a ``RecursionError`` inside them or in
+  whatever walks the data next.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from passhat.errors import UserError
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+"""The largest input file read (64 MB): a day of traces or outcome records of a busy service is far less;
+more is split into several files (the commands take several)."""
+MAX_DEPTH = 100
+"""The deepest nesting of lists and mappings in an input: real traces and cases nest a dozen levels."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_input(path: Path, what: str = "input") -> io.BufferedReader:
+    """``path`` opened for binary reading, if it is a regular file within :data:`MAX_INPUT_BYTES`; else a
+    :class:`UserError` naming it. ``what`` says what the file was meant to be, for the message."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory; expected a regular file ({what})") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UserError(f"{path}: is {_kind(info.st_mode)}; expected a regular file ({what})")
+        if info.st_size > MAX_INPUT_BYTES:
+            raise UserError(f"{path}: {info.st_size:,} bytes is past the {MAX_INPUT_BYTES // (1024 * 1024)} MB limit "
+                            f"on one file ({what}); split it into smaller files")
+        os.set_blocking(fd, True)
+        return io.BufferedReader(Capped(io.FileIO(fd, "rb", closefd=True), path, what))
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_input(path: Path, what: str = "input") -> bytes:
+    """The bytes of ``path`` under :func:`open_input`'s rules."""
+    with open_input(path, what) as fh:
+        return fh.read()
+
+
+def read_input_text(path: Path, what: str = "input") -> str:
+    """The UTF-8 text of ``path`` under :func:`open_input`'s rules."""
+    raw = read_input(path, what)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+class Capped(io.RawIOBase):
+    """A binary stream that raises :class:`UserError` once more than :data:`MAX_INPUT_BYTES` came through it
+    (a file growing while read, or the output of a decompressor: a small gzip file can inflate to gigabytes)."""
+
+    def __init__(self, raw: Any, path: Path, what: str) -> None:
+        self.raw, self.path, self.what, self.seen = raw, path, what, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.raw.readinto(buffer)
+        self.seen += n or 0
+        if self.seen > MAX_INPUT_BYTES:
+            raise UserError(f"{self.path}: more than {MAX_INPUT_BYTES // (1024 * 1024)} MB of {self.what} data "
+                            "(read so far); split it into smaller files")
+        return n  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
+def check_depth(data: Any, where: str, limit: int | None = None) -> None:
+    """Refuse parsed data nested deeper than ``limit`` (default :data:`MAX_DEPTH`) lists and mappings,
+    without recursing (so the check cannot itself overflow the stack)."""
+    limit = MAX_DEPTH if limit is None else limit
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    seen: set[int] = set()  # a container shared by reference (a YAML alias) is walked once, not once per use
+    while stack:
+        value, depth = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list | tuple):
+            children = value
+        else:
+            continue
+        if depth > limit:
+            raise UserError(f"{where}: nested more than {limit} levels deep (real data nests a dozen); not read")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list | tuple))
+
+
+def too_deep(where: str) -> UserError:
+    """The error for input whose parser ran out of stack (``RecursionError`` inside ``json``, ``yaml``, ``ast``)."""
+    return UserError(f"{where}: nested too deeply to parse (more than {MAX_DEPTH} levels is not real data)")
+
+
+__all__ = ["MAX_DEPTH", "MAX_INPUT_BYTES", "Capped", "check_depth", "loads_nested", "open_input", "read_input", "read_input_text",
+           "too_deep"]
+
+
+def loads_nested(text: str, where: str) -> Any:
+    """``json.loads`` of a JSON text found inside an input (an attribute, an arguments string), within
+    :data:`MAX_DEPTH`: a :class:`UserError` naming ``where`` when it nests too deep. Malformed JSON still
+    raises ``json.JSONDecodeError`` (the callers keep such text as text)."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise too_deep(where) from None
+    check_depth(value, where)
+    return value

@@ -1,0 +1,123 @@
+"""A provider that accepts and then stalls is an outage, never the agent's fail (issue 25, item 4).
+
+Each stall mode against a real HTTP server on 127.0.0.1: no response headers; 200 and only SSE
+keep-alives; one chunk and then silence. With a 10 s and a 60 s trial limit, 100 % of the trials are
+``error`` and the run exits 4; the attempts count toward the circuit breaker. The stall budget is a share of
+the trial's remaining time (passhat/outages.py), scaled down here so no test waits seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import socketserver
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from passhat import outages
+from passhat.cli import main
+from passhat.errors import EXIT_INCOMPLETE
+from passhat.runner import RunStore
+
+NOTES = Path(__file__).parents[1] / "data" / "notes"
+MODES = ("no_headers", "keepalives_only", "one_chunk_then_silence")
+FIRST_CHUNK = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stalling-model",
+               "choices": [{"index": 0, "delta": {"role": "assistant", "content": "I"}, "finish_reason": None}]}
+
+
+class StallingProvider(socketserver.ThreadingTCPServer):
+    """Reads each request whole, then stalls in the way ``mode`` says until the test ends."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.done = threading.Event()
+        self.requests = 0
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    server: StallingProvider
+
+    def handle(self) -> None:
+        self.server.requests += 1  # counted on accepting: a client that gave up first was still a request
+        length = 0
+        while (line := self.rfile.readline()) not in (b"\r\n", b"\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value)
+        self.rfile.read(length)
+        mode, done = self.server.mode, self.server.done
+        try:
+            if mode != "no_headers":
+                self.wfile.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\r\n")
+            if mode == "one_chunk_then_silence":
+                self.wfile.write(f"data: {json.dumps(FIRST_CHUNK)}\n\n".encode())
+            self.wfile.flush()
+            while not done.wait(0.01):
+                if mode == "keepalives_only":  # alive at the TCP level, and saying nothing
+                    self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+        except OSError:  # the client gave up on the stall and closed: what it should do
+            return
+
+
+@pytest.fixture
+def stalling() -> Iterator[Any]:
+    started: list[StallingProvider] = []
+
+    def start(mode: str) -> StallingProvider:
+        server = StallingProvider(mode)
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.done.set()
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("limit_s", [10, 60])
+@pytest.mark.parametrize("mode", MODES)
+def test_every_stall_mode_is_an_outage_at_any_limit(stalling: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    mode: str, limit_s: int) -> None:
+    # 0.4 % of the remaining time: 40 ms at 10 s, 240 ms at 60 s (the default third would be 3.3 s and 20 s)
+    monkeypatch.setattr(outages, "STALL_SHARE", 0.004)
+    server = stalling(mode)
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    text = (NOTES / "cases" / "add-note.yaml").read_text().replace("../domain.py", str(NOTES / "domain.py"))
+    (cases / "c.yaml").write_text(f"{text}limits: {{max_seconds: {limit_s}}}\n")
+    out = tmp_path / "run"
+    port = server.server_address[1]
+    result = CliRunner().invoke(main, [
+        "run", str(cases), "--agent", "openai:stalling-model", "--base-url", f"http://127.0.0.1:{port}/v1",
+        "--trials", "5", "-j", "1", "--retries", "1", "--out", str(out), "--no-sanity", "--no-report", "-q"])
+    assert result.exit_code == EXIT_INCOMPLETE, result.output
+    records = RunStore(out).load()
+    assert [r.outcome for r in records] == ["error"] * 5
+    waited_for = "response headers" if mode == "no_headers" else (
+        "stream data after the response headers" if mode == "keepalives_only" else "further stream data")
+    assert f"no {waited_for} within" in records[0].error
+    # 4 trials × 2 attempts stalled; then the breaker was open and the 5th trial did not reach the provider
+    assert "circuit open" in records[-1].error and server.requests <= 8
+
+
+def test_the_stall_budget_is_a_third_of_the_remaining_time_at_most_30_s() -> None:
+    with outages.watching(None):
+        assert outages.stall_budget() == outages.STALL_CAP_S == 30.0
+    import time
+
+    with outages.watching(time.monotonic() + 9.0):
+        assert 2.9 < outages.stall_budget() <= 3.0
+    with outages.watching(time.monotonic() + 600.0):
+        assert outages.stall_budget() == 30.0
+
