@@ -32,7 +32,8 @@ from passhat.errors import EXIT_BAD_INPUT, EXIT_BUG, EXIT_INTERRUPTED, UserError
 
 EXIT_CODES_HELP = ("Exit codes: 0 success; 1 gate or canary FAIL, shadow divergence, lint findings, suite differs from "
                    "its snapshot, calibration below a minimum; 2 bad input; 3 gate or canary INCONCLUSIVE; 4 incomplete run "
-                   "(too many infrastructure errors, or aborted: an agent blocked the event loop); 70 a passhat bug (--debug shows the traceback); 130 interrupted.")
+                   "(too many infrastructure errors, or aborted: an agent blocked the event loop); 70 a passhat bug "
+                   "(--debug shows the traceback); 130 interrupted.")
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("passhat.commands.run:run",

@@ -48,11 +48,13 @@ def test_a_base_exception_of_the_agent_fails_its_trial_and_the_run_goes_on(tmp_p
     assert evidence in recs[0].error and "Traceback" in recs[0].error
 
 
+@pytest.mark.parametrize("agent", ["blocks_then_answers", "blocks_in_a_subtask"])
 def test_an_agent_that_blocks_the_loop_past_its_limit_is_time_limit_whatever_it_answered(tmp_path: Path,
-                                                                                        monkeypatch: Any) -> None:
+                                                                                        monkeypatch: Any,
+                                                                                        agent: str) -> None:
     """`time.sleep(20)` against 3 s was `completed` (and passed); scaled: 0.6 s against 0.2 s."""
     monkeypatch.setenv("PASSHAT_TEST_BLOCK_S", "0.6")
-    recs = run(tmp_path, "blocks_then_answers", trials=1, limits="limits: {max_seconds: 0.2}\n")
+    recs = run(tmp_path, agent, trials=1, limits="limits: {max_seconds: 0.2}\n")
     assert [(r.outcome, r.end_reason) for r in recs] == [("fail", "time_limit")]
     assert "held the event loop" in recs[0].error and "--isolate process" in recs[0].error
 

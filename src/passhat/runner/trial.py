@@ -115,8 +115,7 @@ async def _within_limit(agent: AgentFn, episode: Episode, seconds: float) -> str
                     await task
     if blame is not None:
         raise InfrastructureError(f"time limit of {seconds:g}s reached while {blame}")
-    deadline = episode.deadline
-    if task.cancelled() or (deadline is not None and ended and ended[0] > deadline):
+    if task.cancelled() or (ended and ended[0] > started + seconds):  # the same limit the wait applied
         raise TimeoutError(_over_limit(seconds, ended[0] if ended else time.monotonic(), slot, started,
                                        cancelled=task.cancelled()))
     return task.result()

@@ -45,3 +45,14 @@ async def spins(ep):
     await _add(ep)
     while True:  # never awaits: only a process of its own can be stopped
         pass
+
+
+async def blocks_in_a_subtask(ep):
+    """The blocking code runs in a task the agent created: still this trial's."""
+    await _add(ep)
+
+    async def helper():
+        time.sleep(float(os.environ.get("PASSHAT_TEST_BLOCK_S", "1.0")))
+
+    await asyncio.create_task(helper())
+    return "added the note"
