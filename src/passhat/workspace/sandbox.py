@@ -26,29 +26,25 @@ import codecs
 import contextlib
 import functools
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
+from passhat import sandbox as confinement
 from passhat.shutdown import at_hard_exit
 from passhat.workspace import _fs
 from passhat.workspace.errors import WorkspaceError
 from passhat.workspace.paths import inside
 
-Isolation = Literal["unshare", "none"]
-SANDBOX_ENV = "PASSHAT_SANDBOX"
-"""Environment variable: ``none`` forces the fallback, ``unshare`` requires the sandbox, ``auto``
-(or unset) uses the sandbox when this machine offers it."""
+Isolation = confinement.Available
+SANDBOX_ENV = confinement.SANDBOX_ENV
 
-_INIT = str(Path(__file__).with_name("_sandbox_init.py"))
-_SETUP_FAILED = 125  # _sandbox_init.SETUP_FAILED; not imported, that file runs as a script
+_SETUP_FAILED = confinement.SETUP_FAILED
 _DRAIN_GRACE_S = 1.0  # after the command ends, how long to wait for its output pipes to close
 
 
@@ -92,60 +88,20 @@ class CommandResult:
             raise WorkspaceError(f"command result: {exc}") from exc
 
 
-@functools.cache
-def _probe() -> tuple[Isolation, str]:
-    """(what works here, why not ``unshare`` if it does not): runs a real confined command once."""
-    unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
-    if unshare is None or setpriv is None:
-        return "none", "util-linux 'unshare' and 'setpriv' are not both on PATH"
-    with tempfile.TemporaryDirectory(prefix="passhat-probe-") as tmp:
-        inside, outside = os.path.join(tmp, "in"), os.path.join(tmp, "out")
-        os.mkdir(inside)
-        os.mkdir(outside)
-        check = 'echo ok > probe && ! (echo leak > "$1/leak") 2>/dev/null'
-        argv = _unshare_argv(unshare, setpriv, f"set -- {_quote(outside)}; {check}", inside, [inside])
-        try:
-            done = subprocess.run(argv, cwd=inside, env=_environment(tmp, None), stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=30, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return "none", f"unshare did not run: {exc}"
-        confined = os.path.exists(os.path.join(inside, "probe")) and not os.path.exists(os.path.join(outside, "leak"))
-        if done.returncode != 0 or not confined:
-            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            return "none", f"unshare sandbox failed (exit {done.returncode}): {lines[-1] if lines else 'no message'}"
-    return "unshare", "user, mount, PID, network and IPC namespaces; read-only file system but for the copy"
+_probe = confinement.probe  # the shared probe (tests clear its cache)
 
 
 def isolation() -> Isolation:
     """The isolation this machine offers (probed once per process), or what ``PASSHAT_SANDBOX`` forces."""
-    wanted = os.environ.get(SANDBOX_ENV, "").strip().lower()
-    if wanted == "none":
-        return "none"
-    if wanted not in ("", "auto", "unshare"):
-        raise WorkspaceError(f"environment variable {SANDBOX_ENV}={wanted!r} is not one of auto, unshare, none")
-    found, why = _probe()
-    if wanted == "unshare" and found != "unshare":
-        raise WorkspaceError(f"environment variable {SANDBOX_ENV}=unshare, but this machine has no working sandbox: {why}")
-    return found
+    try:
+        return confinement.available()
+    except confinement.SandboxError as exc:
+        raise WorkspaceError(str(exc)) from None
 
 
 def isolation_note() -> str:
     """Why :func:`isolation` is what it is, in one line for a report."""
-    if os.environ.get(SANDBOX_ENV, "").strip().lower() == "none":
-        return f"{SANDBOX_ENV}=none: commands run without network or write confinement"
-    return _probe()[1]
-
-
-def _quote(s: str) -> str:
-    return "'" + s.replace("'", "'\\''") + "'"
-
-
-def _unshare_argv(unshare: str, setpriv: str, command: str, cwd: str, writable: list[str]) -> list[str]:
-    # --pdeathsig: if the harness dies without cleaning up (SIGKILL, the OOM killer), unshare is killed, its
-    # --kill-child kills the namespace's PID 1, and with it everything the command started; without it the
-    # command would run on, re-parented to init, until it finished on its own
-    return [setpriv, "--pdeathsig", "KILL", unshare, "--user", "--map-root-user", "--net", "--mount", "--ipc", "--pid",
-            "--fork", "--kill-child", "--mount-proc", sys.executable, "-I", "-S", _INIT, setpriv, command, cwd, *writable]
+    return confinement.available_note()
 
 
 def _environment(private: str, extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -228,8 +184,8 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
         os.mkdir(environment["HOME"])
         os.mkdir(environment["TMPDIR"])
         if mode == "unshare":
-            argv = _unshare_argv(shutil.which("unshare") or "unshare", shutil.which("setpriv") or "setpriv", command,
-                                 where, [os.path.realpath(root), private])
+            spec = confinement.base_spec(["/bin/sh", "-c", command], where, [os.path.realpath(root), private])
+            argv = confinement.launch_argv(spec, True)
         else:
             argv = ["/bin/sh", "-c", command]
         return await _run(argv, where, environment, command, timeout_s, max_output, mode)
