@@ -22,7 +22,8 @@ maps our user to root in the user namespace, which lets us change mounts there, 
 ``fallback`` (no namespaces on this machine): a child subreaper. Orphans the program leaves re-parent
 to us; when the program exits, or we are asked to stop (SIGTERM), every descendant is killed. As root,
 the program runs as the spec's ``uid`` (``nobody``): a process made non-dumpable, as the harness is, is
-closed to other users' ``/proc/<pid>/mem`` and ``fd``.
+closed to other users' ``/proc/<pid>/mem`` and ``fd``; when ``nobody`` could not reach the program (an
+interpreter under ``/root``), it stays root without a single capability, which closes them as well.
 
 Any failure before the program runs exits with :data:`SETUP_FAILED` and a line starting ``passhat
 sandbox:`` on stderr: the program never runs unconfined. Imports only the standard library; ``-I -S``
@@ -43,7 +44,7 @@ AT_FDCWD = -100
 AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC = 0x2, 0x4, 0x1000, 0x4000
-PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 36, 38
+PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 24, 36, 38
 SHM = "/dev/shm"
 LIMITS = {"fsize": "RLIMIT_FSIZE", "nproc": "RLIMIT_NPROC", "as": "RLIMIT_AS"}
 
@@ -154,6 +155,7 @@ def forward(listen: tuple[str, int], target: str) -> None:
     def serve(server: socket.socket) -> None:
         while True:
             client, _ = server.accept()
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # else small answers wait ~40 ms for an ACK
             upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 upstream.connect(target)
@@ -251,6 +253,18 @@ def join_cgroups(folders: list[str]) -> None:
             fail(f"cannot join the cgroup {folder}", exc.strerror)
 
 
+def drop_capabilities(libc: ctypes.CDLL) -> None:
+    """Root without a single capability, now and after exec (the bounding set emptied first): above all
+    without ``CAP_SYS_PTRACE``, which is what opens a non-dumpable process's ``/proc/<pid>/mem`` to root."""
+    cap = 0
+    while libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:
+        cap += 1
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable × 2 words: all empty
+    if libc.capset(header, data) != 0:
+        fail("cannot drop capabilities (capset)")
+
+
 def kill_descendants() -> None:
     """Kill every child, reap, repeat: the grandchildren of a killed child re-parent to us (a subreaper)."""
     me = os.getpid()
@@ -325,6 +339,8 @@ def main() -> None:
                 os.setgroups([])
                 os.setgid(spec["uid"])
                 os.setuid(spec["uid"])
+            if os.geteuid() == 0:
+                drop_capabilities(libc)
             libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
             os.execvp(spec["argv"][0], spec["argv"])
         except OSError as exc:
