@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import dataclasses
 import functools
 import os
 import signal
@@ -36,8 +37,10 @@ from pathlib import Path
 from typing import Any, get_args
 
 from passhat import sandbox as confinement
+from passhat.sandbox.bounds import Cgroups
 from passhat.shutdown import at_hard_exit
 from passhat.workspace import _fs
+from passhat.workspace.bounds import WorkspaceBounds, folder_bytes
 from passhat.workspace.errors import WorkspaceError
 from passhat.workspace.paths import inside
 
@@ -45,6 +48,7 @@ Isolation = confinement.Available
 SANDBOX_ENV = confinement.SANDBOX_ENV
 
 _SETUP_FAILED = confinement.SETUP_FAILED
+MB = 1024 * 1024
 _DRAIN_GRACE_S = 1.0  # after the command ends, how long to wait for its output pipes to close
 
 
@@ -69,6 +73,8 @@ class CommandResult:
     """Wall time from start to exit, sandbox set-up included."""
     isolation: Isolation
     """How the command was confined (``none``: no network or write confinement)."""
+    exceeded: str | None = None
+    """The workspace bound the command ran into, in words (``None``: none): see :class:`WorkspaceBounds`."""
 
     @property
     def ok(self) -> bool:
@@ -154,7 +160,7 @@ def _kill_group(pgid: int) -> None:
 
 async def run_command(root: Path, command: str, *, timeout_s: float, max_output: int = 64 * 1024,
                       env: Mapping[str, str] | None = None, sandbox: Isolation | None = None,
-                      cwd: str = ".") -> CommandResult:
+                      cwd: str = ".", bounds: WorkspaceBounds | None = None) -> CommandResult:
     """Run ``/bin/sh -c command`` in the folder ``root`` and return what it did.
 
     The environment is only ``PATH`` (the harness interpreter's folder first, so ``python`` and
@@ -164,7 +170,8 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
     process group is killed. Output is read as it comes, keeping the first ``max_output`` bytes of
     each stream. ``sandbox`` overrides :func:`isolation` for this call (``unshare`` where unavailable
     is an error). ``cwd`` is the working folder relative to ``root`` (the whole of ``root`` stays
-    writable; give the copy's root as ``root``, not a folder inside it).
+    writable; give the copy's root as ``root``, not a folder inside it). ``bounds`` (under ``unshare``) are the
+    copy's disk, process and memory bounds; the result's ``exceeded`` names the one the command ran into.
     """
     _fs.check_dir(str(root), "workspace folder")
     where = str(inside(root, cwd))
@@ -183,17 +190,65 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
         environment = _environment(private, env)
         os.mkdir(environment["HOME"])
         os.mkdir(environment["TMPDIR"])
+        groups = None
         if mode == "unshare":
             spec = confinement.base_spec(["/bin/sh", "-c", command], where, [os.path.realpath(root), private])
+            if bounds is not None:
+                groups = await asyncio.to_thread(_bound, spec, bounds, str(root))
             argv = confinement.launch_argv(spec, True)
         else:
             argv = ["/bin/sh", "-c", command]
-        return await _run(argv, where, environment, command, timeout_s, max_output, mode)
+        result = await _run(argv, where, environment, command, timeout_s, max_output, mode)
+        if bounds is not None and mode == "unshare":
+            exceeded = await asyncio.to_thread(_exceeded, result, bounds, str(root), groups)
+            if exceeded:
+                result = dataclasses.replace(result, exceeded=exceeded)
+        return result
     finally:
+        if groups is not None:
+            groups.remove()
         try:
             _fs.remove_tree(private)
         except OSError:
             pass  # something the command left running (isolation "none") still writes there; a temp dir is left
+
+
+_XFSZ = 128 + signal.SIGXFSZ
+_NO_PROCESS = ("Resource temporarily unavailable", "Cannot fork", "can't fork")
+_NO_MEMORY = ("MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc")
+
+
+def _bound(spec: dict[str, Any], bounds: WorkspaceBounds, root: str) -> Cgroups | None:
+    """Put ``bounds`` in the command's spec: a cgroup where one can be made, else rlimits; disk always."""
+    limits: dict[str, int | None] = {}
+    if bounds.disk_mb is not None:
+        limits["fsize"] = max(bounds.disk_mb * MB - folder_bytes(root), 0)
+    memory = bounds.memory_mb * MB if bounds.memory_mb is not None else None
+    groups = Cgroups.make(bounds.processes, memory)
+    if groups is not None:
+        spec["cgroups"] = list(groups.folders.values())
+    else:
+        limits["nproc"] = bounds.processes
+        limits["as"] = memory
+    spec["limits"] = limits
+    return groups
+
+
+def _exceeded(result: CommandResult, bounds: WorkspaceBounds, root: str, groups: Cgroups | None) -> str | None:
+    hit = groups.exceeded() if groups is not None else set()
+    failed = result.exit_code not in (0, None)
+    if groups is None and failed and any(s in result.stderr for s in _NO_PROCESS):
+        hit.add("processes")
+    if groups is None and failed and any(s in result.stderr for s in _NO_MEMORY):
+        hit.add("memory")
+    if bounds.disk_mb is not None and (result.exit_code == _XFSZ or "File too large" in result.stderr
+                                       or folder_bytes(root) > bounds.disk_mb * MB):
+        return f"the command exceeded the workspace's {bounds.disk_mb} MB disk bound"
+    if "processes" in hit:
+        return f"the command exceeded the workspace's bound of {bounds.processes} processes"
+    if "memory" in hit:
+        return f"the command exceeded the workspace's {bounds.memory_mb} MB memory bound"
+    return None
 
 
 async def _run(argv: list[str], cwd: str, env: dict[str, str], command: str, timeout_s: float, max_output: int,
