@@ -186,11 +186,11 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
     if mode == "unshare" and _probe()[0] != "unshare":
         raise WorkspaceError(f"sandbox 'unshare' is not available on this machine: {_probe()[1]}")
     private = tempfile.mkdtemp(prefix="passhat-cmd-")
+    groups: Cgroups | None = None
     try:
         environment = _environment(private, env)
         os.mkdir(environment["HOME"])
         os.mkdir(environment["TMPDIR"])
-        groups = None
         if mode == "unshare":
             spec = confinement.base_spec(["/bin/sh", "-c", command], where, [os.path.realpath(root), private])
             if bounds is not None:
