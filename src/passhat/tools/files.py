@@ -65,6 +65,8 @@ def _path(ctx: ToolContext, path: str) -> tuple[WorkspaceCopy, Path]:
         return copy, inside(copy.root, path)
     except WorkspacePathError as exc:
         raise ToolFailure(str(exc)) from None
+    except OSError as exc:  # a link that became a folder while it was read (a process of the agent racing us)
+        raise ToolFailure(f"{path}: cannot resolve it: {exc.strerror or exc}; it changed while it was read") from None
 
 
 def _rel(copy: WorkspaceCopy, target: Path) -> str:
