@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import json
+import marshal
 import os
 import shutil
 import subprocess
@@ -71,9 +71,28 @@ def make_harness_undumpable() -> None:
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
+@functools.cache
+def _compiled_init() -> str:
+    """:mod:`passhat.sandbox._init` compiled once (Python runs a ``.pyc`` given as the script): a script is
+    compiled at every start, which cost more than all the rest of the sandbox's set-up."""
+    import importlib.util
+    import py_compile
+
+    cached = importlib.util.cache_from_source(INIT)
+    try:
+        return py_compile.compile(INIT, cfile=cached, doraise=True)
+    except (OSError, py_compile.PyCompileError):
+        try:
+            folder = tempfile.mkdtemp(prefix="passhat-init-")
+            os.chmod(folder, 0o755)  # a fallback agent may run as another user
+            return py_compile.compile(INIT, cfile=os.path.join(folder, "_init.pyc"), doraise=True)
+        except (OSError, py_compile.PyCompileError):
+            return INIT
+
+
 def launch_argv(spec: dict[str, Any], namespaces: bool) -> list[str]:
     """The argv that runs ``spec`` under :mod:`passhat.sandbox._init`."""
-    init = [sys.executable, "-I", "-S", INIT, json.dumps(spec)]
+    init = [sys.executable, "-I", "-S", _compiled_init(), marshal.dumps(spec).hex()]
     if not namespaces:
         return init
     # --pdeathsig: if the harness dies without cleaning up (SIGKILL, the OOM killer), unshare is killed, its

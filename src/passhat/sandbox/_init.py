@@ -1,6 +1,7 @@
 """The first process of a confined program: set up the confinement, run the program, outlive nothing.
 
-Run as ``python -I -S _init.py SPEC`` (``SPEC``: the JSON of :class:`passhat.sandbox.spec.Spec`). Two modes:
+Run as ``python -I -S _init.py SPEC`` (``SPEC``: the spec dict of :func:`passhat.sandbox.base_spec`, in
+:mod:`marshal` form as hex: built in, where importing ``json`` would cost start-up time). Two modes:
 
 ``namespaces``: PID 1 of fresh user, mount, PID, network and IPC namespaces (``unshare`` makes them and
 maps our user to root in the user namespace, which lets us change mounts there, and only there).
@@ -14,7 +15,8 @@ maps our user to root in the user namespace, which lets us change mounts there, 
    and the folders the spec hides (the harness's ``$HOME``, the run folder) are covered by empty tmpfs;
    the interpreter and the folders the spec keeps are bound back read-only, the writable ones
    read-write, and hidden folders inside a kept one covered again.
-5. The program runs in a child with every capability dropped (``setpriv``), under the spec's rlimits:
+5. The program runs in a child with every capability dropped (the bounding set emptied, then ``capset``:
+   none after ``exec`` either) and ``no_new_privs``, under the spec's rlimits:
    it cannot remount anything, and a user namespace it makes itself gets its mounts locked by the
    kernel. We stay PID 1 to reap orphans and forward connections; when we exit, the kernel kills every
    process left in the namespace, so nothing the program started outlives it.
@@ -26,16 +28,17 @@ closed to other users' ``/proc/<pid>/mem`` and ``fd``; when ``nobody`` could not
 interpreter under ``/root``), it stays root without a single capability, which closes them as well.
 
 Any failure before the program runs exits with :data:`SETUP_FAILED` and a line starting ``passhat
-sandbox:`` on stderr: the program never runs unconfined. Imports only the standard library; ``-I -S``
-keeps start-up at a few milliseconds.
+sandbox:`` on stderr: the program never runs unconfined. Imports only built-in modules where it can
+(``_socket``, ``_thread``, ``marshal``: ``socket``, ``threading`` and ``json`` would import ``enum`` and
+``re``); with ``-I -S`` start-up stays at a few milliseconds.
 """
 
 from __future__ import annotations
 
+import _signal as signal  # built in; the signal module imports enum
 import ctypes
-import json
+import marshal
 import os
-import signal
 import sys
 
 SETUP_FAILED = 125
@@ -109,71 +112,78 @@ def covers(writable: list[str], hide: list[str] = ()) -> list[str]:  # type: ign
 
 
 def up_loopback() -> None:
+    import _socket
+    import _struct
     import fcntl
-    import socket
-    import struct
 
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        fcntl.ioctl(s.fileno(), 0x8914, struct.pack("16sh", b"lo", 0x1 | 0x8 | 0x40))  # SIOCSIFFLAGS: UP|LOOPBACK|RUNNING
+    s = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
+        fcntl.ioctl(s.fileno(), 0x8914, _struct.pack("16sh", b"lo", 0x1 | 0x8 | 0x40))  # SIOCSIFFLAGS: UP|LOOPBACK|RUNNING
+    finally:
+        s.close()
 
 
 def add_address(ip: str) -> None:
     """``ip addr add IP/32 dev lo`` through netlink (RTM_NEWADDR), for an allowed host's address."""
-    import socket
-    import struct
+    import _socket
+    import _struct
 
-    addr = socket.inet_aton(ip)
-    body = struct.pack("BBBBI", socket.AF_INET, 32, 0, 0, socket.if_nametoindex("lo"))
-    body += struct.pack("HH4s", 8, 2, addr) + struct.pack("HH4s", 8, 1, addr)  # IFA_LOCAL, IFA_ADDRESS
-    header = struct.pack("IHHII", 16 + len(body), 20, 0x1 | 0x4 | 0x400 | 0x200, 1, 0)  # RTM_NEWADDR, REQUEST|ACK|CREATE|EXCL
-    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0) as s:
+    addr = _socket.inet_aton(ip)
+    body = _struct.pack("BBBBI", _socket.AF_INET, 32, 0, 0, _socket.if_nametoindex("lo"))
+    body += _struct.pack("HH4s", 8, 2, addr) + _struct.pack("HH4s", 8, 1, addr)  # IFA_LOCAL, IFA_ADDRESS
+    header = _struct.pack("IHHII", 16 + len(body), 20, 0x1 | 0x4 | 0x400 | 0x200, 1, 0)  # RTM_NEWADDR, REQUEST|ACK|CREATE|EXCL
+    s = _socket.socket(_socket.AF_NETLINK, _socket.SOCK_RAW, 0)
+    try:
         s.sendto(header + body, (0, 0))
         reply = s.recv(4096)
-    error = struct.unpack_from("i", reply, 16)[0]
+    finally:
+        s.close()
+    error = _struct.unpack_from("i", reply, 16)[0]
     if error not in (0, -17):  # EEXIST: two allowed names with one address
         fail(f"cannot add address {ip} to lo", os.strerror(-error))
 
 
 def forward(listen: tuple[str, int], target: str) -> None:
     """Accept on ``listen`` (inside the namespace) and pass each connection on to the unix socket ``target``."""
-    import socket
-    import threading
+    import _socket
+    import _thread
 
-    def pump(src: socket.socket, dst: socket.socket) -> None:
+    def pump(src: _socket.socket, dst: _socket.socket) -> None:
         try:
             while data := src.recv(65536):
                 dst.sendall(data)
         except OSError:
             pass
         finally:
-            for s, how in ((dst, socket.SHUT_WR), (src, socket.SHUT_RD)):
+            for s, how in ((dst, _socket.SHUT_WR), (src, _socket.SHUT_RD)):
                 try:
                     s.shutdown(how)
                 except OSError:
                     pass
 
-    def serve(server: socket.socket) -> None:
+    def serve(server: _socket.socket) -> None:
         while True:
-            client, _ = server.accept()
-            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # else small answers wait ~40 ms for an ACK
-            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            fd, _ = server._accept()
+            client = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM, 0, fd)
+            client.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)  # else small answers wait ~40 ms for an ACK
+            upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
             try:
                 upstream.connect(target)
             except OSError:
                 client.close()
                 upstream.close()
                 continue
-            threading.Thread(target=pump, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+            _thread.start_new_thread(pump, (client, upstream))
+            _thread.start_new_thread(pump, (upstream, client))
 
-    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    server.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
     try:
         server.bind(listen)
     except OSError as exc:
         fail(f"cannot listen on {listen[0]}:{listen[1]}", exc.strerror)
     server.listen(128)
-    threading.Thread(target=serve, args=(server,), daemon=True).start()
+    _thread.start_new_thread(serve, (server,))
 
 
 def confine_mounts(spec: dict, libc: ctypes.CDLL) -> None:  # type: ignore[type-arg]
@@ -236,6 +246,8 @@ def confine_mounts(spec: dict, libc: ctypes.CDLL) -> None:  # type: ignore[type-
 
 
 def set_limits(limits: dict) -> None:  # type: ignore[type-arg]
+    if not any(v is not None for v in limits.values()):
+        return
     import resource
 
     for key, value in limits.items():
@@ -300,7 +312,7 @@ def _stop(*_: object) -> None:
 
 def main() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
-    spec = json.loads(sys.argv[1])
+    spec = marshal.loads(bytes.fromhex(sys.argv[1]))
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # the program cannot read our memory or descriptors
     namespaces = spec["mode"] == "namespaces"
     join_cgroups(spec.get("cgroups", []))
@@ -332,9 +344,6 @@ def main() -> None:
         try:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             set_limits(spec.get("limits", {}))
-            if namespaces:
-                drop = ["--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs"]
-                os.execv(spec["setpriv"], [spec["setpriv"], *drop, *spec["argv"]])
             if spec.get("uid") is not None:
                 os.setgroups([])
                 os.setgid(spec["uid"])
