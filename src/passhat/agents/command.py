@@ -7,8 +7,10 @@ receiver), works through the trial's tools, and prints its final reply on stdout
 of stdout), or a last line ``{"reply": "...", "usage": {...}}``. Logs belong on stderr, whose tail is kept
 as evidence when the program fails.
 
-The program runs in its own process group, which is killed (SIGKILL) when the trial ends for any reason,
-so a hung program, one that spins the CPU or leaves children behind cannot outlive its trial. A non-zero
+The program runs in the agents' sandbox (:mod:`passhat.agents.confined`: its own namespaces, only its
+trial's tools and the allowed hosts, only the variables the user names) and its own process group,
+which is killed (SIGKILL) when the trial ends for any reason, so a hung program, one that spins the CPU
+or leaves children behind — in a session of their own too — cannot outlive its trial. A non-zero
 exit status, output that is not UTF-8 text, or more than ``MAX_STDOUT`` bytes of it fails the trial with
 that reason; a program that cannot be started at all is an infrastructure error.
 """

@@ -43,7 +43,7 @@ from passhat.suites.plan import run_notes
                    "a service http://HOST:PORT/PATH, or a program cmd:\"COMMAND ARGS\"")
 @click.option("--isolate", type=click.Choice(["none", "process"]), default="none", show_default=True,
               help="Run a Python agent in a process of its own per trial: a hung, CPU-bound or crashing agent "
-                   "cannot stall or corrupt the run.")
+                   "cannot stall or corrupt the run (and, like cmd: agents, in the agents' sandbox).")
 @click.option("--agent-env", "agent_env", multiple=True, metavar="NAME",
               help="Pass this environment variable to a cmd: or --isolate process agent (repeatable; e.g. an API key). "
                    "Nothing else of passhat's environment reaches it.")
