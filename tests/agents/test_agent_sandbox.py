@@ -80,3 +80,34 @@ def test_a_hostile_cmd_agent_escapes_nowhere(hostile: Any) -> None:
 def test_a_hostile_isolated_agent_escapes_nowhere(hostile: Any) -> None:
     go, marker, sibling = hostile
     check(go(f"{PROGRAM}:agent", isolate="process"), marker, sibling, "namespaces")
+
+
+def test_without_namespaces_the_fallback_still_guards_the_harness_and_kills_every_child(
+        hostile: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback (docs/agents.md) does not confine the network or the files; what it promises it keeps:
+    the harness's memory, environment and descriptors are closed, nothing the agent starts outlives it."""
+    monkeypatch.setenv("PASSHAT_SANDBOX", "none")
+    go, marker, _ = hostile
+    records = go(f"cmd:{sys.executable} {PROGRAM}")
+    assert len(records) == 2
+    for rec in records:
+        assert rec.isolation is not None and rec.isolation.kind == "fallback"
+        assert "harness not dumpable" in rec.isolation.details
+        found = json.loads(rec.reply.removeprefix("added the note; "))
+        assert {k: v for k, v in escapes(found).items() if k in ("memory", "environ", "descriptors", "child")} == {}
+    assert processes_named(marker) == []
+
+
+def test_agent_options_are_checked_before_any_trial() -> None:
+    from passhat.agents.confined import AgentSandbox, parse_allow_host
+    from passhat.errors import PasshatError
+
+    assert parse_allow_host("api.example.com") == ("api.example.com", 443)
+    assert parse_allow_host("127.0.0.1:8080") == ("127.0.0.1", 8080)
+    with pytest.raises(PasshatError, match="the port must be a number"):
+        parse_allow_host("127.0.0.1:http")
+    with pytest.raises(PasshatError, match="expected HOST or HOST:PORT"):
+        AgentSandbox(allow_hosts=("http://x/y",))
+    with pytest.raises(PasshatError, match="expected the name of an environment variable"):
+        AgentSandbox(env=("A=B",))
+    assert AgentSandbox(allow_hosts=("127.0.0.1:9",)).hosts[0].addresses == ("127.0.0.1",)

@@ -43,7 +43,7 @@ def parse_allow_host(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep:
         host, port = text, "443"
-    if not host or "/" in host or "[" in host or " " in host:
+    if not host or any(c in text for c in "/[] @"):
         raise PasshatError(f"--agent-allow-host {text!r}: expected HOST or HOST:PORT (IPv4 or a name), e.g. "
                            "api.openai.com or 127.0.0.1:8080")
     if not port.isdigit() or not 0 < int(port) < 65536:
