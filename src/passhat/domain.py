@@ -30,6 +30,7 @@ from passhat.errors import DomainError
 from passhat.imports import import_file, import_module
 from passhat.sources import CodeRoot, defining_file, local_files
 from passhat.tools import Tool
+from passhat.workspace.bounds import WorkspaceBounds
 from passhat.world import Diff, FixtureImage, World
 from passhat.world.fixture_file import read_fixture
 from passhat.world.image import insert_rows
@@ -68,6 +69,7 @@ class Domain:
         command_env: dict[str, str] | None = None,
         preflight: str | None = None,
         mcp: Upstream | Iterable[Upstream] | None = None,
+        workspace_bounds: WorkspaceBounds | None = None,
     ) -> None:
         self.name = name
         self.schema_sql = schema.read_text("utf-8") if isinstance(schema, Path) else schema
@@ -80,6 +82,8 @@ class Domain:
         """Environment variables for every command run in a workspace (the agent's and the checks'), on top
         of the sandbox's scrubbed environment, e.g. ``{"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}`` so the
         project's tests do not load every pytest plugin installed beside passhat."""
+        self.workspace_bounds = workspace_bounds or WorkspaceBounds()
+        """Disk, process and memory bounds of each trial's copy, for every command run in it (docs/workspace.md)."""
         self.preflight = preflight
         """A command run once per run, before any trial, in a copy of a workspace (e.g. ``python -c "import
         pytest"``): if it fails the run stops as bad input instead of grading every trial a failure of the
@@ -238,7 +242,9 @@ class Domain:
 
     def _world(self, images: list[WorldImage[Any]], parts: list[WorldCopy[Any]], seed: int) -> World:
         start = next((i.start for i in images if i.start is not None), self.start)
-        return World(parts, seed, start, self.command_env)
+        world = World(parts, seed, start, self.command_env)
+        world.workspace_bounds = self.workspace_bounds
+        return world
 
     @contextmanager
     def reading(self, fixture: str) -> Iterator[StateReader | None]:

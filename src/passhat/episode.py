@@ -142,6 +142,10 @@ class Episode:
         a process) is stopped at once: it cannot receive :class:`LimitExceeded` as an in-process agent does."""
         self.time_limit_s = time_limit_s
         """The case's time limit (``None``: no limit known to the episode)."""
+        self.isolation: dict[str, str] | None = None
+        """How the agent's program was confined, set by agents passhat starts (``cmd:``, ``--isolate process``):
+        ``{"kind": "namespaces" | "fallback", "details": ...}``; ``None``: the agent ran in passhat's process
+        or was not started by passhat (a service)."""
 
     @property
     def deadline(self) -> float | None:

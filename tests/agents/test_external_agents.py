@@ -158,21 +158,13 @@ def test_a_run_with_a_hanging_program_finishes_and_exits_normally(notes_cases: A
     assert "0 of 1 cases passed all 3 trials" in done.stderr and (out / "summary.json").exists()
 
 
-def test_children_a_program_leaves_behind_are_killed_with_it(run_suite: Any, notes_cases: Any, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    pid_file = tmp_path / "orphan.pid"
-    monkeypatch.setenv("ORPHAN_PID_FILE", str(pid_file))
-    rec = run_suite(notes_cases("limits: {max_seconds: 20}\n"), program("orphan"))[0]
+def test_children_a_program_leaves_behind_are_killed_with_it(run_suite: Any, notes_cases: Any) -> None:
+    from tests.agents.hostile import processes_named
+
+    marker = f"passhat-orphan-{os.getpid()}-{time.monotonic_ns()}"
+    rec = run_suite(notes_cases("limits: {max_seconds: 20}\n"), f"{program('orphan')} {marker}")[0]
     assert rec.outcome == "pass" and rec.timing.agent_s < 15  # the child holding stdout did not keep it open
-    pid = int(pid_file.read_text())
-    for _ in range(100):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        pytest.fail(f"the agent's child {pid} outlived its trial")
+    assert processes_named(marker) == []  # its own session did not save it
 
 
 def test_a_program_that_does_not_exist_is_bad_input() -> None:

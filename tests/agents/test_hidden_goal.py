@@ -32,9 +32,7 @@ def get(url):
 
 seen = {"env": dict(os.environ), "start": get(os.environ["PASSHAT_TRIAL_URL"]),
         "tools": get(os.environ["PASSHAT_TOOLS_URL"])}
-with open(sys.argv[1], "w") as fh:
-    json.dump(seen, fh)
-print("I had a look around.")
+print(json.dumps({"reply": "I had a look around. " + json.dumps(seen)}))  # its sandbox has nowhere else to put it
 '''
 
 
@@ -93,11 +91,11 @@ def test_an_agent_in_process_sees_the_opener_but_never_the_goal(tmp_path: Path) 
 
 
 def test_an_agent_elsewhere_sees_the_opener_but_never_the_goal(tmp_path: Path, run_suite: Any) -> None:
-    script, out = tmp_path / "dumper.py", tmp_path / "seen.json"
+    script = tmp_path / "dumper.py"
     script.write_text(DUMPER)
-    rec = run_suite(goal_suite(tmp_path), f"cmd:{sys.executable} {script} {out}")[0]
-    assert rec.reply == "I had a look around."
-    seen = json.loads(out.read_text())
+    rec = run_suite(goal_suite(tmp_path), f"cmd:{sys.executable} {script}")[0]
+    assert rec.reply.startswith("I had a look around. ")
+    seen = json.loads(rec.reply.removeprefix("I had a look around. "))
     assert json.loads(seen["start"])["instruction"] == OPENER and seen["env"]["PASSHAT_INSTRUCTION"] == OPENER
     everything_seen = json.dumps(seen)
     assert "call mom" not in everything_seen and "7f3a" not in everything_seen

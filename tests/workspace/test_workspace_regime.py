@@ -97,7 +97,9 @@ def leftovers(folders: dict[str, Path], *, images: bool = False) -> list[str]:
     domain keeps those while it is loaded, the process's exit removes them)."""
     gc.collect()  # a copy nobody holds is removed by its finalizer
     kinds = ("passhat-ws-", "passhat-cmd-", *(("passhat-image-",) if images else ()))
-    return sorted(p.name for folder in folders.values() for p in folder.iterdir() if p.name.startswith(kinds))
+    inside = [p for folder in folders.values() for p in folder.iterdir()]
+    inside += [q for p in list(inside) if p.name.startswith("passhat-copies-") for q in p.iterdir()]  # the run's parent
+    return sorted(p.name for p in inside if p.name.startswith(kinds))
 
 
 def processes_with(marker: str) -> list[int]:
@@ -270,7 +272,7 @@ def test_a_run_stopped_mid_command_leaves_no_copy_or_process_and_resume_finishes
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(600):
-            if len(list(isolated["ws"].glob("*/started"))) == 4 and len(processes_with(marker)) >= 4:
+            if len(list(isolated["ws"].glob("*/*/started"))) == 4 and len(processes_with(marker)) >= 4:
                 break
             assert proc.poll() is None, proc.communicate()
             threading.Event().wait(0.1)
@@ -408,7 +410,8 @@ def test_eight_concurrent_trials_see_only_their_own_copy(tmp_path: Path, monkeyp
         token = f"token-{episode.seed}"
         await episode.call("write_file", {"path": "mine.txt", "content": token + "\n"})
         found = await episode.call("run_command", {
-            "command": f"sleep 0.5; cat /dev/shm/*/mine.txt {tmp}/*/mine.txt {tmp}/*/tree/mine.txt 2>/dev/null; "
+            "command": f"sleep 0.5; cat /dev/shm/*/mine.txt /dev/shm/*/*/mine.txt {tmp}/*/mine.txt {tmp}/*/*/mine.txt "
+                       f"{tmp}/*/tree/mine.txt 2>/dev/null; "
                        "ls /dev/shm"})
         return f"{token}|{found.content['stdout']}"
 
@@ -433,12 +436,12 @@ def test_copies_in_dev_shm_leave_the_command_a_private_writable_dev_shm(tmp_path
     make_suite(tmp_path / "suite", {})
     t = Tools(load_domain(str(tmp_path / "suite" / "domain.py")))
     try:
-        assert t.root.parent == Path("/dev/shm")
+        assert t.root.parent.parent == Path("/dev/shm")  # in the run's private folder there
         probe = f"passhat-probe-{uuid.uuid4().hex}"
         call = t("run_command", command=f"python -c 'import multiprocessing as m; m.Lock(); print(\"locked\")' && "
                                         f"touch /dev/shm/{probe} && ls /dev/shm")
         assert call.ok and call.result["exit_code"] == 0, call.result
-        assert call.result["stdout"].split() == ["locked", *sorted([t.root.name, probe])]
+        assert call.result["stdout"].split() == ["locked", *sorted([t.root.parent.name, probe])]
         assert not Path("/dev/shm", probe).exists()  # the command's own /dev/shm, not the machine's
     finally:
         t.world.close()

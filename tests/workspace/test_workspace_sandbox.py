@@ -235,7 +235,7 @@ def test_other_copies_and_the_image_are_not_visible(copy: WorkspaceCopy, image: 
 
 def test_probe_falls_back_and_says_why(monkeypatch: pytest.MonkeyPatch, copy: WorkspaceCopy) -> None:
     monkeypatch.delenv("PASSHAT_SANDBOX", raising=False)
-    monkeypatch.setattr(sandbox_module.shutil, "which", lambda name: None)
+    monkeypatch.setattr("passhat.sandbox.shutil.which", lambda name: None)
     sandbox_module._probe.cache_clear()
     try:
         assert isolation() == "none"

@@ -39,10 +39,12 @@ def check_agent_spec(spec: str, isolate: Isolation = "none") -> None:
                            "for a model openai:MODEL or anthropic:MODEL")
 
 
-def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None,
+def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None, sandbox: Any = None,
                **model_options: Any) -> Callable[[Episode], Awaitable[str | None]]:
     """Resolve an agent spec (see module docstring). ``model_options`` go to
-    :func:`passhat.agents.llm.model_agent`; ``prices`` price the usage external agents report."""
+    :func:`passhat.agents.llm.model_agent`; ``prices`` price the usage external agents report; ``sandbox``
+    (an :class:`passhat.agents.confined.AgentSandbox`) is what ``cmd:`` and isolated agents may have beyond
+    their trial (environment variables, hosts)."""
     check_agent_spec(spec, isolate)
     if spec.startswith(("http://", "https://")):
         from passhat.agents.service import ServiceAgent
@@ -51,11 +53,11 @@ def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None,
     if spec.startswith("cmd:"):
         from passhat.agents.command import CommandAgent, parse_command
 
-        return CommandAgent(parse_command(spec), prices=prices)
+        return CommandAgent(parse_command(spec), prices=prices, sandbox=sandbox)
     if isolate == "process":
         from passhat.agents.isolated import isolated_agent
 
-        return isolated_agent(spec, prices=prices)
+        return isolated_agent(spec, prices=prices, sandbox=sandbox)
     if spec in REFERENCE_AGENTS:
         return reference_agent(spec)
     if spec.partition(":")[0] in ("openai", "anthropic"):

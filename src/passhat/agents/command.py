@@ -7,8 +7,10 @@ receiver), works through the trial's tools, and prints its final reply on stdout
 of stdout), or a last line ``{"reply": "...", "usage": {...}}``. Logs belong on stderr, whose tail is kept
 as evidence when the program fails.
 
-The program runs in its own process group, which is killed (SIGKILL) when the trial ends for any reason,
-so a hung program, one that spins the CPU or leaves children behind cannot outlive its trial. A non-zero
+The program runs in the agents' sandbox (:mod:`passhat.agents.confined`: its own namespaces, only its
+trial's tools and the allowed hosts, only the variables the user names) and its own process group,
+which is killed (SIGKILL) when the trial ends for any reason, so a hung program, one that spins the CPU
+or leaves children behind — in a session of their own too — cannot outlive its trial. A non-zero
 exit status, output that is not UTF-8 text, or more than ``MAX_STDOUT`` bytes of it fails the trial with
 that reason; a program that cannot be started at all is an infrastructure error.
 """
@@ -27,8 +29,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from passhat.agents.confined import AgentSandbox, Launch, confinement_available, launch
 from passhat.agents.external import ExternalAgent
 from passhat.errors import AgentCrashed, InfrastructureError, PasshatError
+from passhat.sandbox import SETUP_FAILED
 from passhat.serve import AgentReply, TrialEndpoint, TrialStart
 from passhat.shutdown import at_hard_exit
 
@@ -40,6 +44,8 @@ ENV_VALUE_LIMIT = 100_000
 """Longer values (a very long policy) are left out of the environment (Linux refuses one over 128 KiB);
 the program can ``GET`` its ``PASSHAT_TRIAL_URL`` for the whole start message."""
 DRAIN_AFTER_EXIT_S = 2.0
+FALLBACK_STOP_S = 2.0
+"""How long the fallback's subreaper gets to kill what the program left before its own group is killed."""
 EXIT_POLL_S = 0.05
 
 
@@ -61,14 +67,11 @@ def parse_command(spec: str) -> list[str]:
     return argv
 
 
-def environment(start: TrialStart, inherited: dict[str, str] | None = None) -> dict[str, str]:
-    """The program's environment: the caller's (minus a stale trial's ``PASSHAT_*`` fields) plus this trial's."""
+def trial_variables(start: TrialStart) -> dict[str, str]:
+    """This trial's variables: ``PASSHAT_<FIELD>`` per start-message field, ``PASSHAT_START`` and OTLP's two."""
     fields = start.model_dump(mode="json")
-    stale = {f"PASSHAT_{key.upper()}" for key in fields} | {"PASSHAT_START"}
-    env = {k: v for k, v in (os.environ if inherited is None else inherited).items() if k not in stale}
-    for key, value in fields.items():
-        if value is not None and len(str(value)) <= ENV_VALUE_LIMIT:
-            env[f"PASSHAT_{key.upper()}"] = str(value)
+    env = {f"PASSHAT_{key.upper()}": str(value) for key, value in fields.items()
+           if value is not None and len(str(value)) <= ENV_VALUE_LIMIT}
     whole = json.dumps(fields, ensure_ascii=False)
     if len(whole) > ENV_VALUE_LIMIT:
         whole = json.dumps({**fields, "policy": None, "instruction": None}, ensure_ascii=False)
@@ -157,18 +160,26 @@ class CommandAgent(ExternalAgent):
 
     kind = "cmd"
 
-    def __init__(self, argv: list[str], *, extra_env: dict[str, str] | None = None, **kw: Any) -> None:
+    def __init__(self, argv: list[str], *, sandbox: AgentSandbox | None = None,
+                 extra_env: dict[str, str] | None = None, **kw: Any) -> None:
         super().__init__(**kw)
         self.argv = list(argv)
+        self.sandbox = sandbox or AgentSandbox()
+        confinement_available()  # probed before the first trial: a bad $PASSHAT_SANDBOX is bad input now
         self.extra_env = dict(extra_env or {})
 
     async def run(self, endpoint: TrialEndpoint) -> AgentReply:
-        env = environment(endpoint.start())
-        env.update(self.extra_env)
+        variables = {**trial_variables(endpoint.start()), **self.extra_env}
+        argv = [shutil.which(self.argv[0]) or self.argv[0], *self.argv[1:]]  # the program, whatever PATH it gets
+        async with launch(argv, variables, endpoint, self.server, self.sandbox) as how:
+            endpoint.episode.isolation = how.isolation
+            return await self._run(how)
+
+    async def _run(self, how: Launch) -> AgentReply:
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
+                *how.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, cwd=how.cwd,
+                stderr=asyncio.subprocess.PIPE, env=how.env, start_new_session=True)
         except OSError as exc:
             raise InfrastructureError(f"cannot start agent command {self.argv[0]!r}: {exc.strerror or exc}") from exc
         assert proc.stdout is not None and proc.stderr is not None
@@ -178,6 +189,11 @@ class CommandAgent(ExternalAgent):
         try:
             code = await _exit_status(proc)
         finally:
+            if how.kind == "fallback" and proc.returncode is None:  # its subreaper kills what the program started
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGTERM)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(_exit_status(proc)), FALLBACK_STOP_S)
             _kill_group(proc.pid)  # at the time limit, or children left behind after a normal exit
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
@@ -191,6 +207,8 @@ class CommandAgent(ExternalAgent):
         stdout, overflow = out.result() if out in done else (b"", False)
         stderr = err.result() if err in done else ""
         evidence = f"; stderr: …{stderr.strip()[-STDERR_TAIL:]}" if stderr.strip() else ""
+        if code == SETUP_FAILED and "passhat sandbox:" in stderr:
+            raise InfrastructureError(f"the agent's sandbox could not be set up: {stderr.strip()[-STDERR_TAIL:]}")
         if code != 0:
             raise AgentCrashed(f"the agent command {_status(code)}{evidence}")
         if overflow:
@@ -199,7 +217,8 @@ class CommandAgent(ExternalAgent):
         return parse_stdout(stdout)
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "argv": self.argv}
+        extra = {"sandbox": self.sandbox.describe()} if self.sandbox != AgentSandbox() else {}
+        return {"kind": self.kind, "argv": self.argv, **extra}
 
 
-__all__ = ["CommandAgent", "environment", "is_command_spec", "parse_command", "parse_stdout"]
+__all__ = ["CommandAgent", "trial_variables", "is_command_spec", "parse_command", "parse_stdout"]

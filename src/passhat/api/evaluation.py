@@ -118,7 +118,7 @@ def evaluate(
     progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
     rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
-    redactor: Redactor | None = None,
+    redactor: Redactor | None = None, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
 ) -> Run:
     """Run every case of ``suite`` ``trials`` times with ``agent``; returns the finished :class:`Run`.
 
@@ -141,6 +141,9 @@ def evaluate(
     docs/shadow.md); it excludes ``record``/``replay`` and runs on the local executor. ``redactor``: a
     :class:`~passhat.redaction.Redactor` built by the caller, used instead of the one ``redact*`` describe
     (``passhat shadow`` redacts the records with the numbering it read production's traces with).
+    ``agent_env``: names of environment variables a ``cmd:`` or isolated agent gets (an API key; nothing else of
+    this process's environment reaches it); ``agent_allow_hosts``: ``HOST[:PORT]`` it may connect to besides its
+    trial's tools (a model provider; docs/agents.md).
 
     Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
     evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. Inside a
@@ -181,7 +184,7 @@ async def evaluate_async(
     progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
     rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
-    redactor: Redactor | None = None,
+    redactor: Redactor | None = None, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
 ) -> Run:
     """:func:`evaluate` for callers already in an event loop (same arguments, same result)."""
     from passhat.agents import check_agent_spec
@@ -223,7 +226,8 @@ async def evaluate_async(
     model_options = {"isolate": isolate, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens,
                      "prices": _path(prices), "user_spec": user, "user_base_url": user_base_url, "judge_spec": judge,
                      "judge_base_url": judge_base_url, "retries": retries, "retry_delay": retry_delay,
-                     "rate_limits": parse_rate_limits(rate_limits)}
+                     "rate_limits": parse_rate_limits(rate_limits), "agent_env": tuple(agent_env),
+                     "agent_allow_hosts": tuple(agent_allow_hosts)}
     setup = build_model_setup(label, agent=await _python_agent(spec, isolate) if spec is not None else as_agent(agent, label),
                               **model_options)
     old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None

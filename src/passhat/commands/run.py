@@ -43,7 +43,13 @@ from passhat.suites.plan import run_notes
                    "a service http://HOST:PORT/PATH, or a program cmd:\"COMMAND ARGS\"")
 @click.option("--isolate", type=click.Choice(["none", "process"]), default="none", show_default=True,
               help="Run a Python agent in a process of its own per trial: a hung, CPU-bound or crashing agent "
-                   "cannot stall or corrupt the run.")
+                   "cannot stall or corrupt the run (and, like cmd: agents, in the agents' sandbox).")
+@click.option("--agent-env", "agent_env", multiple=True, metavar="NAME",
+              help="Pass this environment variable to a cmd: or --isolate process agent (repeatable; e.g. an API key). "
+                   "Nothing else of passhat's environment reaches it.")
+@click.option("--agent-allow-host", "agent_allow_hosts", multiple=True, metavar="HOST[:PORT]",
+              help="Let a cmd: or --isolate process agent connect to this host (port 443 unless given; repeatable), "
+                   "e.g. its model provider. In its sandbox it reaches nothing else but its trial's tools.")
 @click.option("--trials", "-k", "--repeat", type=click.IntRange(1, MAX_TRIALS), default=4, show_default=True,
               help=f"Trials per case (at most {MAX_TRIALS}; cases × trials at most {MAX_PLANNED_TRIALS:,}).")
 @click.option("-j", "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True,
@@ -98,7 +104,8 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         otlp: str | None = None, splits: tuple[str, ...] = (), tags: tuple[str, ...] = (),
         frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, isolate: str = "none",
         max_error_rate: float = DEFAULT_MAX_ERROR_RATE, executor: str = "local", ray_address: str | None = None,
-        case_ids: tuple[str, ...] = (), pg_url: str | None = None, **model_kw: Any) -> None:
+        case_ids: tuple[str, ...] = (), pg_url: str | None = None, agent_env: tuple[str, ...] = (),
+        agent_allow_hosts: tuple[str, ...] = (), **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     if resume and out is None:
         fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
@@ -133,6 +140,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
                 cases=case_ids, splits=splits, tags=tags, frozen=frozen, record=record, replay=replay, gate=gate_file, by=by,
                 sanity=not no_sanity, redact=not no_redact, redact_fields=redact_field, redact_patterns=patterns,
                 isolate=isolate, executor=executor, ray_address=ray_address,  # type: ignore[arg-type]
+                agent_env=agent_env, agent_allow_hosts=agent_allow_hosts,
                 user=model_kw.pop("user_spec", "scripted"), judge=model_kw.pop("judge_spec", None), **model_kw,
                 progress=advance, on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {w}", highlight=False))
         except (PasshatError, ValueError) as exc:

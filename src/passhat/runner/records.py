@@ -39,6 +39,18 @@ class Timing(BaseModel):
         return self.reset_ms + self.diff_ms + self.grade_ms
 
 
+class Isolation(BaseModel):
+    """How one trial's agent was confined (docs/design/021)."""
+
+    kind: Literal["namespaces", "fallback", "none"]
+    """``namespaces``: its own user, mount, PID and network namespaces, without capabilities (it reached only
+    its trial's tools and the allowed hosts); ``fallback``: no namespaces on this machine, so a subreaper that
+    kills all it started, another uid as root and the harness not dumpable, but no network or file
+    confinement; ``none``: in passhat's own process, or a service passhat did not start."""
+    details: str = ""
+    """The same in words, with the allowed hosts or why the fallback."""
+
+
 class TrialRecord(BaseModel):
     """One trial of one case."""
 
@@ -81,6 +93,9 @@ class TrialRecord(BaseModel):
     upstreams: list[UpstreamLog] | None = None
     """Domains with upstream MCP servers: each server of this trial, its stderr (bounded) and the protocol
     problems it had (``None`` for other domains)."""
+
+    isolation: Isolation | None = None
+    """How the agent was kept from the harness and other trials (``None``: a record from before passhat said)."""
 
     @property
     def key(self) -> tuple[str, int]:

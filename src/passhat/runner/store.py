@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from passhat import sandbox
 from passhat.errors import RunError
 from passhat.models import Manifest, Summary
 from passhat.redaction import Redactor
@@ -200,6 +201,11 @@ class RunStore:
         os.ftruncate(fd, 0)
         os.write(fd, f"pid {os.getpid()} since {datetime.now(UTC).isoformat(timespec='seconds')}".encode())
         self._lock_fd = fd
+        # while it is written, the folder is invisible to every sandboxed agent and command (docs/design/021),
+        # and closed to other users (the fallback runs agents as another user)
+        sandbox.hide(self.folder)
+        with contextlib.suppress(OSError):
+            os.chmod(self.folder, 0o700)
 
     def open_for_append(self) -> None:
         """Open ``trials.jsonl`` for appending, first cutting any partial last line."""
@@ -269,3 +275,4 @@ class RunStore:
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # releases the lock
             self._lock_fd = None
+            sandbox.unhide(self.folder)

@@ -242,6 +242,7 @@ async def run_trial(
         failure=attribute(case, outcome, grades, calls, episode.messages, end_reason, error, diff),
         trace_id=trace_id(seed), spans=spans, replayed=session is not None and session.replayed,
         upstreams=upstreams.logs if upstreams is not None else None,
+        isolation=episode.isolation or {"kind": "none", "details": "ran in passhat's process, or not started by passhat"},
     )
 
 

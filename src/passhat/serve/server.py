@@ -18,6 +18,7 @@ from passhat.episode import Episode
 from passhat.errors import InfrastructureError
 from passhat.serve.app import TrialRouter
 from passhat.serve.endpoint import PriceLookup, TrialEndpoint
+from passhat.serve.scoped import ScopedApp
 
 
 def _mcp_app() -> Any:
@@ -45,6 +46,8 @@ class ToolServer:
         self._server: Any = None
         self._socket: socket.socket | None = None
         self._loop_task: asyncio.Task[None] | None = None
+        self._scoped = ScopedApp(self.router)
+        self._scoped_config: Any = None
 
     @property
     def started(self) -> bool:
@@ -84,6 +87,10 @@ class ToolServer:
         config = uvicorn.Config(self.router, lifespan="off", log_config=None, log_level="error", access_log=False,
                                 timeout_graceful_shutdown=1, timeout_keep_alive=30)
         config.load()
+        scoped = uvicorn.Config(self._scoped, lifespan="off", log_config=None, log_level="error", access_log=False,
+                                timeout_graceful_shutdown=1, timeout_keep_alive=30)
+        scoped.load()
+        self._scoped_config = scoped
         server = uvicorn.Server(config)
         server.lifespan = config.lifespan_class(config)
         await server.startup(sockets=[sock])
@@ -101,6 +108,29 @@ class ToolServer:
             yield endpoint
         finally:
             self.router.remove(endpoint)
+
+    @contextlib.asynccontextmanager
+    async def unix_socket(self, endpoint: TrialEndpoint, path: str) -> AsyncIterator[None]:
+        """Serve ``endpoint``'s own URLs, and nothing else, on a unix socket at ``path`` while the block runs:
+        a sandboxed agent's only way to its tools (:mod:`passhat.serve.scoped`)."""
+        await self.start()
+        server, config = self._server, self._scoped_config
+
+        def protocol(_loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Protocol:  # as uvicorn's startup makes them
+            return config.http_protocol_class(config=config, server_state=server.server_state,  # type: ignore[no-any-return]
+                                              app_state=server.lifespan.state, _loop=_loop)
+
+        self._scoped.sockets[path] = endpoint.id
+        try:
+            listener = await asyncio.get_running_loop().create_unix_server(protocol, path=path, backlog=128)
+        except OSError as exc:
+            self._scoped.sockets.pop(path, None)
+            raise InfrastructureError(f"tool server: cannot listen on {path}: {exc.strerror or exc}") from exc
+        try:
+            yield
+        finally:
+            listener.close()
+            self._scoped.sockets.pop(path, None)
 
     async def close(self) -> None:
         """Stop serving (open trials are ended first). The server can be started again afterwards."""

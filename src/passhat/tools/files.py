@@ -24,6 +24,8 @@ from typing import Any
 
 from passhat.tools.context import ToolContext, ToolFailure
 from passhat.tools.declare import tool
+from passhat.workspace.beneath import make_folders_beneath, open_beneath
+from passhat.workspace.bounds import WorkspaceBounds
 from passhat.workspace.paths import WorkspacePathError, inside
 from passhat.workspace.sandbox import run_command as sandboxed
 from passhat.workspace.tree import DEFAULT_IGNORE, WorkspaceCopy
@@ -63,6 +65,8 @@ def _path(ctx: ToolContext, path: str) -> tuple[WorkspaceCopy, Path]:
         return copy, inside(copy.root, path)
     except WorkspacePathError as exc:
         raise ToolFailure(str(exc)) from None
+    except OSError as exc:  # a link that became a folder while it was read (a process of the agent racing us)
+        raise ToolFailure(f"{path}: cannot resolve it: {exc.strerror or exc}; it changed while it was read") from None
 
 
 def _rel(copy: WorkspaceCopy, target: Path) -> str:
@@ -80,7 +84,7 @@ def read_file(ctx: ToolContext, path: str) -> dict[str, Any]:
     copy, target = _path(ctx, path)
     if not target.is_file():
         raise ToolFailure(f"{path}: no such file" + (" (it is a directory; use list_dir)" if target.is_dir() else ""))
-    data = _read_regular(target, MAX_READ + 1)
+    data = _read_regular(copy, target, MAX_READ + 1)
     if data is None:
         raise ToolFailure(f"{path}: not a regular file (a FIFO, socket or device)")
     if b"\0" in data[:8192]:
@@ -114,15 +118,24 @@ def list_dir(ctx: ToolContext, path: str = ".") -> dict[str, Any]:
     return out
 
 
-def _read_regular(target: Path, limit: int) -> bytes | None:
+def _root_fd(copy: WorkspaceCopy) -> int:
+    return os.open(copy.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+
+
+def _read_regular(copy: WorkspaceCopy, target: Path, limit: int) -> bytes | None:
     """Up to ``limit`` bytes of the regular file ``target``; ``None`` if something else is there now.
 
-    Opened without blocking and checked on the open file: a FIFO swapped in after a check would block
-    the read, and with it the event loop every trial shares.
+    Opened beneath the copy's folder (:mod:`passhat.workspace.beneath`: a folder swapped for a link after
+    the check cannot make it read outside), without blocking and checked on the open file: a FIFO swapped
+    in after a check would block the read, and with it the event loop every trial shares.
     """
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        root = _root_fd(copy)
+        try:
+            fd = open_beneath(root, target.relative_to(copy.root).as_posix(), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        finally:
+            os.close(root)
+    except (OSError, ValueError):
         return None
     with os.fdopen(fd, "rb") as f:
         return f.read(limit) if stat.S_ISREG(os.fstat(fd).st_mode) else None
@@ -160,7 +173,7 @@ def search(ctx: ToolContext, text: str, path: str = ".") -> dict[str, Any]:
         if st.st_size > budget:
             note = f"stopped after reading {MAX_SEARCHED_TOTAL // (1024 * 1024)} MiB of files; search a narrower path"
             return {"matches": matches, "truncated": True, "note": note}
-        data = _read_regular(file, MAX_SEARCHED_FILE)
+        data = _read_regular(copy, file, MAX_SEARCHED_FILE)
         if data is None or b"\0" in data[:8192]:
             continue
         budget -= len(data)
@@ -189,26 +202,36 @@ def write_file(ctx: ToolContext, path: str, content: str) -> dict[str, Any]:
         raise ToolFailure(f"content: {len(data)} bytes is more than the {MAX_WRITE} a file may have here")
     if target == copy.root or target.is_dir():
         raise ToolFailure(f"{path}: is a directory")
+    rel = target.relative_to(copy.root)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target = inside(copy.root, path)  # again: a parent just created cannot be a link out, but check anyway
-        _write_regular(target, data, path)
-    except WorkspacePathError as exc:
-        raise ToolFailure(str(exc)) from None
+        root = _root_fd(copy)
+        try:
+            # every folder opened beneath the one above it: a folder the agent's process swaps for a link
+            # after the check above makes the open fail, never write outside (passhat.workspace.beneath)
+            parent = make_folders_beneath(root, rel.parent.as_posix())
+            try:
+                _write_regular(parent, rel.name, data, path)
+            finally:
+                os.close(parent)
+        finally:
+            os.close(root)
     except OSError as exc:  # a parent that is a file, a full disk: the agent's problem to see, not a tool bug
+        if exc.errno in (errno.EXDEV, errno.ELOOP):
+            raise ToolFailure(f"{path}: a symbolic link on the way leads outside the workspace") from None
         raise ToolFailure(f"{path}: cannot write: {exc.strerror or exc}") from None
     return {"path": _rel(copy, target), "bytes": len(data)}
 
 
-def _write_regular(target: Path, data: bytes, path: str) -> None:
-    """Write ``data`` to the regular file ``target``, made if missing; anything else there is refused.
+def _write_regular(folder: int, name: str, data: bytes, path: str) -> None:
+    """Write ``data`` to the regular file ``name`` of the open ``folder``, made if missing; anything else there
+    is refused.
 
     Opened without blocking: a FIFO the agent's command made would otherwise block the open until a
     reader comes, and the tools run on the event loop every trial shares — the whole run would hang.
     """
     refused = f"{path}: not a regular file (a FIFO, socket or device); delete it first"
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+        fd = open_beneath(folder, name, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a FIFO nobody reads
             raise ToolFailure(refused) from None
@@ -265,7 +288,11 @@ async def run_command(ctx: ToolContext, command: str, timeout: float = 60.0) -> 
         raise ToolFailure("command: give a command to run")
     if not 0 < timeout <= MAX_COMMAND_SECONDS:
         raise ToolFailure(f"timeout: {timeout:g} is not between 0 and {MAX_COMMAND_SECONDS:g} seconds")
-    result = await sandboxed(_copy(ctx).root, command, timeout_s=timeout, env=ctx.world.command_env)
+    result = await sandboxed(_copy(ctx).root, command, timeout_s=timeout, env=ctx.world.command_env,
+                             bounds=getattr(ctx.world, "workspace_bounds", None) or WorkspaceBounds())
+    if result.exceeded:
+        tail = result.stderr.strip()[-2000:]
+        raise ToolFailure(f"run_command: {result.exceeded}" + (f"; stderr: …{tail}" if tail else ""))
     return {"exit_code": result.exit_code, "timed_out": result.timed_out, "stdout": result.stdout,
             "stderr": result.stderr, "truncated": result.truncated}
 

@@ -9,6 +9,7 @@ A low layer: it imports nothing from passhat but :mod:`passhat.errors`.
 - :mod:`~passhat.workspace.sandbox` — :func:`run_command` and the :func:`isolation` it gets.
 """
 
+from passhat.workspace.bounds import WorkspaceBounds
 from passhat.workspace.diff import FileChange, FileDiff
 from passhat.workspace.errors import WorkspaceError
 from passhat.workspace.paths import WorkspacePathError, inside
@@ -28,6 +29,7 @@ __all__ = [
     "FileDiff",
     "FileEntry",
     "Isolation",
+    "WorkspaceBounds",
     "WorkspaceCopy",
     "WorkspaceError",
     "WorkspaceImage",

@@ -24,31 +24,31 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import dataclasses
 import functools
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
+from passhat import sandbox as confinement
+from passhat.sandbox.bounds import Cgroups
 from passhat.shutdown import at_hard_exit
 from passhat.workspace import _fs
+from passhat.workspace.bounds import WorkspaceBounds, folder_bytes
 from passhat.workspace.errors import WorkspaceError
 from passhat.workspace.paths import inside
 
-Isolation = Literal["unshare", "none"]
-SANDBOX_ENV = "PASSHAT_SANDBOX"
-"""Environment variable: ``none`` forces the fallback, ``unshare`` requires the sandbox, ``auto``
-(or unset) uses the sandbox when this machine offers it."""
+Isolation = confinement.Available
+SANDBOX_ENV = confinement.SANDBOX_ENV
 
-_INIT = str(Path(__file__).with_name("_sandbox_init.py"))
-_SETUP_FAILED = 125  # _sandbox_init.SETUP_FAILED; not imported, that file runs as a script
+_SETUP_FAILED = confinement.SETUP_FAILED
+MB = 1024 * 1024
 _DRAIN_GRACE_S = 1.0  # after the command ends, how long to wait for its output pipes to close
 
 
@@ -73,6 +73,8 @@ class CommandResult:
     """Wall time from start to exit, sandbox set-up included."""
     isolation: Isolation
     """How the command was confined (``none``: no network or write confinement)."""
+    exceeded: str | None = None
+    """The workspace bound the command ran into, in words (``None``: none): see :class:`WorkspaceBounds`."""
 
     @property
     def ok(self) -> bool:
@@ -92,60 +94,20 @@ class CommandResult:
             raise WorkspaceError(f"command result: {exc}") from exc
 
 
-@functools.cache
-def _probe() -> tuple[Isolation, str]:
-    """(what works here, why not ``unshare`` if it does not): runs a real confined command once."""
-    unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
-    if unshare is None or setpriv is None:
-        return "none", "util-linux 'unshare' and 'setpriv' are not both on PATH"
-    with tempfile.TemporaryDirectory(prefix="passhat-probe-") as tmp:
-        inside, outside = os.path.join(tmp, "in"), os.path.join(tmp, "out")
-        os.mkdir(inside)
-        os.mkdir(outside)
-        check = 'echo ok > probe && ! (echo leak > "$1/leak") 2>/dev/null'
-        argv = _unshare_argv(unshare, setpriv, f"set -- {_quote(outside)}; {check}", inside, [inside])
-        try:
-            done = subprocess.run(argv, cwd=inside, env=_environment(tmp, None), stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=30, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return "none", f"unshare did not run: {exc}"
-        confined = os.path.exists(os.path.join(inside, "probe")) and not os.path.exists(os.path.join(outside, "leak"))
-        if done.returncode != 0 or not confined:
-            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            return "none", f"unshare sandbox failed (exit {done.returncode}): {lines[-1] if lines else 'no message'}"
-    return "unshare", "user, mount, PID, network and IPC namespaces; read-only file system but for the copy"
+_probe = confinement.probe  # the shared probe (tests clear its cache)
 
 
 def isolation() -> Isolation:
     """The isolation this machine offers (probed once per process), or what ``PASSHAT_SANDBOX`` forces."""
-    wanted = os.environ.get(SANDBOX_ENV, "").strip().lower()
-    if wanted == "none":
-        return "none"
-    if wanted not in ("", "auto", "unshare"):
-        raise WorkspaceError(f"environment variable {SANDBOX_ENV}={wanted!r} is not one of auto, unshare, none")
-    found, why = _probe()
-    if wanted == "unshare" and found != "unshare":
-        raise WorkspaceError(f"environment variable {SANDBOX_ENV}=unshare, but this machine has no working sandbox: {why}")
-    return found
+    try:
+        return confinement.available()
+    except confinement.SandboxError as exc:
+        raise WorkspaceError(str(exc)) from None
 
 
 def isolation_note() -> str:
     """Why :func:`isolation` is what it is, in one line for a report."""
-    if os.environ.get(SANDBOX_ENV, "").strip().lower() == "none":
-        return f"{SANDBOX_ENV}=none: commands run without network or write confinement"
-    return _probe()[1]
-
-
-def _quote(s: str) -> str:
-    return "'" + s.replace("'", "'\\''") + "'"
-
-
-def _unshare_argv(unshare: str, setpriv: str, command: str, cwd: str, writable: list[str]) -> list[str]:
-    # --pdeathsig: if the harness dies without cleaning up (SIGKILL, the OOM killer), unshare is killed, its
-    # --kill-child kills the namespace's PID 1, and with it everything the command started; without it the
-    # command would run on, re-parented to init, until it finished on its own
-    return [setpriv, "--pdeathsig", "KILL", unshare, "--user", "--map-root-user", "--net", "--mount", "--ipc", "--pid",
-            "--fork", "--kill-child", "--mount-proc", sys.executable, "-I", "-S", _INIT, setpriv, command, cwd, *writable]
+    return confinement.available_note()
 
 
 def _environment(private: str, extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -198,7 +160,7 @@ def _kill_group(pgid: int) -> None:
 
 async def run_command(root: Path, command: str, *, timeout_s: float, max_output: int = 64 * 1024,
                       env: Mapping[str, str] | None = None, sandbox: Isolation | None = None,
-                      cwd: str = ".") -> CommandResult:
+                      cwd: str = ".", bounds: WorkspaceBounds | None = None) -> CommandResult:
     """Run ``/bin/sh -c command`` in the folder ``root`` and return what it did.
 
     The environment is only ``PATH`` (the harness interpreter's folder first, so ``python`` and
@@ -208,7 +170,8 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
     process group is killed. Output is read as it comes, keeping the first ``max_output`` bytes of
     each stream. ``sandbox`` overrides :func:`isolation` for this call (``unshare`` where unavailable
     is an error). ``cwd`` is the working folder relative to ``root`` (the whole of ``root`` stays
-    writable; give the copy's root as ``root``, not a folder inside it).
+    writable; give the copy's root as ``root``, not a folder inside it). ``bounds`` (under ``unshare``) are the
+    copy's disk, process and memory bounds; the result's ``exceeded`` names the one the command ran into.
     """
     _fs.check_dir(str(root), "workspace folder")
     where = str(inside(root, cwd))
@@ -223,21 +186,69 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
     if mode == "unshare" and _probe()[0] != "unshare":
         raise WorkspaceError(f"sandbox 'unshare' is not available on this machine: {_probe()[1]}")
     private = tempfile.mkdtemp(prefix="passhat-cmd-")
+    groups: Cgroups | None = None
     try:
         environment = _environment(private, env)
         os.mkdir(environment["HOME"])
         os.mkdir(environment["TMPDIR"])
         if mode == "unshare":
-            argv = _unshare_argv(shutil.which("unshare") or "unshare", shutil.which("setpriv") or "setpriv", command,
-                                 where, [os.path.realpath(root), private])
+            spec = confinement.base_spec(["/bin/sh", "-c", command], where, [os.path.realpath(root), private])
+            if bounds is not None:
+                groups = await asyncio.to_thread(_bound, spec, bounds, str(root))
+            argv = confinement.launch_argv(spec, True)
         else:
             argv = ["/bin/sh", "-c", command]
-        return await _run(argv, where, environment, command, timeout_s, max_output, mode)
+        result = await _run(argv, where, environment, command, timeout_s, max_output, mode)
+        if bounds is not None and mode == "unshare":
+            exceeded = await asyncio.to_thread(_exceeded, result, bounds, str(root), groups)
+            if exceeded:
+                result = dataclasses.replace(result, exceeded=exceeded)
+        return result
     finally:
+        if groups is not None:
+            groups.remove()
         try:
             _fs.remove_tree(private)
         except OSError:
             pass  # something the command left running (isolation "none") still writes there; a temp dir is left
+
+
+_XFSZ = 128 + signal.SIGXFSZ
+_NO_PROCESS = ("Resource temporarily unavailable", "Cannot fork", "can't fork")
+_NO_MEMORY = ("MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc")
+
+
+def _bound(spec: dict[str, Any], bounds: WorkspaceBounds, root: str) -> Cgroups | None:
+    """Put ``bounds`` in the command's spec: a cgroup where one can be made, else rlimits; disk always."""
+    limits: dict[str, int | None] = {}
+    if bounds.disk_mb is not None:
+        limits["fsize"] = max(bounds.disk_mb * MB - folder_bytes(root), 0)
+    memory = bounds.memory_mb * MB if bounds.memory_mb is not None else None
+    groups = Cgroups.make(bounds.processes, memory)
+    if groups is not None:
+        spec["cgroups"] = list(groups.folders.values())
+    else:
+        limits["nproc"] = bounds.processes
+        limits["as"] = memory
+    spec["limits"] = limits
+    return groups
+
+
+def _exceeded(result: CommandResult, bounds: WorkspaceBounds, root: str, groups: Cgroups | None) -> str | None:
+    hit = groups.exceeded() if groups is not None else set()
+    failed = result.exit_code not in (0, None)
+    if groups is None and failed and any(s in result.stderr for s in _NO_PROCESS):
+        hit.add("processes")
+    if groups is None and failed and any(s in result.stderr for s in _NO_MEMORY):
+        hit.add("memory")
+    if bounds.disk_mb is not None and (result.exit_code == _XFSZ or "File too large" in result.stderr
+                                       or folder_bytes(root) > bounds.disk_mb * MB):
+        return f"the command exceeded the workspace's {bounds.disk_mb} MB disk bound"
+    if "processes" in hit:
+        return f"the command exceeded the workspace's bound of {bounds.processes} processes"
+    if "memory" in hit:
+        return f"the command exceeded the workspace's {bounds.memory_mb} MB memory bound"
+    return None
 
 
 async def _run(argv: list[str], cwd: str, env: dict[str, str], command: str, timeout_s: float, max_output: int,

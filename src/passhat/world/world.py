@@ -100,6 +100,8 @@ class World:
         if len(self.parts) == 1:  # the usual world: its one part's scope, without a call in between
             self.call_scope = self.parts[0].call_scope  # type: ignore[method-assign]
         self.command_env: dict[str, str] = dict(command_env or {})
+        self.workspace_bounds: Any = None
+        """The domain's :class:`~passhat.workspace.bounds.WorkspaceBounds` for commands in this world's copy."""
         """Environment variables the domain adds to every command run in the workspace."""
         self.seed = seed
         self.clock = Clock(start)

@@ -6,10 +6,14 @@ kind (``worlds/workspace.py``) captures it once per run and copies it per trial 
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from passhat import sandbox
 from passhat.errors import DomainError
 
 SHM_COPY_LIMIT = 64 * 1024 * 1024
@@ -17,21 +21,43 @@ SHM_COPY_LIMIT = 64 * 1024 * 1024
 copies; larger ones, or a small ``/dev/shm`` (a container's default is 64 MB), go to disk."""
 
 
-def copy_folder(size: int) -> Path | None:
-    """Where trial copies of a workspace of ``size`` bytes go: ``PASSHAT_WORKSPACE_DIR`` if set, else
-    ``/dev/shm`` for small trees, else the system's temporary folder (``None``)."""
+_parents: dict[str, Path] = {}
+
+
+def copy_folder(size: int) -> Path:
+    """Where trial copies of a workspace of ``size`` bytes go: a private folder (0700, ``passhat-copies-*``) of
+    this process in ``PASSHAT_WORKSPACE_DIR`` if set, else in ``/dev/shm`` for small trees, else in the system's
+    temporary folder. Private, and hidden from every sandbox (:func:`passhat.sandbox.hide`): no other user and
+    no agent's program can reach a copy but through its tools."""
     chosen = os.environ.get("PASSHAT_WORKSPACE_DIR")
+    base: Path | None = None
     if chosen:
-        folder = Path(chosen)
-        if not folder.is_dir():
+        base = Path(chosen)
+        if not base.is_dir():
             raise DomainError(f"PASSHAT_WORKSPACE_DIR={chosen}: not a folder (workspace copies are made in it)")
-        return folder
-    shm = Path("/dev/shm")
-    if size <= SHM_COPY_LIMIT and shm.is_dir() and os.access(shm, os.W_OK):
-        free = os.statvfs(shm)
-        if free.f_bavail * free.f_frsize >= 16 * size:  # room for many trials at once (a container's is 64 MB)
-            return shm
-    return None
+    else:
+        shm = Path("/dev/shm")
+        if size <= SHM_COPY_LIMIT and shm.is_dir() and os.access(shm, os.W_OK):
+            free = os.statvfs(shm)
+            if free.f_bavail * free.f_frsize >= 16 * size:  # room for many trials at once (a container's is 64 MB)
+                base = shm
+    return _private_parent(base if base is not None else Path(tempfile.gettempdir()))
+
+
+def _private_parent(base: Path) -> Path:
+    key = f"{os.getpid()}:{base}"  # a forked worker (Ray) makes its own
+    parent = _parents.get(key)
+    if parent is None or not parent.is_dir():
+        parent = Path(tempfile.mkdtemp(prefix="passhat-copies-", dir=base))
+        _parents[key] = parent
+        sandbox.hide(parent)
+        atexit.register(_remove_if_empty, parent)
+    return parent
+
+
+def _remove_if_empty(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        folder.rmdir()
 
 
 @dataclass(frozen=True)

@@ -47,10 +47,9 @@ def main(behaviour):
         call("add_note", {"title": "call mom", "priority": 2})
         sys.stdout.buffer.write(b"\xff\xfe\x00added\x00")
     elif behaviour == "orphan":
-        # a child that would hold stdout open for an hour; passhat must not wait for it
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
-        with open(os.environ["ORPHAN_PID_FILE"], "w") as fh:
-            fh.write(str(child.pid))
+        # a child in a session of its own that would hold stdout open for an hour, named by the marker
+        # in its argv (sys.argv[2]) so the test can look for it; passhat must neither wait for it nor let it live
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", sys.argv[2]], start_new_session=True)
         call("add_note", {"title": "call mom", "priority": 2})
         print("added")
     else:

@@ -6,7 +6,7 @@ exactly what was configured (model, endpoint, temperature, seed policy, prompt h
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,11 +69,12 @@ def build_model_setup(
     prices: Path | None = None, user_spec: str = "scripted", user_base_url: str | None = None,
     judge_spec: str | None = None, judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
     isolate: str = "none", agent: Any = None, rate_limits: dict[str, RateLimit] | None = None,
-    limiters: LimiterFactory = local_limiter,
+    limiters: LimiterFactory = local_limiter, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
 ) -> ModelSetup:
     """Resolve the options; raises PasshatError naming the option at fault. ``agent``, when given, is the
     agent itself (a Python object from the library API) and ``agent_spec`` only its name. ``rate_limits``
-    (model name → limit) get one limiter each from ``limiters``, shared by every role calling that model."""
+    (model name → limit) get one limiter each from ``limiters``, shared by every role calling that model.
+    ``agent_env``/``agent_allow_hosts``: what a ``cmd:`` or isolated agent's sandbox lets through (docs/agents.md)."""
     from passhat.agents import load_agent
 
     table: PriceTable = load_price_table(prices)
@@ -94,7 +95,10 @@ def build_model_setup(
     else:
         if base_url or temperature is not None or max_tokens is not None:
             raise PasshatError("--base-url, --temperature and --max-tokens apply to openai:MODEL / anthropic:MODEL agents")
-        agent = load_agent(agent_spec, isolate=isolate, prices=table)  # type: ignore[arg-type]
+        from passhat.agents.confined import AgentSandbox
+
+        sandbox = AgentSandbox(env=tuple(agent_env), allow_hosts=tuple(agent_allow_hosts))
+        agent = load_agent(agent_spec, isolate=isolate, prices=table, sandbox=sandbox)  # type: ignore[arg-type]
         describe = getattr(agent, "describe", None)
         if callable(describe):  # a service, a command or an isolated process: how it was run
             runtime = describe()

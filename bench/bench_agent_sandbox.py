@@ -1,0 +1,90 @@
+"""What the agents' sandbox adds to a trial of a ``cmd:`` agent (goal: ≤ 20 ms; docs/design/021).
+
+The same program (tests/data/programs/notes_agent.py: Python start-up, one tool call, a reply) runs
+TRIALS trials one at a time on the notes case, three ways:
+
+- ``bare``: started as before the sandbox (a plain child process, the old way: no PID 1, no namespaces);
+- ``fallback``: under the fallback (``PASSHAT_SANDBOX=none``: a subreaper PID 1, caps dropped);
+- ``namespaces``: the sandbox (user, mount, PID, network namespaces, the forwarded tool socket).
+
+Prints the median agent time per trial of each, the added cost (sandbox − bare) and the ratio. Run:
+``python bench/bench_agent_sandbox.py [TRIALS]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import statistics
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAM = ROOT / "tests" / "data" / "programs" / "notes_agent.py"
+NOTES = ROOT / "tests" / "data" / "notes"
+
+
+def suite(folder: Path) -> Path:
+    (folder / "cases").mkdir(parents=True)
+    text = (NOTES / "cases" / "add-note.yaml").read_text().replace("../domain.py", str(NOTES / "domain.py"))
+    (folder / "cases" / "add-note.yaml").write_text(text)
+    return folder / "cases"
+
+
+def run(mode: str, trials: int, where: Path) -> list[float]:
+    from passhat.agents import command
+    from passhat.agents.confined import Launch, agent_environment
+    from passhat.agents.llm.pricing import load_price_table
+    from passhat.cases import load_suite
+    from passhat.runner import RunConfig, RunStore, execute
+
+    os.environ["PASSHAT_SANDBOX"] = "none" if mode == "fallback" else "auto"
+    original = command.launch
+
+    @contextlib.asynccontextmanager
+    async def bare(argv: list[str], variables: Any, endpoint: Any, server: Any, options: Any) -> AsyncIterator[Launch]:
+        yield Launch(argv, agent_environment(variables, (), tempfile.gettempdir(), tempfile.gettempdir()), os.getcwd(),
+                     "none", "bare")
+
+    command.launch = bare if mode == "bare" else original  # type: ignore[assignment]
+    try:
+        from passhat.agents import load_agent
+
+        spec = f"cmd:{sys.executable} {PROGRAM} good"
+        agent = load_agent(spec, prices=load_price_table(None))
+        out = where / f"run-{mode}"
+        cfg = RunConfig(suite=load_suite(str(suite(where / mode))), agent=agent, agent_spec=spec, trials=trials,
+                        out=out, concurrency=1)
+        asyncio.run(execute(cfg))
+        records = RunStore(out).load()
+    finally:
+        command.launch = original  # type: ignore[assignment]
+    assert all(r.outcome == "pass" for r in records), [r.error for r in records]
+    kinds = {r.isolation.kind for r in records if r.isolation}
+    assert kinds == {"none" if mode == "bare" else mode}, kinds
+    return [r.timing.agent_s * 1000 for r in records]
+
+
+def main() -> None:
+    trials = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+    from passhat import sandbox
+
+    if sandbox.probe()[0] != "unshare":
+        sys.exit(f"no namespaces here: {sandbox.probe()[1]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        run("namespaces", 3, Path(tmp) / "warm")  # imports, the probe, the tool server's first start
+        medians = {mode: statistics.median(run(mode, trials, Path(tmp))) for mode in ("bare", "fallback", "namespaces")}
+    bare = medians["bare"]
+    print(f"cmd: agent, {trials} trials each, median agent time per trial (one tool call):")
+    for mode, ms in medians.items():
+        print(f"  {mode:<11} {ms:7.1f} ms   added {ms - bare:+6.1f} ms   ratio {ms / bare:5.2f}×")
+    added = medians["namespaces"] - bare
+    print(f"sandbox cost per trial: {added:.1f} ms ({'within' if added <= 20 else 'over'} the 20 ms goal)")
+
+
+if __name__ == "__main__":
+    main()

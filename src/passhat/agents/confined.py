@@ -1,0 +1,228 @@
+"""The sandbox an agent's program runs in: ``cmd:`` agents and ``--isolate process`` workers (docs/design/021).
+
+With namespaces (:mod:`passhat.sandbox`): the program sees a read-only file system without the run
+folder, the temporary folder (other trials' copies and sandboxes), ``/dev/shm`` or the harness's
+``$HOME``; its own ``/proc`` (the harness is not in it); a network with only its trial's tool server
+(``127.0.0.1:PORT`` of its ``PASSHAT_*`` URLs, forwarded to a unix socket that serves that trial's
+paths and nothing else) and the hosts the user allows (``--agent-allow-host``); no capabilities; and
+it dies, with everything it started, when the trial ends. Without them, the fallback: a subreaper that
+kills every descendant, another uid as root, the harness not dumpable.
+
+Either way the environment is only ``PATH``, ``HOME``, ``TMPDIR``, ``LANG``, the trial's ``PASSHAT_*``
+variables and the variables the user names (``--agent-env NAME``): an API key reaches an agent because
+someone passed it, never by accident.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import socket
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from passhat import sandbox
+from passhat.errors import InfrastructureError, PasshatError
+from passhat.serve import ToolServer, TrialEndpoint
+
+IsolationKind = Literal["namespaces", "fallback", "none"]
+NOBODY = 65534
+"""The uid (and gid) a fallback agent runs as when passhat runs as root."""
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def parse_allow_host(text: str) -> tuple[str, int]:
+    """``HOST[:PORT]`` (port 443 when left out) → (host, port); bad input otherwise."""
+    text = text.strip()
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = text, "443"
+    if not host or any(c in text for c in "/[] @"):
+        raise PasshatError(f"--agent-allow-host {text!r}: expected HOST or HOST:PORT (IPv4 or a name), e.g. "
+                           "api.openai.com or 127.0.0.1:8080")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise PasshatError(f"--agent-allow-host {text!r}: the port must be a number from 1 to 65535")
+    return host, int(port)
+
+
+@dataclass(frozen=True)
+class AllowedHost:
+    """One host an agent may reach, resolved when the run starts."""
+
+    name: str
+    port: int
+    addresses: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AgentSandbox:
+    """What the user lets an agent's program have beyond its trial: environment variables and hosts."""
+
+    env: tuple[str, ...] = ()
+    """Names of variables passed from passhat's environment (``--agent-env NAME``)."""
+    allow_hosts: tuple[str, ...] = ()
+    """``HOST[:PORT]`` the program may connect to (``--agent-allow-host``); nothing else but its tools."""
+    hosts: tuple[AllowedHost, ...] = field(default=(), init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in self.env:
+            if not isinstance(name, str) or not _NAME.fullmatch(name):
+                raise PasshatError(f"--agent-env {name!r}: expected the name of an environment variable (letters, "
+                                   "digits, _), e.g. OPENAI_API_KEY")
+        hosts = []
+        for text in self.allow_hosts:
+            name, port = parse_allow_host(text)
+            try:
+                found = socket.getaddrinfo(name, port, socket.AF_INET, socket.SOCK_STREAM)
+            except OSError as exc:
+                raise PasshatError(f"--agent-allow-host {text!r}: cannot resolve {name!r}: {exc}") from None
+            hosts.append(AllowedHost(name, port, tuple(dict.fromkeys(str(a[4][0]) for a in found))))
+        object.__setattr__(self, "hosts", tuple(hosts))
+
+    def describe(self) -> dict[str, Any]:
+        return {"env": list(self.env), "allow_hosts": list(self.allow_hosts)}
+
+
+def confinement_available() -> sandbox.Available:
+    """What :func:`passhat.sandbox.available` says, as passhat's bad-input error when it cannot be honoured."""
+    try:
+        return sandbox.available()
+    except sandbox.SandboxError as exc:
+        raise PasshatError(str(exc)) from None
+
+
+def agent_environment(variables: Mapping[str, str], names: tuple[str, ...], home: str, tmp: str) -> dict[str, str]:
+    """The program's whole environment: a minimal base, the named variables and the trial's own."""
+    env = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
+           "HOME": home, "TMPDIR": tmp, "LANG": "C.UTF-8"}
+    env.update({name: os.environ[name] for name in names if name in os.environ})
+    env.update(variables)
+    return env
+
+
+@dataclass
+class Launch:
+    """How to start one trial's program, and what isolation it has."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    kind: IsolationKind
+    details: str
+
+    @property
+    def isolation(self) -> dict[str, str]:
+        """What the trial record keeps (``TrialRecord.isolation``)."""
+        return {"kind": self.kind, "details": self.details}
+
+
+def _keep(argv: list[str]) -> list[str]:
+    """Folders a program needs to see even inside a hidden folder: the passhat package (an isolated worker
+    imports it) and a program given by path."""
+    import passhat
+
+    kept = [os.path.dirname(os.path.dirname(os.path.realpath(passhat.__file__)))]
+    kept += [os.path.realpath(a) for a in argv if os.path.isabs(a) and os.path.exists(a)]
+    return kept
+
+
+def _open_to_others(path: str) -> bool:
+    """Whether another user can reach ``path``: every folder above it searchable, it readable, by others."""
+    import stat
+
+    path = os.path.realpath(path)
+    try:
+        if not os.stat(path).st_mode & stat.S_IROTH:
+            return False
+        while path != "/":
+            path = os.path.dirname(path)
+            if not os.stat(path).st_mode & stat.S_IXOTH:
+                return False
+    except OSError:
+        return False
+    return True
+
+
+@contextlib.asynccontextmanager
+async def launch(argv: list[str], variables: Mapping[str, str], endpoint: TrialEndpoint, server: ToolServer,
+                 options: AgentSandbox) -> AsyncIterator[Launch]:
+    """Everything one trial's confined program needs while it runs (its folders, its sockets); removed after."""
+    mode = await asyncio.to_thread(confinement_available)  # probed once, but that once must not block the loop
+    sandbox.make_harness_undumpable()
+    private = tempfile.mkdtemp(prefix="passhat-agent-")
+    sockets = tempfile.mkdtemp(prefix="passhat-agent-sock-")
+    try:
+        home, tmp = os.path.join(private, "home"), os.path.join(private, "tmp")
+        os.mkdir(home)
+        os.mkdir(tmp)
+        env = agent_environment(variables, options.env, home, tmp)
+        cwd = os.getcwd()
+        if mode == "unshare":
+            async with contextlib.AsyncExitStack() as stack:
+                spec = sandbox.base_spec(argv, cwd, [private])
+                spec["keep"] = [cwd, *_keep(argv)]
+                spec["sockets"] = sockets
+                tools = urlsplit(endpoint.url)
+                await stack.enter_async_context(server.unix_socket(endpoint, os.path.join(sockets, "tools.sock")))
+                spec["forward"] = [{"host": tools.hostname, "port": tools.port, "socket": "tools.sock"}]
+                spec["hosts_file"] = await _allow(stack, options, sockets, spec["forward"])
+                allowed = ", ".join(options.allow_hosts) or "no other host"
+                details = f"user, mount, PID, network namespaces; no capabilities; reaches its tools and {allowed}"
+                yield Launch(sandbox.launch_argv(spec, True), env, cwd, "namespaces", details)
+        else:
+            spec = sandbox.base_spec(argv, cwd, [private], mode="fallback")
+            root = os.geteuid() == 0
+            uid = NOBODY if root and all(_open_to_others(p) for p in [*_keep(argv)[1:], cwd]) else None
+            spec["uid"] = uid
+            if uid is not None:
+                for folder in (private, home, tmp):
+                    os.chown(folder, uid, uid)
+            who = (f"uid {uid}" if uid is not None else "root without capabilities (nobody cannot reach the program)"
+                   if root else "passhat's own user")
+            details = (f"fallback ({sandbox.available_note()}): runs as {who}, harness not dumpable, every "
+                       "descendant killed at the end; network and files not confined")
+            yield Launch(sandbox.launch_argv(spec, False), env, cwd, "fallback", details)
+    finally:
+        from passhat.workspace._fs import remove_tree
+
+        for folder in (private, sockets):
+            with contextlib.suppress(OSError):
+                remove_tree(folder)
+
+
+async def _allow(stack: contextlib.AsyncExitStack, options: AgentSandbox, sockets: str,
+                 forward: list[dict[str, Any]]) -> str | None:
+    """Relay every allowed host's addresses (forward rules, harness-side sockets); the namespace's
+    ``/etc/hosts``, naming them, when any is a name."""
+    from passhat.sandbox.relay import relay
+
+    lines = ["127.0.0.1 localhost"]
+    for host in options.hosts:
+        for address in host.addresses:
+            if any(r["host"] == address and r["port"] == host.port for r in forward):
+                continue
+            name = f"allow-{len(forward)}.sock"
+            try:
+                listener = await relay(os.path.join(sockets, name), address, host.port)
+            except OSError as exc:
+                raise InfrastructureError(f"cannot relay {host.name}:{host.port}: {exc.strerror or exc}") from exc
+            stack.callback(listener.close)
+            forward.append({"host": address, "port": host.port, "socket": name})
+            if host.name != address:
+                lines.append(f"{address} {host.name}")
+    if len(lines) == 1:
+        return None
+    path = os.path.join(sockets, "hosts")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+__all__ = ["AgentSandbox", "AllowedHost", "IsolationKind", "Launch", "agent_environment", "launch",
+           "parse_allow_host"]
