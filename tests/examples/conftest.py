@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -39,13 +41,18 @@ def example_environment(monkeypatch: pytest.MonkeyPatch, fake_model: FakeModelSe
 def run_refunds(tmp_path: Path, spec: str, *, cases: list[str] | None = None, concurrency: int = 4) -> dict[str, Any]:
     """One trial of every refunds case (or of ``cases``) with the agent ``spec`` through the real runner."""
     from passhat.agents import load_agent
+    from passhat.agents.confined import AgentSandbox
     from passhat.agents.llm.pricing import load_price_table
     from passhat.cases import load_suite
     from passhat.runner import RunConfig, RunStore, execute
     from passhat.suites.select import subset
 
     out = tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"
-    agent = load_agent(spec, prices=load_price_table(None))
+    # a program's sandbox lets through only what is named: the model's variables and the model's host
+    model = urlsplit(os.environ.get("OPENAI_BASE_URL", ""))
+    sandbox = AgentSandbox(env=("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"),
+                           allow_hosts=(f"{model.hostname}:{model.port}",) if model.port else ())
+    agent = load_agent(spec, prices=load_price_table(None), sandbox=sandbox)
     suite = load_suite("refunds") if cases is None else subset(load_suite("refunds"), cases)
     cfg = RunConfig(suite=suite, agent=agent, agent_spec=spec, trials=1, out=out, concurrency=concurrency)
     asyncio.run(execute(cfg))
