@@ -93,6 +93,7 @@ def test_without_namespaces_the_fallback_still_guards_the_harness_and_kills_ever
     for rec in records:
         assert rec.isolation is not None and rec.isolation.kind == "fallback"
         assert "harness not dumpable" in rec.isolation.details
+        assert rec.outcome == "pass", (rec.outcome, rec.end_reason, rec.error, rec.reply)
         found = json.loads(rec.reply.removeprefix("added the note; "))
         assert {k: v for k, v in escapes(found).items() if k in ("memory", "environ", "descriptors", "child")} == {}
     assert processes_named(marker) == []

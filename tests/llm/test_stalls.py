@@ -89,8 +89,10 @@ def stalling() -> Iterator[Any]:
 @pytest.mark.parametrize("mode", MODES)
 def test_every_stall_mode_is_an_outage_at_any_limit(stalling: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                     mode: str, limit_s: int) -> None:
-    # 0.4 % of the remaining time: 40 ms at 10 s, 240 ms at 60 s (the default third would be 3.3 s and 20 s)
-    monkeypatch.setattr(outages, "STALL_SHARE", 0.004)
+    # 0.3 s of the remaining time at either limit (the default third would be 3.3 s and 20 s): short enough
+    # that no test waits long, long enough that a loaded machine's server sends its headers in time, so the
+    # stall is seen at the stage the mode stalls at
+    monkeypatch.setattr(outages, "STALL_SHARE", 0.3 / limit_s)
     server = stalling(mode)
     cases = tmp_path / "cases"
     cases.mkdir()

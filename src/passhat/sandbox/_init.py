@@ -278,7 +278,11 @@ def drop_capabilities(libc: ctypes.CDLL) -> None:
 
 
 def kill_descendants() -> None:
-    """Kill every child, reap, repeat: the grandchildren of a killed child re-parent to us (a subreaper)."""
+    """Kill every child, reap, repeat: the grandchildren of a killed child re-parent to us (a subreaper).
+
+    Only the children just killed are waited for: a blocking wait for *any* child would also wait for a
+    grandchild forked between the scan and the kill (re-parented to us, alive, not yet killed), which is
+    exactly the child that must not outlive the trial."""
     me = os.getpid()
     while True:
         children: set[int] = set()
@@ -293,13 +297,17 @@ def kill_descendants() -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
         try:
-            while os.waitpid(-1, 0 if children else os.WNOHANG)[0] > 0:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:  # zombies that were never in the list
                 pass
         except ChildProcessError:
-            return
-        if not children:
-            return
+            if not children:
+                return
 
 
 class Stop(Exception):
