@@ -4,37 +4,29 @@
 from __future__ import annotations
 
 import socketserver
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from passhat.agents import service as service_module
+from tests.raw_http import RawServer, read_request, started
 
 
-class EndlessService(socketserver.ThreadingTCPServer):
+class EndlessService(RawServer):
     """Answers 200 and then JSON-looking bytes for ever (``endless``), or declares a huge length (``declared``)."""
-
-    daemon_threads = True
-    allow_reuse_address = True
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
         self.sent = 0
-        super().__init__(("127.0.0.1", 0), _Endless)
+        super().__init__(_Endless)
 
 
 class _Endless(socketserver.StreamRequestHandler):
     server: EndlessService
 
     def handle(self) -> None:
-        length = 0
-        while (line := self.rfile.readline()) not in (b"\r\n", b"\n", b""):
-            name, _, value = line.decode("latin-1").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-        self.rfile.read(length)
+        read_request(self.rfile)
         head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
         if self.server.mode == "declared":
             self.wfile.write(head + b"content-length: 100000000000\r\n\r\n{\"reply\": \"")
@@ -51,18 +43,8 @@ class _Endless(socketserver.StreamRequestHandler):
 
 @pytest.fixture
 def endless() -> Iterator[Any]:
-    servers: list[EndlessService] = []
-
-    def start(mode: str) -> EndlessService:
-        server = EndlessService(mode)
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    with started(EndlessService) as start:
+        yield start
 
 
 @pytest.mark.parametrize("mode", ["endless", "declared"])
@@ -71,7 +53,7 @@ def test_a_reply_past_the_cap_fails_the_trial_and_is_not_read_on(run_suite: Any,
     cap = 1 << 20
     monkeypatch.setattr(service_module, "MAX_REPLY_BYTES", cap)  # 16 MB in a run; 1 MB keeps the test small
     server = endless(mode)
-    (rec,) = run_suite(notes_cases(), f"http://127.0.0.1:{server.server_address[1]}/agent")
+    (rec,) = run_suite(notes_cases(), f"http://127.0.0.1:{server.port}/agent")
     assert (rec.outcome, rec.end_reason) == ("fail", "agent_error")
     assert "answered a body larger than 1 MB" in rec.error
     assert server.sent < 64 * cap  # dropped soon after the cap, not drained to the end

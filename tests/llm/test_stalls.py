@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import socketserver
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from passhat import outages
 from passhat.cli import main
 from passhat.errors import EXIT_INCOMPLETE
 from passhat.runner import RunStore
+from tests.raw_http import RawServer, read_request, started
 
 NOTES = Path(__file__).parents[1] / "data" / "notes"
 MODES = ("no_headers", "keepalives_only", "one_chunk_then_silence")
@@ -29,17 +29,13 @@ FIRST_CHUNK = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "mod
                "choices": [{"index": 0, "delta": {"role": "assistant", "content": "I"}, "finish_reason": None}]}
 
 
-class StallingProvider(socketserver.ThreadingTCPServer):
+class StallingProvider(RawServer):
     """Reads each request whole, then stalls in the way ``mode`` says until the test ends."""
-
-    daemon_threads = True
-    allow_reuse_address = True
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
-        self.done = threading.Event()
         self.requests = 0
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -47,12 +43,7 @@ class _Handler(socketserver.StreamRequestHandler):
 
     def handle(self) -> None:
         self.server.requests += 1  # counted on accepting: a client that gave up first was still a request
-        length = 0
-        while (line := self.rfile.readline()) not in (b"\r\n", b"\n", b""):
-            name, _, value = line.decode("latin-1").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-        self.rfile.read(length)
+        read_request(self.rfile)
         mode, done = self.server.mode, self.server.done
         try:
             if mode != "no_headers":
@@ -70,19 +61,8 @@ class _Handler(socketserver.StreamRequestHandler):
 
 @pytest.fixture
 def stalling() -> Iterator[Any]:
-    started: list[StallingProvider] = []
-
-    def start(mode: str) -> StallingProvider:
-        server = StallingProvider(mode)
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.done.set()
-        server.shutdown()
-        server.server_close()
+    with started(StallingProvider) as start:
+        yield start
 
 
 @pytest.mark.parametrize("limit_s", [10, 60])
@@ -99,7 +79,7 @@ def test_every_stall_mode_is_an_outage_at_any_limit(stalling: Any, tmp_path: Pat
     text = (NOTES / "cases" / "add-note.yaml").read_text().replace("../domain.py", str(NOTES / "domain.py"))
     (cases / "c.yaml").write_text(f"{text}limits: {{max_seconds: {limit_s}}}\n")
     out = tmp_path / "run"
-    port = server.server_address[1]
+    port = server.port
     result = CliRunner().invoke(main, [
         "run", str(cases), "--agent", "openai:stalling-model", "--base-url", f"http://127.0.0.1:{port}/v1",
         "--trials", "5", "-j", "1", "--retries", "1", "--out", str(out), "--no-sanity", "--no-report", "-q"])

@@ -1,0 +1,60 @@
+"""Raw HTTP servers for tests of misbehaving peers (a provider that stalls, an agent service whose body never
+ends): a socketserver that reads each request whole and then does what the test's handler says, started on
+127.0.0.1 in a thread and stopped when the test ends. http.server would answer for them; these must not."""
+
+from __future__ import annotations
+
+import socketserver
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import IO, TypeVar
+
+
+def read_request(rfile: IO[bytes]) -> None:
+    """Read one request's header lines and its ``content-length`` body, and nothing more."""
+    length = 0
+    while (line := rfile.readline()) not in (b"\r\n", b"\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    rfile.read(length)
+
+
+class RawServer(socketserver.ThreadingTCPServer):
+    """A threading TCP server on a free 127.0.0.1 port whose handler threads die with the test."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, handler: type[socketserver.BaseRequestHandler]) -> None:
+        self.done = threading.Event()
+        """Set when the test ends: handlers that stall wait on it."""
+        super().__init__(("127.0.0.1", 0), handler)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+
+S = TypeVar("S", bound=RawServer)
+
+
+@contextmanager
+def started(factory: Callable[[str], S]) -> Iterator[Callable[[str], S]]:
+    """``start(mode)`` makes a server with ``factory`` and serves it in a thread; all are stopped on exit."""
+    servers: list[S] = []
+
+    def start(mode: str) -> S:
+        server = factory(mode)
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        servers.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in servers:
+            server.done.set()
+            server.shutdown()
+            server.server_close()
