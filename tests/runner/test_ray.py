@@ -236,5 +236,8 @@ def test_two_workers_share_one_rate_limit(cluster: Any, tmp_path: Path) -> None:
                                rate_limits={"scripted-model": RateLimit(10, window_s=2.0)})
     assert run.manifest.executor == {"kind": "ray", "address": "local", "workers": 2}
     assert [r.outcome for r in run.records()] == ["pass"] * 8
-    assert len(server.requests) == 16 and busiest_window(server.requests, 2.0) <= 10
+    # counted over 1.5 s of the server's clock: a call reaches the server some time after the limiter granted
+    # it (more on a loaded machine), so 2 s of arrivals can hold calls granted in two windows; a limit per
+    # worker would still show 16 in the first instants
+    assert len(server.requests) == 16 and busiest_window(server.requests, 1.5) <= 10
     assert not [a for a in ray.util.list_named_actors() if a.startswith("passhat-rate-limits-")]  # stopped with the run
