@@ -732,3 +732,18 @@ def test_a_git_fixture_is_the_named_commit_and_the_hash_follows_it(tmp_path: Pat
     assert record.reply == "one\n" and record.outcome == "pass"
     old, new = load_suite(str(cases)), load_suite(str(tmp_path / "new" / "cases"))
     assert old.fixture_hashes() != new.fixture_hashes() and old.content_hash() != new.content_hash()
+
+
+def test_a_hard_exit_removes_the_runs_workspace_copies(tmp_path: Path) -> None:
+    """A stop that cannot wait (a second Ctrl-C, the loop watchdog's abort) ends through ``hard_exit``, which
+    skips every trial's own clean-up: the copies' folder goes with it, not left in RAM-backed /dev/shm."""
+    import subprocess
+    import sys
+
+    program = ("from passhat import shutdown\nfrom passhat.worlds.workspace_source import copy_folder\n"
+               "copy = copy_folder(10) / 'trial-0'\ncopy.mkdir()\n(copy / 'main.py').write_text('x')\n"
+               "shutdown.hard_exit('stopping')\n")
+    done = subprocess.run([sys.executable, "-c", program], env={**os.environ, "PASSHAT_WORKSPACE_DIR": str(tmp_path)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130 and "stopping; stopped without waiting further" in done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -9,11 +9,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from passhat import sandbox
+from passhat import sandbox, shutdown
 from passhat.errors import DomainError
 
 SHM_COPY_LIMIT = 64 * 1024 * 1024
@@ -51,7 +52,8 @@ def _private_parent(base: Path) -> Path:
         parent = Path(tempfile.mkdtemp(prefix="passhat-copies-", dir=base))
         _parents[key] = parent
         sandbox.hide(parent)
-        atexit.register(_remove_if_empty, parent)
+        atexit.register(_remove_if_empty, parent)  # each copy is removed with its trial; the folder then
+        shutdown.at_hard_exit(lambda: shutil.rmtree(parent, ignore_errors=True))  # a hard exit skips both
     return parent
 
 
