@@ -81,8 +81,9 @@ def test_a_trials_file_that_vanishes_mid_run_fails_the_run(tmp_path: Path, how: 
             if how == "removed":
                 path.unlink()
             else:
-                path.rename(out / "old.jsonl")
-                path.write_text("")
+                os.link(path, out / "old.jsonl")  # replaced in one step: the name never vanishes (the check
+                (out / "new.jsonl").write_text("")  # runs in the group-commit thread, at any moment)
+                os.replace(out / "new.jsonl", path)
         await ep.call("add_note", {"title": "call mom", "priority": 2})
         return "added"
 

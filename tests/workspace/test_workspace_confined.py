@@ -116,9 +116,12 @@ def test_a_hostile_workspace_command_escapes_nowhere(tmp_path: Path, monkeypatch
         copy, sibling = image.restore(parent=tmp_path), image.restore(parent=tmp_path)
         config = {"harness_pid": os.getpid(), "run_folder": str(run_folder), "sibling": str(sibling.root),
                   "secret": secret, "closed_port": closed.getsockname()[1], "mailbox": mailbox.url, "marker": marker}
+        # in the copy, as a command finds what it runs: a checkout under /tmp is hidden from the sandbox
+        (copy.root / "hostile.py").write_bytes(PROGRAM.read_bytes())
         # exec: its parent is the sandbox's PID 1, not a shell of its own
-        result = asyncio.run(run_command(copy.root, f"exec {sys.executable} {PROGRAM} --command", timeout_s=30,
+        result = asyncio.run(run_command(copy.root, f"exec {sys.executable} hostile.py --command", timeout_s=30,
                                          env={"HOSTILE_CONFIG": json.dumps(config)}))
+        assert result.stdout, result.stderr
         found: dict[str, Any] = json.loads(result.stdout)
         assert set(found) >= {"memory", "environ", "descriptors", "run_folder", "sibling", "closed_port"}
         assert escapes(found) == {}
