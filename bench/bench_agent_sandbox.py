@@ -1,7 +1,7 @@
 """What the agents' sandbox adds to a trial of a ``cmd:`` agent (goal: ≤ 20 ms; docs/design/021).
 
 The same program (tests/data/programs/notes_agent.py: Python start-up, one tool call, a reply) runs
-TRIALS trials one at a time on the notes case, three ways:
+TRIALS trials one at a time on the notes case, three ways, interleaved in rounds of five:
 
 - ``bare``: started as before the sandbox (a plain child process, the old way: no PID 1, no namespaces);
 - ``fallback``: under the fallback (``PASSHAT_SANDBOX=none``: a subreaper PID 1, caps dropped);
@@ -26,6 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "tests" / "data" / "programs" / "notes_agent.py"
 NOTES = ROOT / "tests" / "data" / "notes"
+BATCH = 5
 
 
 def suite(folder: Path) -> Path:
@@ -77,7 +78,14 @@ def main() -> None:
         sys.exit(f"no namespaces here: {sandbox.probe()[1]}")
     with tempfile.TemporaryDirectory() as tmp:
         run("namespaces", 3, Path(tmp) / "warm")  # imports, the probe, the tool server's first start
-        medians = {mode: statistics.median(run(mode, trials, Path(tmp))) for mode in ("bare", "fallback", "namespaces")}
+        # interleaved in rounds of BATCH trials, the order rotating, so a machine that gets busier or quieter
+        # during the bench moves every mode alike (one mode after another measured the load, not the sandbox)
+        modes = ["bare", "fallback", "namespaces"]
+        times: dict[str, list[float]] = {mode: [] for mode in modes}
+        for round_ in range(-(-trials // BATCH)):
+            for mode in modes[round_ % 3:] + modes[:round_ % 3]:
+                times[mode] += run(mode, min(BATCH, trials - round_ * BATCH), Path(tmp) / f"r{round_}")
+        medians = {mode: statistics.median(times[mode]) for mode in modes}
     bare = medians["bare"]
     print(f"cmd: agent, {trials} trials each, median agent time per trial (one tool call):")
     for mode, ms in medians.items():

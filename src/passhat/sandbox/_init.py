@@ -35,8 +35,8 @@ sandbox:`` on stderr: the program never runs unconfined. Imports only built-in m
 
 from __future__ import annotations
 
+import _ctypes  # the C half of ctypes: importing ctypes itself costs ~5 ms of every confined start
 import _signal as signal  # built in; the signal module imports enum
-import ctypes
 import marshal
 import os
 import sys
@@ -52,13 +52,41 @@ SHM = "/dev/shm"
 LIMITS = {"fsize": "RLIMIT_FSIZE", "nproc": "RLIMIT_NPROC", "as": "RLIMIT_AS"}
 
 
-class MountAttr(ctypes.Structure):
-    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
-                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+class c_int(_ctypes._SimpleCData):  # what ctypes.c_int, c_uint32 and c_uint64 are, without ctypes
+    _type_ = "i"
+
+
+class c_uint32(_ctypes._SimpleCData):
+    _type_ = "I"
+
+
+class c_uint64(_ctypes._SimpleCData):
+    _type_ = "Q"
+
+
+class MountAttr(_ctypes.Structure):
+    _fields_ = [("attr_set", c_uint64), ("attr_clr", c_uint64), ("propagation", c_uint64), ("userns_fd", c_uint64)]
+
+
+class _LibcFunction(_ctypes.CFuncPtr):
+    _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+    _restype_ = c_int
+
+
+class Libc:
+    """The C library's functions by attribute, as ``ctypes.CDLL(None, use_errno=True)`` gives them."""
+
+    def __init__(self) -> None:
+        self._handle = _ctypes.dlopen(None, os.RTLD_NOW)
+
+    def __getattr__(self, name: str) -> _LibcFunction:
+        function = _LibcFunction((name, self))  # (name, an object with _handle), as CDLL passes itself
+        setattr(self, name, function)
+        return function
 
 
 def fail(what: str, reason: str | None = None) -> None:
-    sys.stderr.write(f"passhat sandbox: {what}: {reason or os.strerror(ctypes.get_errno())}\n")
+    sys.stderr.write(f"passhat sandbox: {what}: {reason or os.strerror(_ctypes.get_errno())}\n")
     sys.exit(SETUP_FAILED)
 
 
@@ -186,13 +214,13 @@ def forward(listen: tuple[str, int], target: str) -> None:
     _thread.start_new_thread(serve, (server,))
 
 
-def confine_mounts(spec: dict, libc: ctypes.CDLL) -> None:  # type: ignore[type-arg]
+def confine_mounts(spec: dict, libc: Libc) -> None:  # type: ignore[type-arg]
     """Steps 3 and 4 of the module docstring."""
     writable = [os.path.realpath(f) for f in spec["writable"]]
     hide = [os.path.realpath(f) for f in spec.get("hide", [])]
 
     def setattr_(path: str, flags: int, attr: MountAttr) -> int:
-        return libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, os.fsencode(path), flags, ctypes.byref(attr), ctypes.sizeof(attr))
+        return libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, os.fsencode(path), flags, _ctypes.byref(attr), _ctypes.sizeof(attr))
 
     def mount(source: str | None, target: str, fstype: bytes | None, flags: int, data: bytes | None, what: str) -> None:
         if libc.mount(source and os.fsencode(source), os.fsencode(target), fstype, flags, data) != 0:
@@ -265,14 +293,14 @@ def join_cgroups(folders: list[str]) -> None:
             fail(f"cannot join the cgroup {folder}", exc.strerror)
 
 
-def drop_capabilities(libc: ctypes.CDLL) -> None:
+def drop_capabilities(libc: Libc) -> None:
     """Root without a single capability, now and after exec (the bounding set emptied first): above all
     without ``CAP_SYS_PTRACE``, which is what opens a non-dumpable process's ``/proc/<pid>/mem`` to root."""
     cap = 0
     while libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:
         cap += 1
-    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
-    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable × 2 words: all empty
+    header = (c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (c_uint32 * 6)()  # effective, permitted, inheritable × 2 words: all empty
     if libc.capset(header, data) != 0:
         fail("cannot drop capabilities (capset)")
 
@@ -319,7 +347,7 @@ def _stop(*_: object) -> None:
 
 
 def main() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = Libc()
     spec = marshal.loads(bytes.fromhex(sys.argv[1]))
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # the program cannot read our memory or descriptors
     namespaces = spec["mode"] == "namespaces"
