@@ -41,6 +41,11 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def special_kind(path: Path) -> str:
+    """What ``path`` is when it is not a regular file ("a named pipe (FIFO)", "a socket", …), for a message."""
+    return _kind(os.stat(path).st_mode)
+
+
 def open_input(path: Path, what: str = "input") -> io.BufferedReader:
     """``path`` opened for binary reading, if it is a regular file within :data:`MAX_INPUT_BYTES`; else a
     :class:`UserError` naming it. ``what`` says what the file was meant to be, for the message."""
@@ -130,7 +135,7 @@ def too_deep(where: str) -> UserError:
 
 
 __all__ = ["MAX_DEPTH", "MAX_INPUT_BYTES", "Capped", "check_depth", "loads_nested", "open_input", "read_input", "read_input_text",
-           "too_deep"]
+           "special_kind", "too_deep"]
 
 
 def loads_nested(text: str, where: str) -> Any:

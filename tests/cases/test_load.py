@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -62,6 +63,23 @@ def test_duplicate_ids_are_rejected(tmp_path: Path) -> None:
     (folder / "b.yaml").write_text(GOOD)
     with pytest.raises(CaseError, match="duplicate case id 'add-note'"):
         load_suite(str(folder))
+
+
+@pytest.mark.parametrize("make", ["fifo", "dangling-link"])
+def test_a_case_file_that_is_not_a_regular_file_is_an_error_not_skipped(tmp_path: Path, make: str) -> None:
+    """A named pipe or a dangling link named like a case used to be left out without a word: a suite that
+    silently runs fewer cases than it holds."""
+    folder = suite_with(tmp_path, GOOD, "a.yaml")
+    odd = folder / "b.yaml"
+    if make == "fifo":
+        os.mkfifo(odd)
+    else:
+        odd.symlink_to(folder / "gone.yaml")
+    (folder / "drafts.yaml").mkdir()  # a folder is not a case file: still ignored
+    words = "named pipe" if make == "fifo" else "dangling symbolic link"
+    with pytest.raises(CaseError, match=f"{words}.*must be a regular file") as caught:
+        load_suite(str(folder))
+    assert "b.yaml" in str(caught.value)
 
 
 def test_cli_rejects_a_bad_suite_before_any_trial(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from passhat.cases.load import check_references, load_case
 from passhat.cases.model import Case
 from passhat.domain import BUILTIN_DOMAINS, Domain, load_domain, resolve_domain_ref
 from passhat.errors import CaseError, DomainError
+from passhat.inputs import special_kind
 
 BUILTIN_ROOT = Path(__file__).resolve().parent.parent / "domains"
 
@@ -69,7 +70,11 @@ def resolve_suite_folder(ref: str) -> tuple[str, Path]:
 def load_suite(ref: str) -> Suite:
     """Load and check every case of a suite; raises :class:`CaseError` on the first problem."""
     name, folder = resolve_suite_folder(ref)
-    paths = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    paths = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and not p.is_dir())
+    for path in paths:  # a FIFO, socket, device or dangling link named like a case is an error, never skipped
+        if not path.is_file():
+            what = "a dangling symbolic link" if not path.exists() else f"is {special_kind(path)}"
+            raise CaseError(str(path), "", f"{what}; a case file must be a regular file")
     if not paths:
         raise CaseError(str(folder), "", "no case files (*.yaml) in this folder")
     cases: list[Case] = []
