@@ -64,6 +64,32 @@ def test_write_file_racing_a_folder_swapped_for_a_link_never_writes_outside(boun
     assert all("outside the workspace" in e or "cannot write" in e or "cannot resolve" in e for e in refused if e)
 
 
+def test_delete_and_list_racing_a_folder_swapped_for_a_link_never_act_outside(bounded: Tools, tmp_path: Path) -> None:
+    """delete_file and list_dir resolved by path once: with a link swapped in between the check and the act,
+    a delete removed (and a listing showed) a file of the folder the link points to."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    names = [f"f{i}.txt" for i in range(300)]
+    for name in names:
+        (outside / name).write_text("keep")
+    (bounded.root / "d").mkdir()
+    for name in names:
+        (bounded.root / "d" / name).write_text("mine")
+    (bounded.root / "d" / "only-inside.txt").write_text("mine")
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(bounded.root), str(outside)])
+    try:
+        deleted = [bounded("delete_file", path=f"d/{name}") for name in names]
+        listed = [bounded("list_dir", path="d") for _ in range(300)]
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert sorted(p.name for p in outside.iterdir()) == sorted(names)  # nothing outside was deleted
+    assert all((outside / name).read_text() == "keep" for name in names)
+    assert any(a.status == "ok" for a in deleted)  # the race was real: some deletes happened, inside
+    shown = [a for a in listed if a.status == "ok"]
+    assert shown and all(any(e["name"] == "only-inside.txt" for e in a.result["entries"]) for a in shown)
+
+
 def test_a_command_past_the_disk_bound_gets_a_tool_error_naming_it(bounded: Tools) -> None:
     call = bounded("run_command", command="head -c 20000000 /dev/zero > big")
     assert call.status == "tool_error" and "exceeded the workspace's 8 MB disk bound" in (call.error or "")

@@ -106,12 +106,24 @@ def list_dir(ctx: ToolContext, path: str = ".") -> dict[str, Any]:
     if not target.is_dir():
         raise ToolFailure(f"{path}: no such directory")
     entries = []
-    for entry in sorted(os.scandir(target), key=lambda e: e.name):
-        if ignored(entry.name):
-            continue
-        kind = "symlink" if entry.is_symlink() else "dir" if entry.is_dir() else "file"
-        size = entry.stat(follow_symlinks=False).st_size if kind == "file" else None
-        entries.append({"name": entry.name, "type": kind, "size": size})
+    try:  # listed through a descriptor opened beneath the copy: a folder swapped for a link meanwhile fails
+        folder = _open_folder(copy, target, os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ToolFailure(f"{path}: cannot list it: {_escape_or(exc)}") from None
+    try:
+        with os.scandir(folder) as scan:
+            found = sorted(scan, key=lambda e: e.name)
+        for entry in found:
+            if ignored(entry.name):
+                continue
+            kind = "symlink" if entry.is_symlink() else "dir" if entry.is_dir(follow_symlinks=False) else "file"
+            try:
+                size = entry.stat(follow_symlinks=False).st_size if kind == "file" else None
+            except FileNotFoundError:  # removed while listed
+                continue
+            entries.append({"name": entry.name, "type": kind, "size": size})
+    finally:
+        os.close(folder)
     out: dict[str, Any] = {"path": _rel(copy, target), "entries": entries[:MAX_ENTRIES]}
     if len(entries) > MAX_ENTRIES:
         out["truncated"] = True
@@ -120,6 +132,24 @@ def list_dir(ctx: ToolContext, path: str = ".") -> dict[str, Any]:
 
 def _root_fd(copy: WorkspaceCopy) -> int:
     return os.open(copy.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+
+
+def _open_folder(copy: WorkspaceCopy, target: Path, flags: int = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) -> int:
+    """A descriptor of the folder ``target`` of the copy, opened beneath the copy's root (never outside it)."""
+    rel = target.relative_to(copy.root).as_posix()
+    if rel in ("", "."):
+        return os.open(copy.root, flags)
+    root = _root_fd(copy)
+    try:
+        return open_beneath(root, rel, flags)
+    finally:
+        os.close(root)
+
+
+def _escape_or(exc: OSError) -> str:
+    if exc.errno in (errno.EXDEV, errno.ELOOP):
+        return "a symbolic link on the way leads outside the workspace"
+    return str(exc.strerror or exc)
 
 
 def _read_regular(copy: WorkspaceCopy, target: Path, limit: int) -> bytes | None:
@@ -217,8 +247,8 @@ def write_file(ctx: ToolContext, path: str, content: str) -> dict[str, Any]:
             os.close(root)
     except OSError as exc:  # a parent that is a file, a full disk: the agent's problem to see, not a tool bug
         if exc.errno in (errno.EXDEV, errno.ELOOP):
-            raise ToolFailure(f"{path}: a symbolic link on the way leads outside the workspace") from None
-        raise ToolFailure(f"{path}: cannot write: {exc.strerror or exc}") from None
+            raise ToolFailure(f"{path}: {_escape_or(exc)}") from None
+        raise ToolFailure(f"{path}: cannot write: {_escape_or(exc)}") from None
     return {"path": _rel(copy, target), "bytes": len(data)}
 
 
@@ -261,15 +291,20 @@ def delete_file(ctx: ToolContext, path: str) -> dict[str, Any]:
         raise ToolFailure(str(exc)) from None
     if target == copy.root:
         raise ToolFailure("the workspace root cannot be deleted")
-    try:
-        if target.is_symlink() or not target.is_dir():
-            target.unlink()
-        else:
-            shutil.rmtree(target)
+    try:  # through a descriptor of the parent opened beneath the copy: a link swapped in cannot redirect it
+        parent = _open_folder(copy, target.parent)
+        try:
+            info = os.stat(target.name, dir_fd=parent, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(target.name, dir_fd=parent)  # descends by descriptors, never through a link
+            else:
+                os.unlink(target.name, dir_fd=parent)
+        finally:
+            os.close(parent)
     except FileNotFoundError:
         raise ToolFailure(f"{path}: no such file or directory") from None
     except OSError as exc:
-        raise ToolFailure(f"{path}: cannot delete: {exc.strerror or exc}") from None
+        raise ToolFailure(f"{path}: cannot delete: {_escape_or(exc)}") from None
     return {"path": _rel(copy, target), "deleted": True}
 
 
