@@ -262,8 +262,11 @@ def test_exit_code(ws: Workspace, tmp_path: Path, command: str, code: int) -> No
 
 
 def test_view_exits_0_when_stopped_with_ctrl_c(ws: Workspace) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "passhat", "view", ws.root, "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as a terminal delivers it: a test run started in the background by a shell without job control
+    # (`(pytest &)`) inherits SIGINT ignored, and so would this child, which then rightly keeps ignoring it
+    argv = [sys.executable, "-c", "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from passhat.cli import main; sys.argv[0] = 'passhat'; main()", "view", str(ws.root), "--port", "0"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         url = re.search(r"http://\S+/", proc.stdout.readline())
