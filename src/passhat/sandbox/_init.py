@@ -77,10 +77,10 @@ class Libc:
     """The C library's functions by attribute, as ``ctypes.CDLL(None, use_errno=True)`` gives them."""
 
     def __init__(self) -> None:
-        self._handle = _ctypes.dlopen(None, os.RTLD_NOW)
+        self._handle = _ctypes.dlopen(None, os.RTLD_NOW)  # type: ignore[arg-type]  # None: this program (typeshed lacks it)
 
     def __getattr__(self, name: str) -> _LibcFunction:
-        function = _LibcFunction((name, self))  # (name, an object with _handle), as CDLL passes itself
+        function = _LibcFunction((name, self))  # type: ignore[arg-type]  # any object with _handle, as CDLL passes itself
         setattr(self, name, function)
         return function
 
