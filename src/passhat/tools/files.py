@@ -107,7 +107,7 @@ def list_dir(ctx: ToolContext, path: str = ".") -> dict[str, Any]:
         raise ToolFailure(f"{path}: no such directory")
     entries = []
     try:  # listed through a descriptor opened beneath the copy: a folder swapped for a link meanwhile fails
-        folder = _open_folder(copy, target, os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC)
+        folder = _open_in_copy(copy, target, os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise ToolFailure(f"{path}: cannot list it: {_escape_or(exc)}") from None
     try:
@@ -134,8 +134,9 @@ def _root_fd(copy: WorkspaceCopy) -> int:
     return os.open(copy.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
 
 
-def _open_folder(copy: WorkspaceCopy, target: Path, flags: int = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) -> int:
-    """A descriptor of the folder ``target`` of the copy, opened beneath the copy's root (never outside it)."""
+def _open_in_copy(copy: WorkspaceCopy, target: Path, flags: int = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) -> int:
+    """A descriptor of ``target`` (by default a folder, as ``O_PATH``) opened beneath the copy's root: a folder
+    swapped for a link after the path was checked fails the open instead of reaching outside."""
     rel = target.relative_to(copy.root).as_posix()
     if rel in ("", "."):
         return os.open(copy.root, flags)
@@ -160,11 +161,7 @@ def _read_regular(copy: WorkspaceCopy, target: Path, limit: int) -> bytes | None
     in after a check would block the read, and with it the event loop every trial shares.
     """
     try:
-        root = _root_fd(copy)
-        try:
-            fd = open_beneath(root, target.relative_to(copy.root).as_posix(), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        finally:
-            os.close(root)
+        fd = _open_in_copy(copy, target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except (OSError, ValueError):
         return None
     with os.fdopen(fd, "rb") as f:
@@ -247,8 +244,8 @@ def write_file(ctx: ToolContext, path: str, content: str) -> dict[str, Any]:
             os.close(root)
     except OSError as exc:  # a parent that is a file, a full disk: the agent's problem to see, not a tool bug
         if exc.errno in (errno.EXDEV, errno.ELOOP):
-            raise ToolFailure(f"{path}: {_escape_or(exc)}") from None
-        raise ToolFailure(f"{path}: cannot write: {_escape_or(exc)}") from None
+            raise ToolFailure(f"{path}: a symbolic link on the way leads outside the workspace") from None
+        raise ToolFailure(f"{path}: cannot write: {exc.strerror or exc}") from None
     return {"path": _rel(copy, target), "bytes": len(data)}
 
 
@@ -292,7 +289,7 @@ def delete_file(ctx: ToolContext, path: str) -> dict[str, Any]:
     if target == copy.root:
         raise ToolFailure("the workspace root cannot be deleted")
     try:  # through a descriptor of the parent opened beneath the copy: a link swapped in cannot redirect it
-        parent = _open_folder(copy, target.parent)
+        parent = _open_in_copy(copy, target.parent)
         try:
             info = os.stat(target.name, dir_fd=parent, follow_symlinks=False)
             if stat.S_ISDIR(info.st_mode):
