@@ -18,6 +18,27 @@ collect_ignore = ["data"]  # fixtures, not tests: the calc workspace has a test 
 
 DATA = Path(__file__).parent / "data"
 NOTES = DATA / "notes"
+ROOT = Path(__file__).parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile passhat's modules (and the tests' helpers) to ``__pycache__`` once, before any test.
+
+    An editable install has no ``.pyc`` files, and where ``PYTHONDONTWRITEBYTECODE`` is set (this project's
+    CI machines set it) Python never writes them: every subprocess a test starts (a CLI run, an isolated
+    agent per trial, a worker) then compiled all of passhat again, about a quarter of its start-up. Python
+    reads ``.pyc`` files whatever that variable says. The workspace fixtures are left alone: they are
+    packaged trees, and a cache in one would be part of every trial's copy.
+    """
+    import compileall
+    import re
+
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller compiled them
+        return
+    skip = re.compile(r"[/\\](workspaces|data)[/\\]")
+    for folder in (ROOT / "src" / "passhat", ROOT / "tests"):
+        if folder.is_dir():
+            compileall.compile_dir(folder, rx=skip, quiet=2, workers=1)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from passhat.redaction import Redactor
 from passhat.shadow import load_traces, promote, shadow
 from passhat.shadow.cases import Call
 from passhat.shadow.divergence import compare_writes
+from passhat.validation import load_yaml
 from tests.shadow.conftest import Traffic
 
 EMAIL, PHONE, CARD = "jane.doe@corp.example", "+1 415 555 2671", "4111 1111 1111 1111"
@@ -133,7 +134,7 @@ def test_unicode_and_a_long_turn_survive_whole(tmp_path: Path) -> None:
     report = shadow([traces], "noop", domain="refunds", out=out).report
     assert [c.case_id for c in report.conversations] == ["conversation", "conv-..-..-etc", "Conv-A", "conv-a-2"]
     assert len({p.name.casefold() for p in (out / "cases").iterdir()}) == 4  # one file each, whatever the filesystem
-    case = yaml.safe_load((out / "cases" / "conversation.yaml").read_text("utf-8"))
+    case = load_yaml((out / "cases" / "conversation.yaml").read_text("utf-8"))  # libyaml: 1 MB in C
     assert case["instruction"] == said.replace(EMAIL, "[REDACTED:email:1]")
     record = json.loads((out / "run" / "trials.jsonl").read_text("utf-8").splitlines()[0])
     assert record["messages"][0]["text"] == case["instruction"]

@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from passhat.cases.load import parse_case
 from passhat.domain import BUILTIN_DOMAINS, Domain, load_domain
 from passhat.errors import CaseError, DomainError
 from passhat.redaction import Redactor
+from passhat.validation import dump_yaml
 
 TEXT_FIELDS = ("text", "instruction", "request", "message", "query")
 ACCEPTED = {*TEXT_FIELDS, "id", "identity", "user", "facts", "tags", "group", "split", "fixture", "description", "note"}
@@ -123,7 +122,7 @@ def import_requests(source: Path, domain: str, out: Path, *, redactor: Redactor 
         if path.exists():
             raise CaseError(str(source), f"line {n}", f"{path} already exists (from an earlier import?); "
                                                       "import into an empty folder or remove it")
-        body = yaml.safe_dump(case, sort_keys=False, allow_unicode=True, width=110)
+        body = dump_yaml(case, sort_keys=False, allow_unicode=True, width=110)
         pending.append((path, HEADER.format(source=Path(source).name, line=n) + body))
     Path(out).mkdir(parents=True, exist_ok=True)
     for path, text in pending:

@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from passhat.errors import PasshatError
 from passhat.scaffold.database import Dump, dump_database
 from passhat.upstream.config import Upstream
 from passhat.upstream.session import list_tools
 from passhat.upstream.tools import UpstreamTool
+from passhat.validation import dump_yaml
 
 
 @dataclass
@@ -94,7 +93,7 @@ def _files(name: str, upstream: Upstream, declared: tuple[str, dict[str, str], s
            "agent.py": AGENT, "README.md": _readme(name, upstream.name, writes, note, dump)}
     if dump is not None:
         out["schema.sql"] = dump.schema
-        out["fixtures/default.yaml"] = yaml.safe_dump({"tables": dump.rows}, sort_keys=False, allow_unicode=True)
+        out["fixtures/default.yaml"] = dump_yaml({"tables": dump.rows}, sort_keys=False, allow_unicode=True)
     scope = ({"unchanged_except": {"tables": sorted(dump.rows) or [], "description": "starter: list only the rows "
                                    "this task may change (rows: [{table: ..., where: {...}}])"}}
              if dump is not None else
@@ -114,7 +113,7 @@ def _files(name: str, upstream: Upstream, declared: tuple[str, dict[str, str], s
                 "tags": {"tool": tool, "scenario": "fault", "fault": "drop_response"}}
         lost.pop("required_tools")
         for case in (base, lost):
-            out[f"cases/{case['id']}.yaml"] = yaml.safe_dump(case, sort_keys=False, allow_unicode=True, width=110)
+            out[f"cases/{case['id']}.yaml"] = dump_yaml(case, sort_keys=False, allow_unicode=True, width=110)
     return out
 
 

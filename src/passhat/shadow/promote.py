@@ -21,8 +21,6 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from passhat.cases.load import check_references, load_case, parse_case
 from passhat.domain import Domain
 from passhat.errors import UserError
@@ -32,6 +30,7 @@ from passhat.redaction import Redactor
 from passhat.seeding import derive_seed
 from passhat.shadow.run import SHADOW_JSON, domain_ref_from, resolve_domain
 from passhat.tools import ToolBoundary, ToolContext
+from passhat.validation import dump_yaml
 from passhat.world import Diff
 
 Side = Literal["production", "candidate"]
@@ -167,5 +166,5 @@ def promote(shadow_dir: str | Path, conversation: str, to: str | Path, *, expect
     if file.exists():
         raise UserError(f"{file}: already exists; remove it or promote into another folder")
     to.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(file, HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110))
+    write_text_atomic(file, HEADER + dump_yaml(data, sort_keys=False, allow_unicode=True, width=110))
     return file

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from passhat.agents import check_agent_spec
 from passhat.api import AgentLike, Progress, Run, evaluate
 from passhat.api.evaluation import build_redactor, default_out
@@ -33,6 +31,7 @@ from passhat.shadow.cases import case_ids, check_conversation, recorded_reads, s
 from passhat.shadow.replay import RecordedReads
 from passhat.shadow.report import conversation_result, shares
 from passhat.shadow.traces import Recorded, read_traces
+from passhat.validation import dump_yaml
 
 CONVERSATIONS = "conversations.jsonl"
 SHADOW_JSON = "shadow.json"
@@ -114,7 +113,7 @@ def _write_inputs(folder: Path, recorded: list[Recorded], ids: list[str], domain
     for rec, cid in zip(recorded, ids, strict=True):
         data = shadow_case(rec, cid, ref, fixture, domain, max_seconds)
         parse_case(data, f"{cases / cid}.yaml")  # built valid; checked all the same
-        body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)
+        body = dump_yaml(data, sort_keys=False, allow_unicode=True, width=110)
         (cases / f"{cid}.yaml").write_text(HEADER.format(where=rec.where) + body, "utf-8")
 
 

@@ -20,7 +20,7 @@ from passhat import __version__
 from passhat.cases import Suite
 from passhat.errors import PasshatError
 from passhat.suites.changes import changed_cases, describe_changes
-from passhat.validation import load_yaml
+from passhat.validation import dump_yaml, load_yaml
 
 FORMAT = "passhat-suite-snapshot/1"
 
@@ -61,7 +61,7 @@ def write_snapshot(path: Path, snapshot: dict[str, Any]) -> None:
     """Write as JSON (or YAML when the name ends in .yaml/.yml)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix in (".yaml", ".yml"):
-        text = yaml.safe_dump(snapshot, sort_keys=False, allow_unicode=True)
+        text = dump_yaml(snapshot, sort_keys=False, allow_unicode=True)
     else:
         text = json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n"
     path.write_text(text, "utf-8")

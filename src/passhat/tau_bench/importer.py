@@ -22,13 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from passhat.cases.load import parse_case
 from passhat.cases.model import DEFAULT_OPENER
 from passhat.errors import CaseError
 from passhat.tau_bench.checkout import Env, Task, find_envs, read_tasks
 from passhat.tau_bench.domain import tau_bench_domain
+from passhat.validation import dump_yaml
 
 SPLITS = {"test": "holdout", "dev": "dev", "train": "dev"}
 """τ-bench task file → passhat split (the test tasks are what published results report)."""
@@ -106,7 +105,7 @@ def import_tau_bench(checkout: Path, out: Path, *, split: str = "test") -> TauBe
         for task in tasks:
             case = case_of(env, split, task, ending)
             parse_case(case, f"{file} task {task.index}")  # a valid case file; its reference runs when it loads
-            body = yaml.safe_dump(case, sort_keys=False, allow_unicode=True, width=110)
+            body = dump_yaml(case, sort_keys=False, allow_unicode=True, width=110)
             pending.append((folder / "cases" / f"{case['id']}.yaml", HEADER.format(file=where, index=task.index) + body))
         result.suites[env.name], result.cases[env.name] = folder, len(tasks)
     for path, _ in pending:
