@@ -1,11 +1,19 @@
-"""Bounds on what one confined program may take: processes and memory (a cgroup, else rlimits), disk.
+"""Bounds on what one confined program may take: processes, memory, file size (docs/design/021).
+
+One :func:`confine` puts :class:`Bounds` into a program's spec (:func:`passhat.sandbox.base_spec`), for
+workspace commands (:mod:`passhat.workspace.sandbox`) and agents (:mod:`passhat.agents.confined`) alike;
+the :class:`Bounded` it returns says afterwards which bound the program ran into, and kills what is left.
 
 A pids and a memory cgroup are made per program where passhat may (cgroup v1 hierarchies it can write,
 as root in a container); the program's PID 1 joins them before anything else runs
-(:mod:`passhat.sandbox._init`), and afterwards their counters say which bound was hit. Elsewhere the
-same bounds are rlimits: ``RLIMIT_NPROC`` (counted in the program's own user namespace; it never binds
-root, hence the cgroup first) and ``RLIMIT_AS``. Disk is ``RLIMIT_FSIZE`` (no file may grow past what
-is left) plus the caller's measure of the folder afterwards.
+(:mod:`passhat.sandbox._init`), so the bound holds for the whole tree, and afterwards their counters say
+which bound was hit. Elsewhere the same bounds are rlimits, per process: ``RLIMIT_NPROC`` (counted per
+user: in a fresh user namespace, that namespace's; outside one, every process of the program's user, so
+it is set to what that user runs already plus the bound; it never binds root, hence the cgroup first)
+and ``RLIMIT_DATA`` — not ``RLIMIT_AS``: address space is not memory, and Node reserves some 11 GB of it
+for WebAssembly, which its own ``fetch`` uses (measured: ``fetch`` dies under an ``RLIMIT_AS`` of 8 GiB,
+works under an ``RLIMIT_DATA`` of 2 GiB). File size is ``RLIMIT_FSIZE`` (the kernel answers ``EFBIG`` or
+``SIGXFSZ`` past it).
 """
 
 from __future__ import annotations
@@ -13,9 +21,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import secrets
+import shutil
 import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
+Bound = Literal["processes", "memory", "file_size"]
+"""A bound a program can run into."""
 V1 = "/sys/fs/cgroup"
 
 
@@ -65,9 +81,9 @@ class Cgroups:
             return None
         return cls(made)
 
-    def exceeded(self) -> set[str]:
+    def exceeded(self) -> set[Bound]:
         """``processes`` and/or ``memory``: the bounds the program ran into."""
-        hit = set()
+        hit: set[Bound] = set()
         with contextlib.suppress(OSError, ValueError):
             if "pids" in self.folders:
                 with open(os.path.join(self.folders["pids"], "pids.events")) as f:
@@ -101,9 +117,164 @@ class Cgroups:
                 with contextlib.suppress(OSError):
                     os.rmdir(folder)
                     break
-                import time
-
                 time.sleep(0.01)
 
 
-__all__ = ["Cgroups"]
+@dataclass(frozen=True)
+class Bounds:
+    """What one confined program may take; ``None`` lifts a bound. The callers check the values (each
+    names its own option); here they are only applied."""
+
+    processes: int | None = None
+    """Processes and threads at once (the sandbox's own PID 1 and its threads count too)."""
+    memory_bytes: int | None = None
+    """Memory: the whole tree's (a cgroup), else each process's private writable memory (``RLIMIT_DATA``)."""
+    file_bytes: int | None = None
+    """The size any one file the program writes may reach (``RLIMIT_FSIZE``)."""
+
+
+_XFSZ = 128 + signal.SIGXFSZ
+_NO_PROCESS = ("Resource temporarily unavailable", "Cannot fork", "can't fork", "can't start new thread", "EAGAIN")
+_NO_MEMORY = ("MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc", "ENOMEM")
+_TOO_LARGE = "File too large"  # strerror(EFBIG): a program that ignores SIGXFSZ, as Python does, sees this
+# sets RLIMIT_DATA, then becomes the program: where util-linux prlimit is missing (it is beside unshare)
+_SET_DATA = ("import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_DATA, (n, n)); "
+             "os.execvp(sys.argv[2], sys.argv[2:])")
+
+
+@dataclass
+class Bounded:
+    """The bounds one program runs under and how each is enforced; :meth:`release` when it has ended."""
+
+    bounds: Bounds
+    cgroups: Cgroups | None = None
+    enforced: dict[Bound, str] = field(default_factory=dict)
+    """How each bound is enforced, in words (``pids cgroup``, ``RLIMIT_DATA per process``); a bound asked
+    for but missing here could not be enforced on this machine (see :meth:`describe`)."""
+
+    def hit(self, exit_code: int | None, stderr: str) -> set[Bound]:
+        """The bounds the program ran into: the cgroups' counters where there are cgroups, else what the
+        failure looks like (a status, an error message on stderr). ``exit_code``: the program's status,
+        128 + N or -N for signal N, ``None`` when it did not exit by itself."""
+        if exit_code is not None and exit_code < 0:
+            exit_code = 128 - exit_code
+        failed = exit_code not in (0, None)
+        found: set[Bound] = set()
+        if self.cgroups is not None:
+            found |= self.cgroups.exceeded()
+        elif failed:
+            if self.bounds.processes is not None and any(s in stderr for s in _NO_PROCESS):
+                found.add("processes")
+            if self.bounds.memory_bytes is not None and any(s in stderr for s in _NO_MEMORY):
+                found.add("memory")
+        if self.bounds.file_bytes is not None and (exit_code == _XFSZ or _TOO_LARGE in stderr):
+            found.add("file_size")
+        return found
+
+    def describe(self) -> str:
+        """The bounds in words, each with how it is enforced: ``256 processes (pids cgroup), ...``."""
+        parts = []
+        for bound, value in (("processes", self.bounds.processes), ("memory", self.bounds.memory_bytes),
+                             ("file_size", self.bounds.file_bytes)):
+            if value is None:
+                continue
+            what = {"processes": f"{value} processes", "memory": f"{format_size(value)} of memory",
+                    "file_size": f"{format_size(value)} per file"}[bound]
+            parts.append(f"{what} ({self.enforced.get(bound, 'not enforced here: root without a cgroup')})")
+        return ", ".join(parts) or "none"
+
+    def release(self) -> None:
+        """Kill whatever is left in the cgroups and remove them (blocking: up to half a second)."""
+        if self.cgroups is not None:
+            self.cgroups.remove()
+
+
+def confine(spec: dict[str, Any], bounds: Bounds) -> Bounded:
+    """Put ``bounds`` into ``spec`` (its ``mode`` and ``uid`` already set): a pids and a memory cgroup where
+    both can be made, else rlimits; the file size always. Blocking (cgroup files, ``/proc``): call it in a
+    thread from a loop."""
+    done = Bounded(bounds)
+    limits = spec.setdefault("limits", {})
+    if bounds.file_bytes is not None:
+        limits["fsize"] = bounds.file_bytes
+        done.enforced["file_size"] = "RLIMIT_FSIZE"
+    if bounds.processes is None and bounds.memory_bytes is None:
+        return done
+    done.cgroups = Cgroups.make(bounds.processes, bounds.memory_bytes)
+    if done.cgroups is not None:
+        spec["cgroups"] = list(done.cgroups.folders.values())
+        done.enforced.update({"processes": "pids cgroup", "memory": "memory cgroup"})
+        return done
+    if bounds.processes is not None:
+        nproc = _nproc(bounds.processes, spec["mode"] == "namespaces", spec.get("uid"))
+        if nproc is not None:
+            limits["nproc"] = nproc
+            done.enforced["processes"] = "RLIMIT_NPROC" if nproc == bounds.processes else \
+                f"RLIMIT_NPROC: {nproc}, this user's processes at the start plus the bound"
+    if bounds.memory_bytes is not None:
+        spec["argv"] = _data_limited(spec["argv"], bounds.memory_bytes)
+        done.enforced["memory"] = "RLIMIT_DATA per process"
+    return done
+
+
+def _nproc(bound: int, namespaces: bool, uid: int | None) -> int | None:
+    """The ``RLIMIT_NPROC`` that lets the program have ``bound`` processes; ``None`` when it would not bind
+    (the kernel never counts the global root user's processes, mapped into a namespace or not)."""
+    real = os.getuid() if namespaces or uid is None else uid
+    if real == 0:
+        return None
+    if namespaces:
+        return bound  # counted in the program's own user namespace: nothing else is in it
+    return _tasks_of(real) + bound
+
+
+def _tasks_of(uid: int) -> int:
+    """Processes and threads whose real uid is ``uid`` (what ``RLIMIT_NPROC`` counts outside a namespace)."""
+    count = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            with open(f"/proc/{pid}/status") as f:
+                status = dict(line.split(":", 1) for line in f if ":" in line)
+            if int(status["Uid"].split()[0]) == uid:
+                count += int(status["Threads"])
+    return count
+
+
+def _data_limited(argv: list[str], limit: int) -> list[str]:
+    """``argv`` run under ``RLIMIT_DATA = limit``: through util-linux ``prlimit``, else the interpreter."""
+    prlimit = shutil.which("prlimit")
+    if prlimit is not None:
+        return [prlimit, f"--data={limit}:{limit}", "--", *argv]
+    return [sys.executable, "-I", "-S", "-c", _SET_DATA, str(limit), *argv]
+
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"(\d+(?:\.\d+)?) *([kmgt]?)(?:i?b)?", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """``512M``, ``2G``, ``1.5GiB``, ``4096`` → bytes: units binary, as ``docker -m`` and ``ulimit`` read
+    them (``K``/``M``/``G``/``T``, alone or followed by ``B`` or ``iB``, any case); a plain number is bytes.
+    Raises :class:`ValueError` saying what was expected (the caller names its option)."""
+    found = _SIZE.fullmatch(text.strip())
+    if found is None:
+        raise ValueError(f"{text!r} is not a size: expected a number with an optional unit K, M, G or T "
+                         "(binary: 1K = 1024 bytes), e.g. 512M or 2G")
+    return int(float(found[1]) * _UNITS[found[2].lower()])
+
+
+def format_size(n: int) -> str:
+    """Bytes in the largest binary unit that keeps them whole, or one decimal: ``2 GiB``, ``1.5 GiB``, ``100 B``."""
+    units = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+    for unit, size in units:
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    for unit, size in units:
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+__all__ = ["Bound", "Bounded", "Bounds", "Cgroups", "confine", "format_size", "parse_size"]

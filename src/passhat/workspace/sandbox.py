@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from passhat import sandbox as confinement
-from passhat.sandbox.bounds import Cgroups
+from passhat.sandbox.bounds import Bounded, Bounds, confine
 from passhat.shutdown import at_hard_exit
 from passhat.workspace import _fs
 from passhat.workspace.bounds import WorkspaceBounds, folder_bytes
@@ -186,7 +186,7 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
     if mode == "unshare" and _probe()[0] != "unshare":
         raise WorkspaceError(f"sandbox 'unshare' is not available on this machine: {_probe()[1]}")
     private = tempfile.mkdtemp(prefix="passhat-cmd-")
-    groups: Cgroups | None = None
+    bounded: Bounded | None = None
     try:
         environment = _environment(private, env)
         os.mkdir(environment["HOME"])
@@ -194,55 +194,36 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
         if mode == "unshare":
             spec = confinement.base_spec(["/bin/sh", "-c", command], where, [os.path.realpath(root), private])
             if bounds is not None:
-                groups = await asyncio.to_thread(_bound, spec, bounds, str(root))
+                bounded = await asyncio.to_thread(_bound, spec, bounds, str(root))
             argv = confinement.launch_argv(spec, True)
         else:
             argv = ["/bin/sh", "-c", command]
         result = await _run(argv, where, environment, command, timeout_s, max_output, mode)
-        if bounds is not None and mode == "unshare":
-            exceeded = await asyncio.to_thread(_exceeded, result, bounds, str(root), groups)
+        if bounds is not None and bounded is not None:
+            exceeded = await asyncio.to_thread(_exceeded, result, bounds, str(root), bounded)
             if exceeded:
                 result = dataclasses.replace(result, exceeded=exceeded)
         return result
     finally:
-        if groups is not None:
-            groups.remove()
+        if bounded is not None:
+            await asyncio.to_thread(bounded.release)
         try:
             _fs.remove_tree(private)
         except OSError:
             pass  # something the command left running (isolation "none") still writes there; a temp dir is left
 
 
-_XFSZ = 128 + signal.SIGXFSZ
-_NO_PROCESS = ("Resource temporarily unavailable", "Cannot fork", "can't fork")
-_NO_MEMORY = ("MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc")
-
-
-def _bound(spec: dict[str, Any], bounds: WorkspaceBounds, root: str) -> Cgroups | None:
-    """Put ``bounds`` in the command's spec: a cgroup where one can be made, else rlimits; disk always."""
-    limits: dict[str, int | None] = {}
-    if bounds.disk_mb is not None:
-        limits["fsize"] = max(bounds.disk_mb * MB - folder_bytes(root), 0)
+def _bound(spec: dict[str, Any], bounds: WorkspaceBounds, root: str) -> Bounded:
+    """Put ``bounds`` in the command's spec (:func:`passhat.sandbox.bounds.confine`): no file may grow past
+    what is left of the copy's disk bound."""
+    disk = max(bounds.disk_mb * MB - folder_bytes(root), 0) if bounds.disk_mb is not None else None
     memory = bounds.memory_mb * MB if bounds.memory_mb is not None else None
-    groups = Cgroups.make(bounds.processes, memory)
-    if groups is not None:
-        spec["cgroups"] = list(groups.folders.values())
-    else:
-        limits["nproc"] = bounds.processes
-        limits["as"] = memory
-    spec["limits"] = limits
-    return groups
+    return confine(spec, Bounds(processes=bounds.processes, memory_bytes=memory, file_bytes=disk))
 
 
-def _exceeded(result: CommandResult, bounds: WorkspaceBounds, root: str, groups: Cgroups | None) -> str | None:
-    hit = groups.exceeded() if groups is not None else set()
-    failed = result.exit_code not in (0, None)
-    if groups is None and failed and any(s in result.stderr for s in _NO_PROCESS):
-        hit.add("processes")
-    if groups is None and failed and any(s in result.stderr for s in _NO_MEMORY):
-        hit.add("memory")
-    if bounds.disk_mb is not None and (result.exit_code == _XFSZ or "File too large" in result.stderr
-                                       or folder_bytes(root) > bounds.disk_mb * MB):
+def _exceeded(result: CommandResult, bounds: WorkspaceBounds, root: str, bounded: Bounded) -> str | None:
+    hit = bounded.hit(result.exit_code, result.stderr)
+    if bounds.disk_mb is not None and ("file_size" in hit or folder_bytes(root) > bounds.disk_mb * MB):
         return f"the command exceeded the workspace's {bounds.disk_mb} MB disk bound"
     if "processes" in hit:
         return f"the command exceeded the workspace's bound of {bounds.processes} processes"
