@@ -12,7 +12,8 @@ trial's tools and the allowed hosts, only the variables the user names) and its 
 which is killed (SIGKILL) when the trial ends for any reason, so a hung program, one that spins the CPU
 or leaves children behind — in a session of their own too — cannot outlive its trial. A non-zero
 exit status, output that is not UTF-8 text, or more than ``MAX_STDOUT`` bytes of it fails the trial with
-that reason; a program that cannot be started at all is an infrastructure error.
+that reason — one that failed at a bound of its sandbox (processes, memory, file size) with that bound
+named first; a program that cannot be started at all is an infrastructure error.
 """
 
 from __future__ import annotations
@@ -210,15 +211,15 @@ class CommandAgent(ExternalAgent):
         if code == SETUP_FAILED and "passhat sandbox:" in stderr:
             raise InfrastructureError(f"the agent's sandbox could not be set up: {stderr.strip()[-STDERR_TAIL:]}")
         if code != 0:
-            raise AgentCrashed(f"the agent command {_status(code)}{evidence}")
+            bound = how.exceeded(code, stderr)  # a fork bomb, a leak: say which bound, not only "status 137"
+            raise AgentCrashed(f"{bound + '; ' if bound else ''}the agent command {_status(code)}{evidence}")
         if overflow:
             raise AgentCrashed(f"the agent command printed more than {MAX_STDOUT} bytes on stdout "
                                f"(the reply goes on stdout, logs on stderr){evidence}")
         return parse_stdout(stdout)
 
     def describe(self) -> dict[str, Any]:
-        extra = {"sandbox": self.sandbox.describe()} if self.sandbox != AgentSandbox() else {}
-        return {"kind": self.kind, "argv": self.argv, **extra}
+        return {"kind": self.kind, "argv": self.argv, "sandbox": self.sandbox.describe()}
 
 
 __all__ = ["CommandAgent", "trial_variables", "is_command_spec", "parse_command", "parse_stdout"]

@@ -6,7 +6,9 @@ folder, the temporary folder (other trials' copies and sandboxes), ``/dev/shm`` 
 (``127.0.0.1:PORT`` of its ``PASSHAT_*`` URLs, forwarded to a unix socket that serves that trial's
 paths and nothing else) and the hosts the user allows (``--agent-allow-host``); no capabilities; and
 it dies, with everything it started, when the trial ends. Without them, the fallback: a subreaper that
-kills every descendant, another uid as root, the harness not dumpable.
+kills every descendant, another uid as root, the harness not dumpable. Either way the program's tree is
+bounded (:mod:`passhat.agents.bounds`: processes, memory, file size), and a program that failed at a
+bound is told apart (:meth:`Launch.exceeded`).
 
 Either way the environment is only ``PATH``, ``HOME``, ``TMPDIR``, ``LANG``, the trial's ``PASSHAT_*``
 variables and the variables the user names (``--agent-env NAME``): an API key reaches an agent because
@@ -28,7 +30,9 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from passhat import sandbox
+from passhat.agents.bounds import AgentBounds
 from passhat.errors import InfrastructureError, PasshatError
+from passhat.sandbox.bounds import Bounded, confine
 from passhat.serve import ToolServer, TrialEndpoint
 
 IsolationKind = Literal["namespaces", "fallback", "none"]
@@ -62,12 +66,16 @@ class AllowedHost:
 
 @dataclass(frozen=True)
 class AgentSandbox:
-    """What the user lets an agent's program have beyond its trial: environment variables and hosts."""
+    """What the user lets an agent's program have beyond its trial: environment variables, hosts, and how
+    much of the machine (its bounds)."""
 
     env: tuple[str, ...] = ()
     """Names of variables passed from passhat's environment (``--agent-env NAME``)."""
     allow_hosts: tuple[str, ...] = ()
     """``HOST[:PORT]`` the program may connect to (``--agent-allow-host``); nothing else but its tools."""
+    bounds: AgentBounds = AgentBounds()
+    """Processes, memory and file size its tree may take (``--agent-processes``, ``--agent-memory``,
+    ``--agent-file-size``)."""
     hosts: tuple[AllowedHost, ...] = field(default=(), init=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -86,7 +94,7 @@ class AgentSandbox:
         object.__setattr__(self, "hosts", tuple(hosts))
 
     def describe(self) -> dict[str, Any]:
-        return {"env": list(self.env), "allow_hosts": list(self.allow_hosts)}
+        return {"env": list(self.env), "allow_hosts": list(self.allow_hosts), "bounds": self.bounds.describe()}
 
 
 def confinement_available() -> sandbox.Available:
@@ -115,6 +123,13 @@ class Launch:
     cwd: str
     kind: IsolationKind
     details: str
+    bounds: AgentBounds = AgentBounds()
+    bounded: Bounded | None = None
+
+    def exceeded(self, exit_code: int, stderr: str) -> str | None:
+        """Why a program that failed with ``exit_code`` and ``stderr`` did, when it reached a bound (the
+        cgroups' counters, else its death signal or error message), naming the bound and its option."""
+        return self.bounds.failure(self.bounded.hit(exit_code, stderr)) if self.bounded is not None else None
 
     @property
     def isolation(self) -> dict[str, str]:
@@ -157,6 +172,7 @@ async def launch(argv: list[str], variables: Mapping[str, str], endpoint: TrialE
     sandbox.make_harness_undumpable()
     private = tempfile.mkdtemp(prefix="passhat-agent-")
     sockets = tempfile.mkdtemp(prefix="passhat-agent-sock-")
+    bounded: Bounded | None = None
     try:
         home, tmp = os.path.join(private, "home"), os.path.join(private, "tmp")
         os.mkdir(home)
@@ -173,8 +189,10 @@ async def launch(argv: list[str], variables: Mapping[str, str], endpoint: TrialE
                 spec["forward"] = [{"host": tools.hostname, "port": tools.port, "socket": "tools.sock"}]
                 spec["hosts_file"] = await _allow(stack, options, sockets, spec["forward"])
                 allowed = ", ".join(options.allow_hosts) or "no other host"
-                details = f"user, mount, PID, network namespaces; no capabilities; reaches its tools and {allowed}"
-                yield Launch(sandbox.launch_argv(spec, True), env, cwd, "namespaces", details)
+                bounded = await asyncio.to_thread(confine, spec, options.bounds.to_bounds())
+                details = (f"user, mount, PID, network namespaces; no capabilities; reaches its tools and {allowed}; "
+                           f"bounds: {bounded.describe()}")
+                yield Launch(sandbox.launch_argv(spec, True), env, cwd, "namespaces", details, options.bounds, bounded)
         else:
             spec = sandbox.base_spec(argv, cwd, [private], mode="fallback")
             root = os.geteuid() == 0
@@ -185,10 +203,13 @@ async def launch(argv: list[str], variables: Mapping[str, str], endpoint: TrialE
                     os.chown(folder, uid, uid)
             who = (f"uid {uid}" if uid is not None else "root without capabilities (nobody cannot reach the program)"
                    if root else "passhat's own user")
+            bounded = await asyncio.to_thread(confine, spec, options.bounds.to_bounds())
             details = (f"fallback ({sandbox.available_note()}): runs as {who}, harness not dumpable, every "
-                       "descendant killed at the end; network and files not confined")
-            yield Launch(sandbox.launch_argv(spec, False), env, cwd, "fallback", details)
+                       f"descendant killed at the end; network and files not confined; bounds: {bounded.describe()}")
+            yield Launch(sandbox.launch_argv(spec, False), env, cwd, "fallback", details, options.bounds, bounded)
     finally:
+        if bounded is not None:  # whatever is left in its cgroups is killed before its folders go
+            await asyncio.to_thread(bounded.release)
         from passhat.workspace._fs import remove_tree
 
         for folder in (private, sockets):

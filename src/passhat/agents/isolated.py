@@ -26,7 +26,7 @@ class IsolatedAgent(CommandAgent):
         self.spec = spec
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "spec": self.spec, "python": sys.executable}
+        return {"kind": self.kind, "spec": self.spec, "python": sys.executable, "sandbox": self.sandbox.describe()}
 
 
 def isolated_agent(spec: str, **kw: Any) -> IsolatedAgent:

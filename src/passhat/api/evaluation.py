@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from passhat.agents.bounds import DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_PROCESSES
 from passhat.agents.llm.ratelimit import RateLimit, parse_rate_limits
 from passhat.api.run import Run
 from passhat.cases import Suite, load_suite
@@ -119,6 +120,8 @@ def evaluate(
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
     rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
     redactor: Redactor | None = None, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
+    agent_processes: int | str | None = DEFAULT_PROCESSES, agent_memory: int | str | None = DEFAULT_MEMORY,
+    agent_file_size: int | str | None = DEFAULT_FILE_SIZE,
 ) -> Run:
     """Run every case of ``suite`` ``trials`` times with ``agent``; returns the finished :class:`Run`.
 
@@ -143,7 +146,9 @@ def evaluate(
     (``passhat shadow`` redacts the records with the numbering it read production's traces with).
     ``agent_env``: names of environment variables a ``cmd:`` or isolated agent gets (an API key; nothing else of
     this process's environment reaches it); ``agent_allow_hosts``: ``HOST[:PORT]`` it may connect to besides its
-    trial's tools (a model provider; docs/agents.md).
+    trial's tools (a model provider; docs/agents.md). ``agent_processes`` (a number), ``agent_memory`` and
+    ``agent_file_size`` (bytes, or a size such as ``"512M"``): how much of this machine such an agent's program
+    may take; ``None`` lifts a bound, and a trial whose program fails at one says which (docs/agents.md).
 
     Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
     evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. Inside a
@@ -185,6 +190,8 @@ async def evaluate_async(
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
     rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
     redactor: Redactor | None = None, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
+    agent_processes: int | str | None = DEFAULT_PROCESSES, agent_memory: int | str | None = DEFAULT_MEMORY,
+    agent_file_size: int | str | None = DEFAULT_FILE_SIZE,
 ) -> Run:
     """:func:`evaluate` for callers already in an event loop (same arguments, same result)."""
     from passhat.agents import check_agent_spec
@@ -227,7 +234,8 @@ async def evaluate_async(
                      "prices": _path(prices), "user_spec": user, "user_base_url": user_base_url, "judge_spec": judge,
                      "judge_base_url": judge_base_url, "retries": retries, "retry_delay": retry_delay,
                      "rate_limits": parse_rate_limits(rate_limits), "agent_env": tuple(agent_env),
-                     "agent_allow_hosts": tuple(agent_allow_hosts)}
+                     "agent_allow_hosts": tuple(agent_allow_hosts), "agent_processes": agent_processes,
+                     "agent_memory": agent_memory, "agent_file_size": agent_file_size}
     setup = build_model_setup(label, agent=await _python_agent(spec, isolate) if spec is not None else as_agent(agent, label),
                               **model_options)
     old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None

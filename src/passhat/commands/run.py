@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 import passhat.api
+from passhat.agents.bounds import DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_PROCESSES
 from passhat.agents.llm.ratelimit import parse_option
 from passhat.agents.llm.setup import model_options
 from passhat.api import Progress as RunProgress
@@ -50,6 +51,13 @@ from passhat.suites.plan import run_notes
 @click.option("--agent-allow-host", "agent_allow_hosts", multiple=True, metavar="HOST[:PORT]",
               help="Let a cmd: or --isolate process agent connect to this host (port 443 unless given; repeatable), "
                    "e.g. its model provider. In its sandbox it reaches nothing else but its trial's tools.")
+@click.option("--agent-processes", "agent_processes", default=str(DEFAULT_PROCESSES), show_default=True, metavar="N",
+              help="Processes and threads a cmd: or --isolate process agent's program may have at once (or none): "
+                   "a fork bomb fails its own trial, not the machine.")
+@click.option("--agent-memory", "agent_memory", default=DEFAULT_MEMORY, show_default=True, metavar="SIZE",
+              help="Memory such a program may use, e.g. 512M or 4G (or none); past it the trial fails, naming the bound.")
+@click.option("--agent-file-size", "agent_file_size", default=DEFAULT_FILE_SIZE, show_default=True, metavar="SIZE",
+              help="The size any one file such a program writes may reach (or none).")
 @click.option("--trials", "-k", "--repeat", type=click.IntRange(1, MAX_TRIALS), default=4, show_default=True,
               help=f"Trials per case (at most {MAX_TRIALS}; cases × trials at most {MAX_PLANNED_TRIALS:,}).")
 @click.option("-j", "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True,
@@ -105,7 +113,8 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, isolate: str = "none",
         max_error_rate: float = DEFAULT_MAX_ERROR_RATE, executor: str = "local", ray_address: str | None = None,
         case_ids: tuple[str, ...] = (), pg_url: str | None = None, agent_env: tuple[str, ...] = (),
-        agent_allow_hosts: tuple[str, ...] = (), **model_kw: Any) -> None:
+        agent_allow_hosts: tuple[str, ...] = (), agent_processes: str = str(DEFAULT_PROCESSES),
+        agent_memory: str = DEFAULT_MEMORY, agent_file_size: str = DEFAULT_FILE_SIZE, **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     if resume and out is None:
         fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
@@ -140,7 +149,8 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
                 cases=case_ids, splits=splits, tags=tags, frozen=frozen, record=record, replay=replay, gate=gate_file, by=by,
                 sanity=not no_sanity, redact=not no_redact, redact_fields=redact_field, redact_patterns=patterns,
                 isolate=isolate, executor=executor, ray_address=ray_address,  # type: ignore[arg-type]
-                agent_env=agent_env, agent_allow_hosts=agent_allow_hosts,
+                agent_env=agent_env, agent_allow_hosts=agent_allow_hosts, agent_processes=agent_processes,
+                agent_memory=agent_memory, agent_file_size=agent_file_size,
                 user=model_kw.pop("user_spec", "scripted"), judge=model_kw.pop("judge_spec", None), **model_kw,
                 progress=advance, on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {w}", highlight=False))
         except (PasshatError, ValueError) as exc:

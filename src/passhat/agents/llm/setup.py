@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from passhat.agents.bounds import DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_PROCESSES, AgentBounds
 from passhat.agents.llm.chat import is_model_spec
 from passhat.agents.llm.loop import AgentSettings
 from passhat.agents.llm.pricing import PriceTable, load_price_table
@@ -70,15 +71,20 @@ def build_model_setup(
     judge_spec: str | None = None, judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
     isolate: str = "none", agent: Any = None, rate_limits: dict[str, RateLimit] | None = None,
     limiters: LimiterFactory = local_limiter, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
+    agent_processes: int | str | None = DEFAULT_PROCESSES, agent_memory: int | str | None = DEFAULT_MEMORY,
+    agent_file_size: int | str | None = DEFAULT_FILE_SIZE,
 ) -> ModelSetup:
     """Resolve the options; raises PasshatError naming the option at fault. ``agent``, when given, is the
     agent itself (a Python object from the library API) and ``agent_spec`` only its name. ``rate_limits``
     (model name → limit) get one limiter each from ``limiters``, shared by every role calling that model.
-    ``agent_env``/``agent_allow_hosts``: what a ``cmd:`` or isolated agent's sandbox lets through (docs/agents.md)."""
+    ``agent_env``/``agent_allow_hosts``: what a ``cmd:`` or isolated agent's sandbox lets through, and
+    ``agent_processes``/``agent_memory``/``agent_file_size`` how much of the machine its program may take
+    (:class:`passhat.agents.bounds.AgentBounds`; docs/agents.md)."""
     from passhat.agents import load_agent
 
     table: PriceTable = load_price_table(prices)
     retry = RetryPolicy(attempts=retries, base_delay_s=retry_delay, max_delay_s=max(retry_delay, 30.0))
+    bounds = AgentBounds.parse(agent_processes, agent_memory, agent_file_size)  # bad input whatever the agent
     models: dict[str, Any] = {}
     runtime: dict[str, Any] | None = None
     if agent is not None:
@@ -97,7 +103,7 @@ def build_model_setup(
             raise PasshatError("--base-url, --temperature and --max-tokens apply to openai:MODEL / anthropic:MODEL agents")
         from passhat.agents.confined import AgentSandbox
 
-        sandbox = AgentSandbox(env=tuple(agent_env), allow_hosts=tuple(agent_allow_hosts))
+        sandbox = AgentSandbox(env=tuple(agent_env), allow_hosts=tuple(agent_allow_hosts), bounds=bounds)
         agent = load_agent(agent_spec, isolate=isolate, prices=table, sandbox=sandbox)  # type: ignore[arg-type]
         describe = getattr(agent, "describe", None)
         if callable(describe):  # a service, a command or an isolated process: how it was run
