@@ -27,9 +27,14 @@ from tests.agents.hostile import processes_named
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the bounds are Linux's cgroups and rlimits")
 
-# linear, not exponential: each child sleeps; the parent dies at the first fork the bound refuses
-FORKS = """
+PROGRAMS = Path(__file__).parents[1] / "data" / "programs"  # outside the temporary folder: the sandbox shows it
+HOG_AGENT = PROGRAMS / "memory_hog_agent.py"
+# trial 0 forks, linearly, not exponentially (each child sleeps; the parent dies at the first fork the
+# bound refuses); trial 1, at the same time, does its work as usual
+FORKS = f"""
 import os, sys, time
+if os.environ["PASSHAT_TRIAL"] != "0":
+    os.execv(sys.executable, [sys.executable, {str(PROGRAMS / "notes_agent.py")!r}, "good"])
 for _ in range(3000):
     if os.fork() == 0:
         time.sleep(30)
@@ -49,7 +54,6 @@ with open(os.path.join(os.environ["TMPDIR"], "agent.log"), "wb") as f:
         f.write(b"x" * (1 << 20))
 print("wrote 64 MiB: no bound held")
 """
-HOG_AGENT = Path(__file__).parents[1] / "data" / "programs" / "memory_hog_agent.py"  # where the sandbox shows it
 
 
 def cgroups_here() -> bool:
@@ -70,7 +74,8 @@ def bounded_run(tmp_path: Path, notes_cases: Any) -> Any:
     from passhat.cases import load_suite
     from passhat.runner import RunConfig, RunStore, execute
 
-    def go(source: str, bounds: AgentBounds, *, trials: int = 2, isolate: str = "none") -> tuple[list[Any], str]:
+    def go(source: str, bounds: AgentBounds, *, trials: int = 2, concurrency: int = 1,
+           isolate: str = "none") -> tuple[list[Any], str]:
         """``source``: a cmd: program's text, or with ``isolate="process"`` an agent spec."""
         marker = f"passhat-bounds-{secrets.token_hex(6)}"
         if isolate == "process":
@@ -82,7 +87,7 @@ def bounded_run(tmp_path: Path, notes_cases: Any) -> Any:
         agent = load_agent(spec, isolate=isolate, sandbox=AgentSandbox(bounds=bounds))  # type: ignore[arg-type]
         out = tmp_path / f"run-{marker}"
         cfg = RunConfig(suite=load_suite(str(notes_cases("limits: {max_seconds: 30}\n", name=marker))), agent=agent,
-                        agent_spec=spec, trials=trials, out=out, concurrency=1)
+                        agent_spec=spec, trials=trials, out=out, concurrency=concurrency)
         asyncio.run(execute(cfg))
         return sorted(RunStore(out).load(), key=lambda r: r.trial), marker
 
@@ -99,10 +104,11 @@ def failed_at(records: list[Any], message: str, trials: int = 2) -> None:
 
 @pytest.mark.skipif(not process_bound_holds(), reason="root without a pids cgroup: RLIMIT_NPROC never binds root")
 def test_a_fork_bomb_fails_its_own_trial_at_the_process_bound_and_leaves_nothing(bounded_run: Any) -> None:
-    records, marker = bounded_run(FORKS, AgentBounds(processes=32))
-    failed_at(records, "the agent's processes reached their bound of 32 (--agent-processes); the agent command "
-                       "exited with status 1")
-    assert "bounds: 32 processes" in records[0].isolation.details
+    (bomb, beside), marker = bounded_run(FORKS, AgentBounds(processes=32), concurrency=2)
+    failed_at([bomb], "the agent's processes reached their bound of 32 (--agent-processes); the agent command "
+                      "exited with status 1", trials=1)
+    assert "BlockingIOError" in bomb.error and "bounds: 32 processes" in bomb.isolation.details
+    assert beside.outcome == "pass", (beside.error, beside.failed_grades())  # the trial running beside it
     assert processes_named(marker) == []  # its sleeping children died with the trial
 
 

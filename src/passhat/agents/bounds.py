@@ -3,13 +3,13 @@
 
 Bounds on a ``cmd:`` agent or an ``--isolate process`` worker keep one runaway — a fork bomb, a leak, a
 log written without end — from taking the machine that runs the evaluation, and fail *its* trial with the
-bound named. The defaults are set where a real agent never is: an SDK-based agent is an interpreter (Node
-≈ 11 threads, Python a handful), a model client and perhaps a subprocess or two, some 50–300 MB resident;
+bound named. The defaults are set where a real agent never is: an SDK-based agent is an interpreter (Node 20
+starts 7 threads, Python a handful), a model client and perhaps a subprocess or two, some 50–300 MB resident;
 
 - 256 processes and threads: ten such agents' worth, and a fork bomb stops within milliseconds;
-- 2 GiB of memory: several times a busy agent's peak, and a small share of a machine that runs
-  ``-j 4`` trials at once (without a cgroup it is ``RLIMIT_DATA`` per process, which an interpreter's
-  reserved-but-unused address space does not count against);
+- 2 GiB of memory: several times a busy agent's peak, and ``-j 4`` such trials fit in 8 GiB (without a
+  cgroup it is ``RLIMIT_DATA`` per process, which an interpreter's reserved-but-unused address space does
+  not count against);
 - 1 GiB per file: far past any log or download an agent needs, and small next to the temporary folder
   its private ``HOME``/``TMPDIR`` live in, which is often RAM (``tmpfs``).
 """

@@ -23,7 +23,7 @@ class WorkspaceBounds:
     """Processes and threads a command may have at once (a pids cgroup, else ``RLIMIT_NPROC``): a fork bomb
     stops here."""
     memory_mb: int | None = 1024
-    """Memory a command may use, in MB (a memory cgroup, else ``RLIMIT_AS``, which counts address space)."""
+    """Memory a command may use, in MB (a memory cgroup, else ``RLIMIT_DATA``: each process's private memory)."""
 
     def __post_init__(self) -> None:
         for name in ("disk_mb", "processes", "memory_mb"):
