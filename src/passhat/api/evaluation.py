@@ -119,6 +119,7 @@ def evaluate(
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
     rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
     redactor: Redactor | None = None, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
+    agent_model_relay: Sequence[str] | Mapping[str, str] = (),
 ) -> Run:
     """Run every case of ``suite`` ``trials`` times with ``agent``; returns the finished :class:`Run`.
 
@@ -143,7 +144,10 @@ def evaluate(
     (``passhat shadow`` redacts the records with the numbering it read production's traces with).
     ``agent_env``: names of environment variables a ``cmd:`` or isolated agent gets (an API key; nothing else of
     this process's environment reaches it); ``agent_allow_hosts``: ``HOST[:PORT]`` it may connect to besides its
-    trial's tools (a model provider; docs/agents.md).
+    trial's tools (a model provider; docs/agents.md). ``agent_model_relay``: ``NAME=URL`` items (or a mapping name →
+    URL) of the providers an agent calls through its own SDK: passhat relays them for each trial, so that a provider
+    that stalls is an outage (``error``), not the agent's time limit; the agent finds the URLs in
+    ``episode.model_urls`` (``NAME_BASE_URL`` in a ``cmd:`` agent's environment; docs/agents.md).
 
     Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
     evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. Inside a
@@ -185,6 +189,7 @@ async def evaluate_async(
     executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
     rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
     redactor: Redactor | None = None, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
+    agent_model_relay: Sequence[str] | Mapping[str, str] = (),
 ) -> Run:
     """:func:`evaluate` for callers already in an event loop (same arguments, same result)."""
     from passhat.agents import check_agent_spec
@@ -227,7 +232,9 @@ async def evaluate_async(
                      "prices": _path(prices), "user_spec": user, "user_base_url": user_base_url, "judge_spec": judge,
                      "judge_base_url": judge_base_url, "retries": retries, "retry_delay": retry_delay,
                      "rate_limits": parse_rate_limits(rate_limits), "agent_env": tuple(agent_env),
-                     "agent_allow_hosts": tuple(agent_allow_hosts)}
+                     "agent_allow_hosts": tuple(agent_allow_hosts),
+                     "agent_model_relay": tuple(f"{k}={v}" for k, v in agent_model_relay.items())
+                     if isinstance(agent_model_relay, Mapping) else tuple(agent_model_relay)}
     setup = build_model_setup(label, agent=await _python_agent(spec, isolate) if spec is not None else as_agent(agent, label),
                               **model_options)
     old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None
