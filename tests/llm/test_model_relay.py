@@ -49,7 +49,7 @@ def key(monkeypatch: pytest.MonkeyPatch) -> str:
 
 def cases(tmp_path: Path, limit_s: int) -> Path:
     folder = tmp_path / "cases"
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     text = (DATA / "notes" / "cases" / "add-note.yaml").read_text().replace("../domain.py", str(DATA / "notes" / "domain.py"))
     (folder / "c.yaml").write_text(f"{text}limits: {{max_seconds: {limit_s}}}\n")
     return folder
@@ -142,3 +142,77 @@ def test_a_bad_relay_option_is_bad_input_naming_it(given: str, says: str) -> Non
     with pytest.raises(PasshatError, match="--agent-model-relay") as caught:
         parse_model_upstreams([given])
     assert says in str(caught.value)
+
+
+def evaluate_with(tmp_path: Path, provider: StallingProvider, agent: Any, relay: dict[str, str], limit_s: int = 10) -> Any:
+    """The same run from Python: ``agent_model_relay=`` as a mapping."""
+    import passhat
+
+    urls = {name: f"http://127.0.0.1:{provider.port}{path}" for name, path in relay.items()}
+    run = passhat.evaluate(str(cases(tmp_path, limit_s)), agent, trials=1, out=tmp_path / "run-py", sanity=False,
+                           agent_model_relay=urls)
+    return run, RunStore(run.folder).load()
+
+
+def test_a_stream_is_relayed_chunk_by_chunk_byte_for_byte(provider: StallingProvider, tmp_path: Path) -> None:
+    """The provider sends its second half only once the agent has seen the first: a relay that buffered would
+    hold the first half back until the provider gave up waiting."""
+    import httpx2
+
+    received: list[bytes] = []
+
+    async def agent(episode: Any) -> str:
+        async with httpx2.AsyncClient() as http, http.stream(
+                "POST", f"{episode.model_urls['openai']}/chat/completions", json={"model": "gated", "stream": True}) as answer:
+            async for chunk in answer.aiter_raw():
+                received.append(chunk)
+                if b"".join(received).startswith(healthy_stream("gated")[0]):
+                    provider.gate.set()
+        return "done"
+
+    provider.gate.clear()
+    run, [record] = evaluate_with(tmp_path, provider, agent, {"openai": "/v1"})
+    assert record.end_reason == "completed", record.error
+    assert provider.gate_seen is True
+    assert b"".join(received) == b"".join(healthy_stream("gated"))  # keep-alive comment included
+    assert run.manifest.to_dict()["model_relay"] == {"openai": f"http://127.0.0.1:{provider.port}/v1"}
+
+
+def anthropic_agent(model: str) -> Any:
+    async def agent(episode: Any) -> str:
+        import anthropic
+
+        async with anthropic.AsyncAnthropic(base_url=episode.model_urls["anthropic"], api_key="sk-ant-test") as client:
+            async with client.messages.stream(model=model, max_tokens=64,
+                                              messages=[{"role": "user", "content": "Add a note: call mom."}]) as stream:
+                text = "".join([piece async for piece in stream.text_stream])
+                final = await stream.get_final_message()
+        episode.report_usage(model=model, input_tokens=final.usage.input_tokens, output_tokens=final.usage.output_tokens)
+        return text
+
+    return agent
+
+
+def test_the_anthropic_sdk_through_the_relay(provider: StallingProvider, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A healthy Messages stream keeps its text and usage; one that only pings (Anthropic's keep-alive) stalls."""
+    pytest.importorskip("anthropic")
+    monkeypatch.setattr(outages, "STALL_SHARE", 0.3 / 10)
+    _, [record] = evaluate_with(tmp_path / "healthy", provider, anthropic_agent("healthy_anthropic"), {"anthropic": ""})
+    assert record.end_reason == "completed", record.error
+    assert record.reply == "".join(HEALTHY_TEXT)
+    assert (record.usage.input_tokens, record.usage.output_tokens) == (USAGE["prompt_tokens"], USAGE["completion_tokens"])
+    run, [record] = evaluate_with(tmp_path / "pings", provider, anthropic_agent("pings_only"), {"anthropic": ""})
+    assert record.outcome == "error"
+    assert "model relay anthropic (POST /v1/messages): the provider stalled — no stream data after the response " \
+        "headers within" in record.error
+    assert run.incomplete(0.25) is not None  # exit 4 under `passhat run`
+
+
+def test_an_isolated_agent_finds_the_relay_on_its_remote_episode(provider: StallingProvider, key: str,
+                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(outages, "STALL_SHARE", 0.3 / 10)
+    result, records = run(tmp_path, provider, f"{AGENT}:no_headers", 10, 1, "--isolate", "process", "--agent-env",
+                          "OPENAI_API_KEY")
+    assert result.exit_code == EXIT_INCOMPLETE, result.output
+    assert [r.outcome for r in records] == ["error"] and "no response headers within" in records[0].error
