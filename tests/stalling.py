@@ -9,7 +9,8 @@ Each request is read whole; then the server behaves as its mode says. With ``mod
   ``healthy_anthropic``: the same answer as an Anthropic Messages stream;
 - ``gated``: a healthy stream that sends its second half only once the test has opened :attr:`gate`
   (having seen the first half, so the relay did not buffer);
-- ``slow_unstreamed``: a non-streamed answer whose headers come after ``slow_s`` seconds.
+- ``slow_unstreamed``: a non-streamed answer whose headers come after ``slow_s`` seconds;
+- ``unavailable_once``: 503 (retry after 1 ms) to the first request of the server's life, then healthy.
 
 A stalled handler ends when the test ends or its client closes the connection, whichever comes first, so
 stalls given up on cost no thread and no CPU afterwards.
@@ -106,6 +107,12 @@ class _Handler(socketserver.StreamRequestHandler):
             if mode == "gated":
                 self.server.gate_seen = self.server.gate.wait(10)
             self._write(*stream[1:])
+        elif mode == "unavailable_once" and self.server.requests[mode] == 1:
+            text = b'{"error": {"message": "overloaded", "type": "server_error"}}'
+            self._write(b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after-ms: 1\r\n"
+                        b"content-length: %d\r\n\r\n" % len(text), text)
+        elif mode == "unavailable_once":
+            self._write(SSE_HEADERS, *healthy_stream(mode))
         elif mode == "healthy_anthropic":
             self._write(SSE_HEADERS, *anthropic_stream(mode))
         elif mode == "slow_unstreamed":

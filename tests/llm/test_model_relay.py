@@ -144,11 +144,13 @@ def test_a_bad_relay_option_is_bad_input_naming_it(given: str, says: str) -> Non
     assert says in str(caught.value)
 
 
-def evaluate_with(tmp_path: Path, provider: StallingProvider, agent: Any, relay: dict[str, str], limit_s: int = 10) -> Any:
-    """The same run from Python: ``agent_model_relay=`` as a mapping."""
+def evaluate_with(tmp_path: Path, provider: StallingProvider | int, agent: Any, relay: dict[str, str],
+                  limit_s: int = 10) -> Any:
+    """The same run from Python: ``agent_model_relay=`` as a mapping (``provider``: the server, or a port)."""
     import passhat
 
-    urls = {name: f"http://127.0.0.1:{provider.port}{path}" for name, path in relay.items()}
+    port = provider if isinstance(provider, int) else provider.port
+    urls = {name: f"http://127.0.0.1:{port}{path}" for name, path in relay.items()}
     run = passhat.evaluate(str(cases(tmp_path, limit_s)), agent, trials=1, out=tmp_path / "run-py", sanity=False,
                            agent_model_relay=urls)
     return run, RunStore(run.folder).load()
@@ -216,3 +218,34 @@ def test_an_isolated_agent_finds_the_relay_on_its_remote_episode(provider: Stall
                           "OPENAI_API_KEY")
     assert result.exit_code == EXIT_INCOMPLETE, result.output
     assert [r.outcome for r in records] == ["error"] and "no response headers within" in records[0].error
+
+
+def openai_agent(model: str, **client: Any) -> Any:
+    async def agent(episode: Any) -> str:
+        import openai
+
+        async with openai.AsyncOpenAI(base_url=episode.model_urls["openai"], api_key="sk-test", **client) as sdk:
+            stream = await sdk.chat.completions.create(model=model, stream=True,
+                                                       messages=[{"role": "user", "content": "Add a note: call mom."}])
+            return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+
+    return agent
+
+
+def test_an_agent_that_ends_while_its_provider_refuses_is_an_outage(tmp_path: Path) -> None:
+    """Its SDK gave up (here at once: max_retries=0) and the agent failed with it: the provider never answered."""
+    import socket
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        dead = free.getsockname()[1]
+    _, [record] = evaluate_with(tmp_path, dead, openai_agent("any", max_retries=0), {"openai": "/v1"})
+    assert record.outcome == "error"
+    assert "the agent ended while model relay openai was failing: 1 attempt(s) failed, the last with no answer " \
+        "from the provider (ConnectError" in record.error
+
+
+def test_a_5xx_the_sdk_retries_away_is_no_outage(provider: StallingProvider, tmp_path: Path) -> None:
+    _, [record] = evaluate_with(tmp_path, provider, openai_agent("unavailable_once"), {"openai": "/v1"})
+    assert record.end_reason == "completed", record.error
+    assert record.reply == "".join(HEALTHY_TEXT) and provider.requests["unavailable_once"] == 2

@@ -24,8 +24,8 @@ reaches it through the socket it already has for its tools. Per request the rela
   is ``error`` ("circuit open").
 
 A 5xx or a refused connection is passed on to the agent, whose SDK retries it as passhat's own clients
-would; a time limit reached while that upstream is failing is the provider's (rule 2: the failing call is
-in the trial's watch until an answer comes).
+would. The failing call stays in the trial's watch until an answer comes: a time limit reached meanwhile
+is the provider's (rule 2), and so is a trial whose agent ends before then (the runner checks).
 """
 
 from __future__ import annotations
