@@ -249,3 +249,31 @@ def test_a_5xx_the_sdk_retries_away_is_no_outage(provider: StallingProvider, tmp
     _, [record] = evaluate_with(tmp_path, provider, openai_agent("unavailable_once"), {"openai": "/v1"})
     assert record.end_reason == "completed", record.error
     assert record.reply == "".join(HEALTHY_TEXT) and provider.requests["unavailable_once"] == 2
+
+
+def test_requests_and_answers_are_bounded(provider: StallingProvider, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request past the bound is refused before it is sent; an answer past it is an outage (a broken upstream)."""
+    import httpx2
+
+    from passhat.serve import model_relay
+
+    monkeypatch.setattr(model_relay, "MAX_REQUEST_BYTES", 2000)
+    monkeypatch.setattr(model_relay, "MAX_RESPONSE_BYTES", 300)  # the healthy stream is ~1 KB
+    statuses: list[int] = []
+
+    async def agent(episode: Any) -> str:
+        url = f"{episode.model_urls['openai']}/chat/completions"
+        async with httpx2.AsyncClient() as http:
+            statuses.append((await http.post(url, json={"model": "healthy", "padding": "x" * 3000})).status_code)
+            async with http.stream("POST", url, json={"model": "healthy", "stream": True}) as answer:
+                statuses.append(answer.status_code)
+                async for _ in answer.aiter_raw():
+                    pass
+        return "done"
+
+    before = provider.requests.get("healthy", 0)
+    _, [record] = evaluate_with(tmp_path, provider, agent, {"openai": "/v1"})
+    assert statuses == [413, 200] * 2  # the runner's retry of the trial asked again
+    assert provider.requests.get("healthy", 0) - before == 2  # the streamed calls only: the big one never left
+    assert record.outcome == "error" and "the provider's answer is larger than" in record.error
