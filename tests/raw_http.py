@@ -11,14 +11,14 @@ from contextlib import contextmanager
 from typing import IO, TypeVar
 
 
-def read_request(rfile: IO[bytes]) -> None:
-    """Read one request's header lines and its ``content-length`` body, and nothing more."""
-    length = 0
+def read_request(rfile: IO[bytes]) -> tuple[dict[str, str], bytes]:
+    """Read one request's header lines and its ``content-length`` body, and nothing more; the headers (names
+    in lower case; the request line under ``""``) and the body."""
+    headers = {"": rfile.readline().decode("latin-1").strip()}
     while (line := rfile.readline()) not in (b"\r\n", b"\n", b""):
         name, _, value = line.decode("latin-1").partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value)
-    rfile.read(length)
+        headers[name.strip().lower()] = value.strip()
+    return headers, rfile.read(int(headers.get("content-length", 0)))
 
 
 class RawServer(socketserver.ThreadingTCPServer):

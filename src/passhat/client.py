@@ -80,6 +80,8 @@ class RemoteEpisode:
         self.tool_timeout_s = tool_timeout_s if tool_timeout_s is not None else s.tool_timeout_s
         """How long a tool call may go unanswered before the client gives up (a production client's timeout);
         by default what the start message suggests."""
+        self.model_urls = dict(s.model_urls)
+        """The model relay's base URL per provider name (``--agent-model-relay``), as in-process."""
         self.replies: list[str] = []
         self.user_left = False
         self._http = httpx2.AsyncClient(headers={"authorization": f"Bearer {s.token}"},

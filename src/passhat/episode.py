@@ -142,6 +142,10 @@ class Episode:
         a process) is stopped at once: it cannot receive :class:`LimitExceeded` as an in-process agent does."""
         self.time_limit_s = time_limit_s
         """The case's time limit (``None``: no limit known to the episode)."""
+        self.model_urls: dict[str, str] = {}
+        """The model relay's base URL per provider name, with ``--agent-model-relay NAME=URL`` (empty without):
+        build your SDK client on it (``AsyncOpenAI(base_url=episode.model_urls["openai"])``) and a provider
+        that stalls is recorded as an outage (``error``), not as your time limit (docs/agents.md)."""
         self.isolation: dict[str, str] | None = None
         """How the agent's program was confined, set by agents passhat starts (``cmd:``, ``--isolate process``):
         ``{"kind": "namespaces" | "fallback", "details": ...}``; ``None``: the agent ran in passhat's process

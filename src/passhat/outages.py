@@ -1,7 +1,7 @@
 """Whose time was it? Telling a provider outage from the agent's own slowness.
 
 A trial's time limit measures the agent. Time lost to infrastructure is not the agent's: failed model
-calls being retried, backoff between them, a stream that stopped mid-answer. Three rules keep the two
+calls being retried, backoff between them, a stream that stopped mid-answer. These rules keep the two
 apart (docs/design/007-outages.md):
 
 1. Retries never outlast the trial: a retry that would not fit before the trial's deadline is not
@@ -17,6 +17,11 @@ apart (docs/design/007-outages.md):
 3. A provider that keeps refusing connections is detected fast: after ``threshold`` consecutive failed
    attempts without an answer (connection refused, timeouts, 5xx) its :class:`CircuitBreaker` opens and
    further calls fail at once for ``cooldown_s``, instead of every trial paying the whole retry budget.
+4. An agent that calls its provider through its own SDK is watched by the model relay
+   (:mod:`passhat.serve.model_relay`), which applies rule 2b to that traffic. The agent's SDK cannot tell
+   the harness that what it saw was a stall, so the relay declares it on the trial's watch
+   (:meth:`TrialWatch.declare_outage`): the runner ends the trial at once as ``error``, whatever the agent
+   would have returned.
 
 The runner sets a :class:`TrialWatch` for the agent's task (a context variable, so the model agent, the
 model-played user and their retry loops see it without being handed it).
@@ -29,9 +34,12 @@ import contextvars
 import time
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from passhat.errors import InfrastructureError
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -73,9 +81,15 @@ async def unless_stalled(awaitable: Awaitable[T], what: str, waiting_for: str) -
             return await awaitable
     except TimeoutError:
         if scope.expired():
-            raise ProviderStalled(f"{what}: the provider stalled — no {waiting_for} within {budget:.2f}s "
-                                  f"({STALL_SHARE:.0%} of the trial's remaining time, at most {STALL_CAP_S:g}s)") from None
+            raise stalled(what, waiting_for, budget) from None
         raise
+
+
+def stalled(what: str, waiting_for: str, budget: float) -> ProviderStalled:
+    """The error of a call that waited ``budget`` seconds for ``waiting_for`` in vain (one wording, so a
+    record says the same whether passhat's own client or the model relay saw the stall)."""
+    return ProviderStalled(f"{what}: the provider stalled — no {waiting_for} within {budget:.2f}s "
+                           f"({STALL_SHARE:.0%} of the trial's remaining time, at most {STALL_CAP_S:g}s)")
 
 
 async def stalls_bounded(stream: AsyncIterator[T], what: str) -> AsyncIterator[T]:
@@ -119,6 +133,29 @@ class TrialWatch:
         self.deadline = deadline
         """``time.monotonic()`` seconds when the trial's time runs out (``None``: no limit)."""
         self.active: list[ProviderCall] = []
+        self.outage: str | None = None
+        """An outage seen outside passhat's own clients — the model relay found the agent's provider stalled
+        (rule 4): the trial is the provider's ``error`` whatever the agent does next (``None``: none seen)."""
+        self._declared: asyncio.Future[None] | None = None
+
+    def declare_outage(self, description: str) -> None:
+        """Rule 4: the trial met an outage its agent's own client cannot tell apart from its own failure; the
+        runner ends the trial at once as ``error`` with ``description`` (the first one declared is kept)."""
+        if self.outage is not None:
+            return
+        self.outage = description
+        if self._declared is not None and not self._declared.done():
+            self._declared.set_result(None)
+
+    def declared(self) -> asyncio.Future[None]:
+        """Done once an outage is declared (the runner waits for it beside the agent)."""
+        import asyncio
+
+        if self._declared is None:
+            self._declared = asyncio.get_running_loop().create_future()
+            if self.outage is not None:
+                self._declared.set_result(None)
+        return self._declared
 
     def remaining(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()
@@ -137,6 +174,8 @@ class TrialWatch:
     def blame(self, now: float | None = None) -> str | None:
         """Why the time just spent was the provider's, or ``None`` when it was the agent's (rule 2)."""
         now = time.monotonic() if now is None else now
+        if self.outage is not None:
+            return self.outage
         for call in self.active:
             if call.held is not None:
                 return call.held
@@ -207,4 +246,4 @@ class CircuitBreaker:
 
 
 __all__ = ["MIN_ATTEMPT_S", "STALL_CAP_S", "STALL_S", "STALL_SHARE", "CircuitBreaker", "ProviderCall", "ProviderStalled",
-           "TrialWatch", "stall_budget", "stalls_bounded", "stream_data", "unless_stalled", "watching"]
+           "TrialWatch", "stall_budget", "stalled", "stalls_bounded", "stream_data", "unless_stalled", "watching"]

@@ -8,8 +8,6 @@ the trial's remaining time (passhat/outages.py), scaled down here so no test wai
 
 from __future__ import annotations
 
-import json
-import socketserver
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,42 +19,11 @@ from passhat import outages
 from passhat.cli import main
 from passhat.errors import EXIT_INCOMPLETE
 from passhat.runner import RunStore
-from tests.raw_http import RawServer, read_request, started
+from tests.raw_http import started
+from tests.stalling import STALL_MODES, StallingProvider
 
 NOTES = Path(__file__).parents[1] / "data" / "notes"
-MODES = ("no_headers", "keepalives_only", "one_chunk_then_silence")
-FIRST_CHUNK = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stalling-model",
-               "choices": [{"index": 0, "delta": {"role": "assistant", "content": "I"}, "finish_reason": None}]}
-
-
-class StallingProvider(RawServer):
-    """Reads each request whole, then stalls in the way ``mode`` says until the test ends."""
-
-    def __init__(self, mode: str) -> None:
-        self.mode = mode
-        self.requests = 0
-        super().__init__(_Handler)
-
-
-class _Handler(socketserver.StreamRequestHandler):
-    server: StallingProvider
-
-    def handle(self) -> None:
-        self.server.requests += 1  # counted on accepting: a client that gave up first was still a request
-        read_request(self.rfile)
-        mode, done = self.server.mode, self.server.done
-        try:
-            if mode != "no_headers":
-                self.wfile.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\r\n")
-            if mode == "one_chunk_then_silence":
-                self.wfile.write(f"data: {json.dumps(FIRST_CHUNK)}\n\n".encode())
-            self.wfile.flush()
-            while not done.wait(0.01):
-                if mode == "keepalives_only":  # alive at the TCP level, and saying nothing
-                    self.wfile.write(b": keep-alive\n\n")
-                    self.wfile.flush()
-        except OSError:  # the client gave up on the stall and closed: what it should do
-            return
+MODES = STALL_MODES
 
 
 @pytest.fixture
@@ -90,7 +57,7 @@ def test_every_stall_mode_is_an_outage_at_any_limit(stalling: Any, tmp_path: Pat
         "stream data after the response headers" if mode == "keepalives_only" else "further stream data")
     assert f"no {waited_for} within" in records[0].error
     # 4 trials × 2 attempts stalled; then the breaker was open and the 5th trial did not reach the provider
-    assert "circuit open" in records[-1].error and server.requests <= 8
+    assert "circuit open" in records[-1].error and server.total <= 8
 
 
 def test_the_stall_budget_is_a_third_of_the_remaining_time_at_most_30_s() -> None:

@@ -40,32 +40,43 @@ def check_agent_spec(spec: str, isolate: Isolation = "none") -> None:
 
 
 def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None, sandbox: Any = None,
-               **model_options: Any) -> Callable[[Episode], Awaitable[str | None]]:
+               relay: Any = None, **model_options: Any) -> Callable[[Episode], Awaitable[str | None]]:
     """Resolve an agent spec (see module docstring). ``model_options`` go to
     :func:`passhat.agents.llm.model_agent`; ``prices`` price the usage external agents report; ``sandbox``
     (an :class:`passhat.agents.confined.AgentSandbox`) is what ``cmd:`` and isolated agents may have beyond
-    their trial (environment variables, hosts)."""
+    their trial (environment variables, hosts); ``relay`` (a :class:`passhat.serve.model_relay.ModelRelay`)
+    watches the model calls the agent makes itself (an in-process agent is wrapped in
+    :class:`passhat.agents.relayed.RelayedAgent` for it)."""
     check_agent_spec(spec, isolate)
     if spec.startswith(("http://", "https://")):
         from passhat.agents.service import ServiceAgent
 
-        return ServiceAgent(spec, prices=prices)
+        return ServiceAgent(spec, prices=prices, relay=relay)
     if spec.startswith("cmd:"):
         from passhat.agents.command import CommandAgent, parse_command
 
-        return CommandAgent(parse_command(spec), prices=prices, sandbox=sandbox)
+        return CommandAgent(parse_command(spec), prices=prices, sandbox=sandbox, relay=relay)
     if isolate == "process":
         from passhat.agents.isolated import isolated_agent
 
-        return isolated_agent(spec, prices=prices, sandbox=sandbox)
-    if spec in REFERENCE_AGENTS:
-        return reference_agent(spec)
+        return isolated_agent(spec, prices=prices, sandbox=sandbox, relay=relay)
     if spec.partition(":")[0] in ("openai", "anthropic"):
         from passhat.agents.llm import model_agent
 
+        if relay is not None:
+            raise PasshatError(f"--agent-model-relay is for agents that call their provider themselves; {spec} is "
+                               "passhat's own model client, which watches its calls already (give --base-url)")
         return model_agent(spec, **model_options)
-    return python_agent(spec)
+    agent = reference_agent(spec) if spec in REFERENCE_AGENTS else python_agent(spec)
+    return agent if relay is None else with_model_relay(agent, relay)
+
+
+def with_model_relay(agent: Callable[[Episode], Awaitable[str | None]], relay: Any) -> Callable[[Episode], Awaitable[str | None]]:
+    """An in-process agent whose trials get the model relay's URLs (``episode.model_urls``)."""
+    from passhat.agents.relayed import RelayedAgent
+
+    return RelayedAgent(agent, relay)
 
 
 __all__ = ["REFERENCE_AGENTS", "Agent", "Isolation", "SyncEpisode", "check_agent_spec", "is_python_spec", "load_agent",
-           "python_agent", "reference_agent"]
+           "python_agent", "reference_agent", "with_model_relay"]

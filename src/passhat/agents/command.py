@@ -35,6 +35,7 @@ from passhat.agents.external import ExternalAgent
 from passhat.errors import AgentCrashed, InfrastructureError, PasshatError
 from passhat.sandbox import SETUP_FAILED
 from passhat.serve import AgentReply, TrialEndpoint, TrialStart
+from passhat.serve.model_upstreams import base_url_variable
 from passhat.shutdown import at_hard_exit
 
 MAX_STDOUT = 1024 * 1024
@@ -69,10 +70,14 @@ def parse_command(spec: str) -> list[str]:
 
 
 def trial_variables(start: TrialStart) -> dict[str, str]:
-    """This trial's variables: ``PASSHAT_<FIELD>`` per start-message field, ``PASSHAT_START`` and OTLP's two."""
+    """This trial's variables: ``PASSHAT_<FIELD>`` per start-message field, ``PASSHAT_START``, OTLP's two, and
+    with a model relay ``NAME_BASE_URL`` per provider (``OPENAI_BASE_URL``: the SDK itself goes through it)."""
     fields = start.model_dump(mode="json")
     env = {f"PASSHAT_{key.upper()}": str(value) for key, value in fields.items()
-           if value is not None and len(str(value)) <= ENV_VALUE_LIMIT}
+           if value is not None and key != "model_urls" and len(str(value)) <= ENV_VALUE_LIMIT}
+    if start.model_urls:  # the model relay: where the provider's own SDK looks for its base URL
+        env["PASSHAT_MODEL_URLS"] = json.dumps(start.model_urls)
+        env.update({base_url_variable(name): url for name, url in start.model_urls.items()})
     whole = json.dumps(fields, ensure_ascii=False)
     if len(whole) > ENV_VALUE_LIMIT:
         whole = json.dumps({**fields, "policy": None, "instruction": None}, ensure_ascii=False)

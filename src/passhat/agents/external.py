@@ -16,6 +16,7 @@ from typing import Any
 from passhat.episode import Episode
 from passhat.serve import AgentReply, ToolServer, TrialEndpoint
 from passhat.serve.endpoint import PriceLookup, tool_timeout
+from passhat.serve.model_relay import ModelRelay
 
 
 class ExternalAgent:
@@ -23,9 +24,10 @@ class ExternalAgent:
 
     kind = "external"
 
-    def __init__(self, *, server: ToolServer | None = None, prices: PriceLookup | None = None) -> None:
+    def __init__(self, *, server: ToolServer | None = None, prices: PriceLookup | None = None,
+                 relay: ModelRelay | None = None) -> None:
         tool_timeout(1.0)  # a bad $PASSHAT_TOOL_TIMEOUT_S is bad input now, not an error in every trial
-        self.server = server or ToolServer(prices=prices)
+        self.server = server or ToolServer(prices=prices, relay=relay)
 
     async def run(self, endpoint: TrialEndpoint) -> AgentReply:
         raise NotImplementedError

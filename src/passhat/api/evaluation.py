@@ -122,6 +122,7 @@ def evaluate(
     redactor: Redactor | None = None, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
     agent_processes: int | str | None = DEFAULT_PROCESSES, agent_memory: int | str | None = DEFAULT_MEMORY,
     agent_file_size: int | str | None = DEFAULT_FILE_SIZE,
+    agent_model_relay: Sequence[str] | Mapping[str, str] = (),
 ) -> Run:
     """Run every case of ``suite`` ``trials`` times with ``agent``; returns the finished :class:`Run`.
 
@@ -149,6 +150,10 @@ def evaluate(
     trial's tools (a model provider; docs/agents.md). ``agent_processes`` (a number), ``agent_memory`` and
     ``agent_file_size`` (bytes, or a size such as ``"512M"``): how much of this machine such an agent's program
     may take; ``None`` lifts a bound, and a trial whose program fails at one says which (docs/agents.md).
+    ``agent_model_relay``: ``NAME=URL`` items (or a mapping name →
+    URL) of the providers an agent calls through its own SDK: passhat relays them for each trial, so that a provider
+    that stalls is an outage (``error``), not the agent's time limit; the agent finds the URLs in
+    ``episode.model_urls`` (``NAME_BASE_URL`` in a ``cmd:`` agent's environment; docs/agents.md).
 
     Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
     evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. Inside a
@@ -192,6 +197,7 @@ async def evaluate_async(
     redactor: Redactor | None = None, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
     agent_processes: int | str | None = DEFAULT_PROCESSES, agent_memory: int | str | None = DEFAULT_MEMORY,
     agent_file_size: int | str | None = DEFAULT_FILE_SIZE,
+    agent_model_relay: Sequence[str] | Mapping[str, str] = (),
 ) -> Run:
     """:func:`evaluate` for callers already in an event loop (same arguments, same result)."""
     from passhat.agents import check_agent_spec
@@ -235,7 +241,9 @@ async def evaluate_async(
                      "judge_base_url": judge_base_url, "retries": retries, "retry_delay": retry_delay,
                      "rate_limits": parse_rate_limits(rate_limits), "agent_env": tuple(agent_env),
                      "agent_allow_hosts": tuple(agent_allow_hosts), "agent_processes": agent_processes,
-                     "agent_memory": agent_memory, "agent_file_size": agent_file_size}
+                     "agent_memory": agent_memory, "agent_file_size": agent_file_size,
+                     "agent_model_relay": tuple(f"{k}={v}" for k, v in agent_model_relay.items())
+                     if isinstance(agent_model_relay, Mapping) else tuple(agent_model_relay)}
     setup = build_model_setup(label, agent=await _python_agent(spec, isolate) if spec is not None else as_agent(agent, label),
                               **model_options)
     old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None

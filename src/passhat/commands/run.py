@@ -58,6 +58,11 @@ from passhat.suites.plan import run_notes
               help="Memory such a program may use, e.g. 512M or 4G (or none); past it the trial fails, naming the bound.")
 @click.option("--agent-file-size", "agent_file_size", default=DEFAULT_FILE_SIZE, show_default=True, metavar="SIZE",
               help="The size any one file such a program writes may reach (or none).")
+@click.option("--agent-model-relay", "agent_model_relay", multiple=True, metavar="NAME=URL",
+              help="Relay the model calls an agent makes through its own SDK to this provider (e.g. "
+                   "openai=https://api.openai.com/v1; repeatable), so a provider that stalls is an outage, not the "
+                   "agent's time limit. The agent gets the relay's URL as NAME_BASE_URL (OPENAI_BASE_URL) or "
+                   "episode.model_urls[NAME].")
 @click.option("--trials", "-k", "--repeat", type=click.IntRange(1, MAX_TRIALS), default=4, show_default=True,
               help=f"Trials per case (at most {MAX_TRIALS}; cases × trials at most {MAX_PLANNED_TRIALS:,}).")
 @click.option("-j", "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True,
@@ -114,7 +119,8 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         max_error_rate: float = DEFAULT_MAX_ERROR_RATE, executor: str = "local", ray_address: str | None = None,
         case_ids: tuple[str, ...] = (), pg_url: str | None = None, agent_env: tuple[str, ...] = (),
         agent_allow_hosts: tuple[str, ...] = (), agent_processes: str = str(DEFAULT_PROCESSES),
-        agent_memory: str = DEFAULT_MEMORY, agent_file_size: str = DEFAULT_FILE_SIZE, **model_kw: Any) -> None:
+        agent_memory: str = DEFAULT_MEMORY, agent_file_size: str = DEFAULT_FILE_SIZE,
+        agent_model_relay: tuple[str, ...] = (), **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     if resume and out is None:
         fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
@@ -150,7 +156,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
                 sanity=not no_sanity, redact=not no_redact, redact_fields=redact_field, redact_patterns=patterns,
                 isolate=isolate, executor=executor, ray_address=ray_address,  # type: ignore[arg-type]
                 agent_env=agent_env, agent_allow_hosts=agent_allow_hosts, agent_processes=agent_processes,
-                agent_memory=agent_memory, agent_file_size=agent_file_size,
+                agent_memory=agent_memory, agent_file_size=agent_file_size, agent_model_relay=agent_model_relay,
                 user=model_kw.pop("user_spec", "scripted"), judge=model_kw.pop("judge_spec", None), **model_kw,
                 progress=advance, on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {w}", highlight=False))
         except (PasshatError, ValueError) as exc:

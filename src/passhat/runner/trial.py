@@ -97,24 +97,34 @@ def _over_limit(seconds: float, ended: float, slot: TrialSlot | None, started: f
 
 async def _within_limit(agent: AgentFn, episode: Episode, seconds: float) -> str | None:
     """The agent's reply, or :class:`TimeoutError` at the time limit — unless the time went to a failing
-    or stalled model provider, which makes the trial an infrastructure error (passhat/outages.py). An agent
-    that ended after its limit (it blocked the event loop, so no timer could fire) is over its limit too,
-    whatever it returned or raised."""
+    or stalled model provider, which makes the trial an infrastructure error (passhat/outages.py). An
+    outage declared on the trial's watch (the model relay saw the agent's provider stall) ends the trial
+    at once as that error, whatever the agent returns; so does an agent that ends while the relay's last
+    attempt at its provider got no answer (refused, 5xx). An agent that ended after its limit (it blocked the
+    event loop, so no timer could fire) is over its limit too, whatever it returned or raised."""
     ended: list[float] = []
     started = time.monotonic()
     with outages.watching(episode.deadline) as watch:
         task = asyncio.ensure_future(_guarded(agent, episode, ended))  # created inside: the task sees the watch
         slot = _watch_agent(task, episode, seconds)
         try:
-            await asyncio.wait({task}, timeout=seconds)
+            await asyncio.wait({task, watch.declared()}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         finally:
             blame = None if task.done() else watch.blame()  # judged before cancelling unwinds the calls
             if not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+    if watch.outage is not None:
+        if not task.cancelled():
+            task.exception()  # what the agent made of the outage is moot (and must not be logged as unretrieved)
+        raise InfrastructureError(watch.outage)
     if blame is not None:
         raise InfrastructureError(f"time limit of {seconds:g}s reached while {blame}")
+    failing = None if task.cancelled() else watch.blame()  # only the model relay's failing calls outlive the agent
+    if failing is not None:
+        task.exception()  # what it returned or raised came of the outage
+        raise InfrastructureError(f"the agent ended while {failing} (no answer since)")
     if task.cancelled() or (ended and ended[0] > started + seconds):  # the same limit the wait applied
         raise TimeoutError(_over_limit(seconds, ended[0] if ended else time.monotonic(), slot, started,
                                        cancelled=task.cancelled()))

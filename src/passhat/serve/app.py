@@ -6,7 +6,9 @@ reaches an episode, so nothing is recorded. Routes (relative to ``/trials/{id}``
 
 - ``GET /`` the trial's start message; ``GET /tools`` the tools; ``POST /tools/{name}`` a call;
 - ``POST /user`` a message to the simulated user; ``POST /usage`` one model call's usage;
-- ``/mcp`` the same over MCP (streamable HTTP); ``POST /otlp/v1/traces`` the agent's traces.
+- ``/mcp`` the same over MCP (streamable HTTP); ``POST /otlp/v1/traces`` the agent's traces;
+- ``/models/NAME/...`` the model relay, with the run's ``--agent-model-relay`` (no bearer token of
+  passhat's: the agent's SDK sends its own API key there).
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ class TrialRouter:
         """Serves ``/mcp`` when the ``mcp`` extra is installed."""
         self.otlp: SubApp | None = None
         """Serves ``/otlp/v1/traces``."""
+        self.models: SubApp | None = None
+        """Serves ``/models/NAME/...``: the model relay (:mod:`passhat.serve.model_relay`), when the run has one."""
 
     def add(self, endpoint: TrialEndpoint) -> None:
         self.open[endpoint.id] = endpoint
@@ -115,6 +119,9 @@ class TrialRouter:
             await send_json(send, 404, {"error": f"no such path {scope['path']!r}; trial URLs look like /trials/ID/tools"})
             return
         trial_id, rest = parts[1], parts[2:]
+        if rest[:1] == ["models"] and self.models is not None:
+            await self._relay(trial_id, scope, receive, send)
+            return
         token = bearer(scope)
         endpoint = self.open.get(trial_id)
         if endpoint is None or not endpoint.authorized(token):
@@ -134,6 +141,19 @@ class TrialRouter:
             await self._route(endpoint, rest, scope, receive, send)
         except BodyTooLarge:
             await send_json(send, 413, {"error": f"request body larger than {MAX_BODY} bytes"})
+
+    async def _relay(self, trial_id: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """The model relay's requests carry the agent's own API key as their bearer, so the trial's random URL
+        is their credential (valid while the trial runs; from a sandbox only its own trial's is reachable)."""
+        endpoint = self.open.get(trial_id)
+        if endpoint is None:
+            status = 410 if trial_id in self.ended else 404
+            await send_json(send, status, {"error": "the trial is over: its model relay is closed" if status == 410
+                                           else "no such trial"})
+            return
+        assert self.models is not None
+        endpoint.requests += 1
+        await self.models(endpoint, scope, receive, send)
 
     async def _route(self, endpoint: TrialEndpoint, rest: list[str], scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]

@@ -15,9 +15,11 @@ import math
 import os
 import secrets
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from passhat import outages
 from passhat.episode import Episode, LimitExceeded
 from passhat.errors import PasshatError
 from passhat.serve.protocol import ReportedUsage, TrialStart
@@ -86,7 +88,8 @@ class CallAnswer:
 class TrialEndpoint:
     """The URLs, token and handlers of one trial. Made by :meth:`passhat.serve.ToolServer.trial`."""
 
-    def __init__(self, episode: Episode, base_url: str, *, mcp: bool = False, prices: PriceLookup | None = None) -> None:
+    def __init__(self, episode: Episode, base_url: str, *, mcp: bool = False, prices: PriceLookup | None = None,
+                 models: Iterable[str] = ()) -> None:
         self.id = secrets.token_urlsafe(12)
         """Path segment of this trial's URLs (random, so URLs of other trials cannot be guessed either)."""
         self.token = secrets.token_urlsafe(32)
@@ -99,6 +102,11 @@ class TrialEndpoint:
         self._prices = prices
         self.requests = 0
         """Authorized requests served (the transport's own count, for tests and benchmarks)."""
+        self.model_urls = {name: f"{self.url}/models/{name}" for name in models}
+        """The model relay's base URL per upstream name (``--agent-model-relay NAME=URL``; empty without one)."""
+        self.watch = outages.CURRENT_TRIAL.get()
+        """The trial's outage watch: opened from inside the agent's task, which the runner runs under it. The
+        model relay declares the outages it sees there (``None``: opened outside a trial)."""
 
     def authorized(self, token: str | None) -> bool:
         """Whether ``token`` is this trial's (constant-time comparison)."""
@@ -113,7 +121,7 @@ class TrialEndpoint:
             case_id=ep.case_id, tags=ep.tags, trial=ep.trial, seed=ep.seed, domain=ep.domain, instruction=ep.instruction,
             policy=ep.policy, identity=ep.identity, trial_url=self.url, tools_url=f"{self.url}/tools",
             user_url=f"{self.url}/user", usage_url=f"{self.url}/usage", mcp_url=f"{self.url}/mcp" if self.mcp else None,
-            otlp_url=f"{self.url}/otlp", token=self.token,
+            otlp_url=f"{self.url}/otlp", token=self.token, model_urls=self.model_urls,
             deadline=time.time() + (remaining if remaining is not None else limit), time_limit_s=limit,
             tool_timeout_s=tool_timeout(limit, ep.slowest_answer_s()),
         )

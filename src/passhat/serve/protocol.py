@@ -61,6 +61,10 @@ class TrialStart(BaseModel):
     GenAI attributes (``gen_ai.usage.input_tokens`` …) are recorded as model calls."""
     token: str
     """Send ``Authorization: Bearer <token>`` with every request; it is valid for this trial only."""
+    model_urls: dict[str, str] = {}
+    """The model relay's base URL per provider name (``--agent-model-relay NAME=URL``): give it to your SDK as
+    its base URL, so that a provider that stalls is recorded as an outage (``error``), not as your time limit.
+    Requests there carry your own API key. Empty without a relay."""
     deadline: float
     """When the trial's time runs out, as Unix time in seconds; the agent is stopped then."""
     time_limit_s: float

@@ -12,13 +12,16 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passhat.episode import Episode
 from passhat.errors import InfrastructureError
 from passhat.serve.app import TrialRouter
 from passhat.serve.endpoint import PriceLookup, TrialEndpoint
 from passhat.serve.scoped import ScopedApp
+
+if TYPE_CHECKING:
+    from passhat.serve.model_relay import ModelRelay
 
 
 def _mcp_app() -> Any:
@@ -34,13 +37,16 @@ class ToolServer:
     """Serves the tools, user and usage endpoints (plain HTTP, MCP, OTLP) of every trial of a run."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, prices: PriceLookup | None = None,
-                 mcp: bool = True) -> None:
+                 mcp: bool = True, relay: ModelRelay | None = None) -> None:
         self.host = host
         self._requested_port = port
         self.port = port
         """The port served on (``port=0`` picks a free one at :meth:`start`)."""
         self.prices = prices
         self.router = TrialRouter()
+        self.relay = relay
+        """The run's model relay (``/trials/{id}/models/NAME``), when the agent's own model calls are watched."""
+        self.router.models = relay
         self._want_mcp = mcp
         self._mcp: Any = None
         self._server: Any = None
@@ -102,7 +108,8 @@ class ToolServer:
         """Open a trial's endpoint for as long as the block runs; at exit, pending requests are released
         and later requests refused (410)."""
         await self.start()
-        endpoint = TrialEndpoint(episode, self.base_url, mcp=self._mcp is not None, prices=self.prices)
+        endpoint = TrialEndpoint(episode, self.base_url, mcp=self._mcp is not None, prices=self.prices,
+                                 models=self.relay.upstreams if self.relay is not None else ())
         self.router.add(endpoint)
         try:
             yield endpoint
@@ -147,6 +154,8 @@ class ToolServer:
         if self._mcp is not None:
             await self._mcp.stop()
             self._mcp = None
+        if self.relay is not None:
+            await self.relay.aclose()
         if self._socket is not None:
             self._socket.close()
             self._socket = None

@@ -6,7 +6,7 @@ exactly what was configured (model, endpoint, temperature, seed policy, prompt h
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,26 +73,35 @@ def build_model_setup(
     limiters: LimiterFactory = local_limiter, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
     agent_processes: int | str | None = DEFAULT_PROCESSES, agent_memory: int | str | None = DEFAULT_MEMORY,
     agent_file_size: int | str | None = DEFAULT_FILE_SIZE,
+    agent_model_relay: Sequence[str] | Mapping[str, str] = (),
 ) -> ModelSetup:
     """Resolve the options; raises PasshatError naming the option at fault. ``agent``, when given, is the
     agent itself (a Python object from the library API) and ``agent_spec`` only its name. ``rate_limits``
     (model name → limit) get one limiter each from ``limiters``, shared by every role calling that model.
     ``agent_env``/``agent_allow_hosts``: what a ``cmd:`` or isolated agent's sandbox lets through, and
     ``agent_processes``/``agent_memory``/``agent_file_size`` how much of the machine its program may take
-    (:class:`passhat.agents.bounds.AgentBounds`; docs/agents.md)."""
-    from passhat.agents import load_agent
+    (:class:`passhat.agents.bounds.AgentBounds`; docs/agents.md).
+    ``agent_model_relay``: ``NAME=URL`` (or name → URL) of the providers an agent calls through its own SDK, relayed
+    so that their stalls are outages (:mod:`passhat.serve.model_relay`)."""
+    from passhat.agents import load_agent, with_model_relay
 
     table: PriceTable = load_price_table(prices)
     retry = RetryPolicy(attempts=retries, base_delay_s=retry_delay, max_delay_s=max(retry_delay, 30.0))
     bounds = AgentBounds.parse(agent_processes, agent_memory, agent_file_size)  # bad input whatever the agent
     models: dict[str, Any] = {}
     runtime: dict[str, Any] | None = None
+    relay = model_relay(agent_model_relay)
     if agent is not None:
         if base_url or temperature is not None or max_tokens is not None:
             raise PasshatError("base_url, temperature and max_tokens apply to openai:MODEL / anthropic:MODEL agents")
+        if relay is not None:
+            agent = with_model_relay(agent, relay)
     elif is_model_spec(agent_spec):
         if isolate != "none":
             raise PasshatError("--isolate process applies to Python agents, not to openai:/anthropic: agents")
+        if relay is not None:
+            raise PasshatError(f"--agent-model-relay is for agents that call their provider themselves; {agent_spec} is "
+                               "passhat's own model client, which watches its calls already (give it --base-url)")
         settings = AgentSettings(temperature=temperature, max_tokens=max_tokens)
         from passhat.agents.llm import model_agent
 
@@ -104,7 +113,7 @@ def build_model_setup(
         from passhat.agents.confined import AgentSandbox
 
         sandbox = AgentSandbox(env=tuple(agent_env), allow_hosts=tuple(agent_allow_hosts), bounds=bounds)
-        agent = load_agent(agent_spec, isolate=isolate, prices=table, sandbox=sandbox)  # type: ignore[arg-type]
+        agent = load_agent(agent_spec, isolate=isolate, prices=table, sandbox=sandbox, relay=relay)  # type: ignore[arg-type]
         describe = getattr(agent, "describe", None)
         if callable(describe):  # a service, a command or an isolated process: how it was run
             runtime = describe()
@@ -132,7 +141,21 @@ def build_model_setup(
         manifest["rate_limits"] = {model: limit.describe() for model, limit in rate_limits.items()}
     if runtime is not None:
         manifest["agent_runtime"] = runtime
+    if relay is not None:
+        manifest["model_relay"] = relay.describe()
     return ModelSetup(agent, user, judge, manifest, warnings)
+
+
+def model_relay(upstreams: Sequence[str] | Mapping[str, str]) -> Any:
+    """The run's :class:`~passhat.serve.model_relay.ModelRelay` for ``NAME=URL`` items (``None`` without any)."""
+    from passhat.serve.model_upstreams import parse_model_upstreams
+
+    parsed = parse_model_upstreams(upstreams)
+    if not parsed:
+        return None
+    from passhat.serve.model_relay import ModelRelay
+
+    return ModelRelay(parsed)
 
 
 def attach_rate_limits(rate_limits: dict[str, RateLimit], limiters: LimiterFactory, chats: list[Any]) -> None:
