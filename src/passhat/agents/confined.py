@@ -97,6 +97,14 @@ def confinement_available() -> sandbox.Available:
         raise PasshatError(str(exc)) from None
 
 
+def _pid1() -> tuple[sandbox.Pid1, str]:
+    """:func:`passhat.sandbox.pid1`, as passhat's bad-input error (a bad ``PASSHAT_SANDBOX_INIT``)."""
+    try:
+        return sandbox.pid1()
+    except sandbox.SandboxError as exc:
+        raise PasshatError(str(exc)) from None
+
+
 def agent_environment(variables: Mapping[str, str], names: tuple[str, ...], home: str, tmp: str) -> dict[str, str]:
     """The program's whole environment: a minimal base, the named variables and the trial's own."""
     env = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
@@ -166,20 +174,23 @@ async def launch(argv: list[str], variables: Mapping[str, str], endpoint: TrialE
         if mode == "unshare":
             async with contextlib.AsyncExitStack() as stack:
                 spec = sandbox.base_spec(argv, cwd, [private])
-                spec["keep"] = [cwd, *_keep(argv)]
-                spec["sockets"] = sockets
+                spec.keep = [cwd, *_keep(argv)]
+                spec.sockets = sockets
                 tools = urlsplit(endpoint.url)
+                assert tools.hostname and tools.port, endpoint.url  # the tool server's own http://ADDRESS:PORT/...
                 await stack.enter_async_context(server.unix_socket(endpoint, os.path.join(sockets, "tools.sock")))
-                spec["forward"] = [{"host": tools.hostname, "port": tools.port, "socket": "tools.sock"}]
-                spec["hosts_file"] = await _allow(stack, options, sockets, spec["forward"])
+                spec.forward = [sandbox.Forward(tools.hostname, tools.port, "tools.sock")]
+                spec.hosts_file = await _allow(stack, options, sockets, spec.forward)
                 allowed = ", ".join(options.allow_hosts) or "no other host"
-                details = f"user, mount, PID, network namespaces; no capabilities; reaches its tools and {allowed}"
-                yield Launch(sandbox.launch_argv(spec, True), env, cwd, "namespaces", details)
+                which, pid1 = _pid1()
+                details = (f"user, mount, PID, network namespaces; no capabilities; reaches its tools and {allowed}; "
+                           f"{pid1}")
+                yield Launch(sandbox.launch_argv(spec, which), env, cwd, "namespaces", details)
         else:
             spec = sandbox.base_spec(argv, cwd, [private], mode="fallback")
             root = os.geteuid() == 0
             uid = NOBODY if root and all(_open_to_others(p) for p in [*_keep(argv)[1:], cwd]) else None
-            spec["uid"] = uid
+            spec.uid = uid
             if uid is not None:
                 for folder in (private, home, tmp):
                     os.chown(folder, uid, uid)
@@ -187,7 +198,7 @@ async def launch(argv: list[str], variables: Mapping[str, str], endpoint: TrialE
                    if root else "passhat's own user")
             details = (f"fallback ({sandbox.available_note()}): runs as {who}, harness not dumpable, every "
                        "descendant killed at the end; network and files not confined")
-            yield Launch(sandbox.launch_argv(spec, False), env, cwd, "fallback", details)
+            yield Launch(sandbox.launch_argv(spec), env, cwd, "fallback", details)
     finally:
         from passhat.workspace._fs import remove_tree
 
@@ -197,7 +208,7 @@ async def launch(argv: list[str], variables: Mapping[str, str], endpoint: TrialE
 
 
 async def _allow(stack: contextlib.AsyncExitStack, options: AgentSandbox, sockets: str,
-                 forward: list[dict[str, Any]]) -> str | None:
+                 forward: list[sandbox.Forward]) -> str | None:
     """Relay every allowed host's addresses (forward rules, harness-side sockets); the namespace's
     ``/etc/hosts``, naming them, when any is a name."""
     from passhat.sandbox.relay import relay
@@ -205,7 +216,7 @@ async def _allow(stack: contextlib.AsyncExitStack, options: AgentSandbox, socket
     lines = ["127.0.0.1 localhost"]
     for host in options.hosts:
         for address in host.addresses:
-            if any(r["host"] == address and r["port"] == host.port for r in forward):
+            if any(r.host == address and r.port == host.port for r in forward):
                 continue
             name = f"allow-{len(forward)}.sock"
             try:
@@ -213,7 +224,7 @@ async def _allow(stack: contextlib.AsyncExitStack, options: AgentSandbox, socket
             except OSError as exc:
                 raise InfrastructureError(f"cannot relay {host.name}:{host.port}: {exc.strerror or exc}") from exc
             stack.callback(listener.close)
-            forward.append({"host": address, "port": host.port, "socket": name})
+            forward.append(sandbox.Forward(address, host.port, name))
             if host.name != address:
                 lines.append(f"{address} {host.name}")
     if len(lines) == 1:

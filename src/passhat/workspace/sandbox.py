@@ -7,7 +7,7 @@ Two isolation levels (:data:`Isolation`):
   ``unshare``; no root, no daemon). The network namespace has only a loopback device, down: every
   connection fails, to the host's loopback too. In the mount namespace every mount is made read-only
   except the copy and the command's private HOME/TMPDIR, and the command runs with no capabilities,
-  so it cannot undo that (see :mod:`passhat.workspace._sandbox_init`). Nothing it starts outlives it:
+  so it cannot undo that (see :mod:`passhat.sandbox`). Nothing it starts outlives it:
   its PID namespace dies with it.
 - ``none``: the fallback where user namespaces are unavailable (disabled by the kernel or an
   AppArmor policy, no ``unshare``). Same environment scrub, time limit and output bound, but the
@@ -38,6 +38,7 @@ from typing import Any, get_args
 
 from passhat import sandbox as confinement
 from passhat.sandbox.bounds import Cgroups
+from passhat.sandbox.plan import Limit
 from passhat.shutdown import at_hard_exit
 from passhat.workspace import _fs
 from passhat.workspace.bounds import WorkspaceBounds, folder_bytes
@@ -195,7 +196,10 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
             spec = confinement.base_spec(["/bin/sh", "-c", command], where, [os.path.realpath(root), private])
             if bounds is not None:
                 groups = await asyncio.to_thread(_bound, spec, bounds, str(root))
-            argv = confinement.launch_argv(spec, True)
+            try:
+                argv = confinement.launch_argv(spec)
+            except confinement.SandboxError as exc:
+                raise WorkspaceError(str(exc)) from None
         else:
             argv = ["/bin/sh", "-c", command]
         result = await _run(argv, where, environment, command, timeout_s, max_output, mode)
@@ -218,19 +222,19 @@ _NO_PROCESS = ("Resource temporarily unavailable", "Cannot fork", "can't fork")
 _NO_MEMORY = ("MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc")
 
 
-def _bound(spec: dict[str, Any], bounds: WorkspaceBounds, root: str) -> Cgroups | None:
+def _bound(spec: confinement.Spec, bounds: WorkspaceBounds, root: str) -> Cgroups | None:
     """Put ``bounds`` in the command's spec: a cgroup where one can be made, else rlimits; disk always."""
-    limits: dict[str, int | None] = {}
+    limits: dict[Limit, int | None] = {}
     if bounds.disk_mb is not None:
         limits["fsize"] = max(bounds.disk_mb * MB - folder_bytes(root), 0)
     memory = bounds.memory_mb * MB if bounds.memory_mb is not None else None
     groups = Cgroups.make(bounds.processes, memory)
     if groups is not None:
-        spec["cgroups"] = list(groups.folders.values())
+        spec.cgroups = list(groups.folders.values())
     else:
         limits["nproc"] = bounds.processes
         limits["as"] = memory
-    spec["limits"] = limits
+    spec.limits = limits
     return groups
 
 
