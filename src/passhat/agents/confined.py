@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import os
 import re
 import socket
@@ -38,17 +39,46 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def parse_allow_host(text: str) -> tuple[str, int]:
-    """``HOST[:PORT]`` (port 443 when left out) → (host, port); bad input otherwise."""
+    """``HOST[:PORT]`` or ``[IPV6][:PORT]`` (port 443 when left out) → (host, port); bad input otherwise."""
     text = text.strip()
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = text, "443"
-    if not host or any(c in text for c in "/[] @"):
-        raise PasshatError(f"--agent-allow-host {text!r}: expected HOST or HOST:PORT (IPv4 or a name), e.g. "
-                           "api.openai.com or 127.0.0.1:8080")
+    expected = ("expected HOST or HOST:PORT (a name, an IPv4 address, or an IPv6 one in brackets), e.g. "
+                "api.openai.com, 127.0.0.1:8080 or [::1]:8443")
+    if text.startswith("["):
+        host, closed, rest = text[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else "443"
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise PasshatError(f"--agent-allow-host {text!r}: {host!r} in brackets is not an IPv6 address; "
+                               f"{expected}") from None
+        if not closed or rest not in ("", ":" + port):
+            raise PasshatError(f"--agent-allow-host {text!r}: {expected}")
+    else:
+        host, sep, port = text.rpartition(":")
+        if not sep:
+            host, port = text, "443"
+        if ":" in host:
+            raise PasshatError(f"--agent-allow-host {text!r}: an IPv6 address goes in brackets, e.g. [::1]:8443")
+        if not host or any(c in text for c in "/[] @"):
+            raise PasshatError(f"--agent-allow-host {text!r}: {expected}")
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise PasshatError(f"--agent-allow-host {text!r}: the port must be a number from 1 to 65535")
     return host, int(port)
+
+
+def resolve(name: str, port: int) -> tuple[str, ...]:
+    """The addresses an allowed host is reached at: itself if it is one, else its A and AAAA records.
+
+    ``AI_ADDRCONFIG``: IPv6 addresses only where this machine has IPv6 itself. Otherwise a name with both
+    records would be forwarded at its IPv6 address too, which the harness cannot reach: the agent's
+    connection there is accepted in its namespace and then dropped, so it never falls back to IPv4."""
+    try:
+        return (str(ipaddress.ip_address(name)),)
+    except ValueError:
+        pass
+    found = socket.getaddrinfo(name, port, socket.AF_UNSPEC, socket.SOCK_STREAM, 0, socket.AI_ADDRCONFIG)
+    # a scoped address (fe80::1%eth0) names an interface of this machine, not one in the agent's namespace
+    return tuple(dict.fromkeys(str(a[4][0]) for a in found if "%" not in str(a[4][0])))
 
 
 @dataclass(frozen=True)
@@ -79,10 +109,12 @@ class AgentSandbox:
         for text in self.allow_hosts:
             name, port = parse_allow_host(text)
             try:
-                found = socket.getaddrinfo(name, port, socket.AF_INET, socket.SOCK_STREAM)
+                addresses = resolve(name, port)
             except OSError as exc:
                 raise PasshatError(f"--agent-allow-host {text!r}: cannot resolve {name!r}: {exc}") from None
-            hosts.append(AllowedHost(name, port, tuple(dict.fromkeys(str(a[4][0]) for a in found))))
+            if not addresses:
+                raise PasshatError(f"--agent-allow-host {text!r}: {name!r} has no address this machine can reach")
+            hosts.append(AllowedHost(name, port, addresses))
         object.__setattr__(self, "hosts", tuple(hosts))
 
     def describe(self) -> dict[str, Any]:

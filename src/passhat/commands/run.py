@@ -48,8 +48,9 @@ from passhat.suites.plan import run_notes
               help="Pass this environment variable to a cmd: or --isolate process agent (repeatable; e.g. an API key). "
                    "Nothing else of passhat's environment reaches it.")
 @click.option("--agent-allow-host", "agent_allow_hosts", multiple=True, metavar="HOST[:PORT]",
-              help="Let a cmd: or --isolate process agent connect to this host (port 443 unless given; repeatable), "
-                   "e.g. its model provider. In its sandbox it reaches nothing else but its trial's tools.")
+              help="Let a cmd: or --isolate process agent connect to this host (port 443 unless given; repeatable; "
+                   "IPv6 in brackets: [::1]:8443), e.g. its model provider. In its sandbox it reaches nothing else "
+                   "but its trial's tools.")
 @click.option("--trials", "-k", "--repeat", type=click.IntRange(1, MAX_TRIALS), default=4, show_default=True,
               help=f"Trials per case (at most {MAX_TRIALS}; cases × trials at most {MAX_PLANNED_TRIALS:,}).")
 @click.option("-j", "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True,

@@ -273,10 +273,14 @@ def set_limits(limits: list[list[str]]) -> None:
 
 
 def join_cgroups(folders: list[str]) -> None:
+    """Move this process (and so the program) into each cgroup; never creates ``cgroup.procs`` where none is."""
     for folder in folders:
         try:
-            with open(os.path.join(folder, "cgroup.procs"), "w") as f:
-                f.write("0")
+            fd = os.open(os.path.join(folder, "cgroup.procs"), os.O_WRONLY)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
         except OSError as exc:
             fail(f"cannot join the cgroup {folder}", exc.strerror)
 
