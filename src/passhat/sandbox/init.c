@@ -403,7 +403,7 @@ static void run_program(const struct spec *spec, const sigset_t *mask) {
 
 enum kind { SIGNALS, LISTENER, SIDE };
 
-struct tag { enum kind kind; int fd; void *owner; int side; };
+struct tag { enum kind kind; int fd; void *owner; };
 
 struct flow { char data[BUFFER]; size_t start, length; int done; }; /* one direction: side s → side 1-s */
 
@@ -507,7 +507,7 @@ static void accept_all(struct listener *listener) {
             continue;
         }
         for (int side = 0; side < 2; side++)
-            c->sides[side] = (struct tag){SIDE, side ? upstream : client, c, side};
+            c->sides[side] = (struct tag){SIDE, side ? upstream : client, c};
         relay(c);
     }
 }
@@ -552,7 +552,7 @@ int main(int argc, char **argv) {
                                   sockets, rule[2]);
             if (length < 0 || (size_t)length >= sizeof listeners[i].target)
                 fail(ENAMETOOLONG, "cannot forward to %s", rule[2]);
-            listeners[i].tag = (struct tag){LISTENER, listen_on(rule[0], rule[1]), &listeners[i], 0};
+            listeners[i].tag = (struct tag){LISTENER, listen_on(rule[0], rule[1]), &listeners[i]};
         }
     }
     confine_mounts(&spec);
@@ -567,7 +567,7 @@ int main(int argc, char **argv) {
     int signals = signalfd(-1, &children, SFD_NONBLOCK | SFD_CLOEXEC);
     if (signals < 0 || (loop_fd = epoll_create1(EPOLL_CLOEXEC)) < 0)
         fail(errno, "cannot watch the program");
-    struct tag signal_tag = {SIGNALS, signals, NULL, 0};
+    struct tag signal_tag = {SIGNALS, signals, NULL};
     struct epoll_event event = {.events = EPOLLIN, .data.ptr = &signal_tag};
     if (epoll_ctl(loop_fd, EPOLL_CTL_ADD, signals, &event) != 0)
         fail(errno, "cannot watch the program");
