@@ -149,20 +149,6 @@ def test_in_the_fallback_the_bounds_hold_too(bounded_run: Any, monkeypatch: pyte
     assert processes_named(marker) == []
 
 
-def test_the_data_limit_reaches_the_program_with_or_without_prlimit(monkeypatch: pytest.MonkeyPatch) -> None:
-    import resource
-    import subprocess
-
-    show = [sys.executable, "-c", "import resource; print(resource.getrlimit(resource.RLIMIT_DATA)[0])"]
-    for prlimit in (True, False):
-        if not prlimit:
-            monkeypatch.setattr(sandbox_bounds.shutil, "which", lambda name: None)
-        argv = sandbox_bounds._data_limited(show, 300 << 20)
-        assert (argv[0].endswith("prlimit")) == prlimit
-        done = subprocess.run(argv, capture_output=True, text=True, check=True)
-        assert int(done.stdout) == 300 << 20 != resource.getrlimit(resource.RLIMIT_DATA)[0]
-
-
 def test_the_bounds_are_in_the_manifest(tmp_path: Path, notes_cases: Any) -> None:
     import passhat
 

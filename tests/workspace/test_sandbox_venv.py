@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from passhat.workspace import _sandbox_init as init
+from passhat.sandbox import plan as init
 
 
 def test_a_venv_in_the_temp_folder_is_kept_and_the_folder_still_hidden(tmp_path: Path,

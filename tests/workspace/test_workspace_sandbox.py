@@ -14,6 +14,9 @@ import pytest
 
 from passhat.workspace import CommandResult, WorkspaceCopy, WorkspaceError, WorkspaceImage, isolation, run_command
 from passhat.workspace import sandbox as sandbox_module
+from tests.sandbox.pid1s import pid1
+
+__all__ = ["pid1"]  # a fixture, used by name: the tests of mounts, hiding and capabilities run under both PID 1s
 
 MODES = ["unshare", "none"] if isolation() == "unshare" else ["none"]
 needs_unshare = pytest.mark.skipif(isolation() != "unshare",
@@ -176,7 +179,7 @@ def test_network_is_unreachable_in_the_sandbox(copy: WorkspaceCopy, listener: in
 
 
 @needs_unshare
-def test_no_writes_outside_the_copy(copy: WorkspaceCopy, image: WorkspaceImage, tmp_path: Path) -> None:
+def test_no_writes_outside_the_copy(copy: WorkspaceCopy, image: WorkspaceImage, tmp_path: Path, pid1: str) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     marker = Path("/tmp") / f"passhat-sandbox-test-{os.getpid()}"
@@ -224,7 +227,7 @@ def test_bad_arguments_are_named(copy: WorkspaceCopy, tmp_path: Path) -> None:
 
 
 @needs_unshare
-def test_other_copies_and_the_image_are_not_visible(copy: WorkspaceCopy, image: WorkspaceImage) -> None:
+def test_other_copies_and_the_image_are_not_visible(copy: WorkspaceCopy, image: WorkspaceImage, pid1: str) -> None:
     """Concurrent trials of one case must stay independent: no reading a sibling trial's work."""
     with image.restore() as sibling:
         (sibling.root / "answer.txt").write_text("the sibling's solution\n")
@@ -278,8 +281,9 @@ sys.exit(1 if any(v == 0 for v in tries.values()) else 0)
 
 
 @needs_unshare
-@pytest.mark.parametrize("how", ["directly", "from a user namespace of its own"])
-def test_the_command_cannot_undo_its_confinement(copy: WorkspaceCopy, how: str) -> None:
+@pytest.mark.parametrize(("how", "pid1"), [("directly", "c"), ("directly", "python"),
+                                           ("from a user namespace of its own", "c")], indirect=["pid1"])
+def test_the_command_cannot_undo_its_confinement(copy: WorkspaceCopy, how: str, pid1: str) -> None:
     """System calls, not mount(8): util-linux refuses early for a non-root user and would prove nothing."""
     (copy.root / "escape.py").write_text(ESCAPE)
     prefix = "" if how == "directly" else "unshare --user --mount "

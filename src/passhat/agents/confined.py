@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import os
 import re
 import socket
@@ -42,17 +43,46 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def parse_allow_host(text: str) -> tuple[str, int]:
-    """``HOST[:PORT]`` (port 443 when left out) → (host, port); bad input otherwise."""
+    """``HOST[:PORT]`` or ``[IPV6][:PORT]`` (port 443 when left out) → (host, port); bad input otherwise."""
     text = text.strip()
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = text, "443"
-    if not host or any(c in text for c in "/[] @"):
-        raise PasshatError(f"--agent-allow-host {text!r}: expected HOST or HOST:PORT (IPv4 or a name), e.g. "
-                           "api.openai.com or 127.0.0.1:8080")
+    expected = ("expected HOST or HOST:PORT (a name, an IPv4 address, or an IPv6 one in brackets), e.g. "
+                "api.openai.com, 127.0.0.1:8080 or [::1]:8443")
+    if text.startswith("["):
+        host, closed, rest = text[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else "443"
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise PasshatError(f"--agent-allow-host {text!r}: {host!r} in brackets is not an IPv6 address; "
+                               f"{expected}") from None
+        if not closed or rest not in ("", ":" + port):
+            raise PasshatError(f"--agent-allow-host {text!r}: {expected}")
+    else:
+        host, sep, port = text.rpartition(":")
+        if not sep:
+            host, port = text, "443"
+        if ":" in host:
+            raise PasshatError(f"--agent-allow-host {text!r}: an IPv6 address goes in brackets, e.g. [::1]:8443")
+        if not host or any(c in text for c in "/[] @"):
+            raise PasshatError(f"--agent-allow-host {text!r}: {expected}")
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise PasshatError(f"--agent-allow-host {text!r}: the port must be a number from 1 to 65535")
     return host, int(port)
+
+
+def resolve(name: str, port: int) -> tuple[str, ...]:
+    """The addresses an allowed host is reached at: itself if it is one, else its A and AAAA records.
+
+    ``AI_ADDRCONFIG``: IPv6 addresses only where this machine has IPv6 itself. Otherwise a name with both
+    records would be forwarded at its IPv6 address too, which the harness cannot reach: the agent's
+    connection there is accepted in its namespace and then dropped, so it never falls back to IPv4."""
+    try:
+        return (str(ipaddress.ip_address(name)),)
+    except ValueError:
+        pass
+    found = socket.getaddrinfo(name, port, socket.AF_UNSPEC, socket.SOCK_STREAM, 0, socket.AI_ADDRCONFIG)
+    # a scoped address (fe80::1%eth0) names an interface of this machine, not one in the agent's namespace
+    return tuple(dict.fromkeys(str(a[4][0]) for a in found if "%" not in str(a[4][0])))
 
 
 @dataclass(frozen=True)
@@ -87,10 +117,12 @@ class AgentSandbox:
         for text in self.allow_hosts:
             name, port = parse_allow_host(text)
             try:
-                found = socket.getaddrinfo(name, port, socket.AF_INET, socket.SOCK_STREAM)
+                addresses = resolve(name, port)
             except OSError as exc:
                 raise PasshatError(f"--agent-allow-host {text!r}: cannot resolve {name!r}: {exc}") from None
-            hosts.append(AllowedHost(name, port, tuple(dict.fromkeys(str(a[4][0]) for a in found))))
+            if not addresses:
+                raise PasshatError(f"--agent-allow-host {text!r}: {name!r} has no address this machine can reach")
+            hosts.append(AllowedHost(name, port, addresses))
         object.__setattr__(self, "hosts", tuple(hosts))
 
     def describe(self) -> dict[str, Any]:
@@ -101,6 +133,14 @@ def confinement_available() -> sandbox.Available:
     """What :func:`passhat.sandbox.available` says, as passhat's bad-input error when it cannot be honoured."""
     try:
         return sandbox.available()
+    except sandbox.SandboxError as exc:
+        raise PasshatError(str(exc)) from None
+
+
+def _pid1() -> tuple[sandbox.Pid1, str]:
+    """:func:`passhat.sandbox.pid1`, as passhat's bad-input error (a bad ``PASSHAT_SANDBOX_INIT``)."""
+    try:
+        return sandbox.pid1()
     except sandbox.SandboxError as exc:
         raise PasshatError(str(exc)) from None
 
@@ -182,22 +222,24 @@ async def launch(argv: list[str], variables: Mapping[str, str], endpoint: TrialE
         if mode == "unshare":
             async with contextlib.AsyncExitStack() as stack:
                 spec = sandbox.base_spec(argv, cwd, [private])
-                spec["keep"] = [cwd, *_keep(argv)]
-                spec["sockets"] = sockets
+                spec.keep = [cwd, *_keep(argv)]
+                spec.sockets = sockets
                 tools = urlsplit(endpoint.url)
+                assert tools.hostname and tools.port, endpoint.url  # the tool server's own http://ADDRESS:PORT/...
                 await stack.enter_async_context(server.unix_socket(endpoint, os.path.join(sockets, "tools.sock")))
-                spec["forward"] = [{"host": tools.hostname, "port": tools.port, "socket": "tools.sock"}]
-                spec["hosts_file"] = await _allow(stack, options, sockets, spec["forward"])
+                spec.forward = [sandbox.Forward(tools.hostname, tools.port, "tools.sock")]
+                spec.hosts_file = await _allow(stack, options, sockets, spec.forward)
                 allowed = ", ".join(options.allow_hosts) or "no other host"
                 bounded = await asyncio.to_thread(confine, spec, options.bounds.to_bounds())
+                which, pid1 = _pid1()
                 details = (f"user, mount, PID, network namespaces; no capabilities; reaches its tools and {allowed}; "
-                           f"bounds: {bounded.describe()}")
-                yield Launch(sandbox.launch_argv(spec, True), env, cwd, "namespaces", details, options.bounds, bounded)
+                           f"{pid1}; bounds: {bounded.describe()}")
+                yield Launch(sandbox.launch_argv(spec, which), env, cwd, "namespaces", details, options.bounds, bounded)
         else:
             spec = sandbox.base_spec(argv, cwd, [private], mode="fallback")
             root = os.geteuid() == 0
             uid = NOBODY if root and all(_open_to_others(p) for p in [*_keep(argv)[1:], cwd]) else None
-            spec["uid"] = uid
+            spec.uid = uid
             if uid is not None:
                 for folder in (private, home, tmp):
                     os.chown(folder, uid, uid)
@@ -206,7 +248,7 @@ async def launch(argv: list[str], variables: Mapping[str, str], endpoint: TrialE
             bounded = await asyncio.to_thread(confine, spec, options.bounds.to_bounds())
             details = (f"fallback ({sandbox.available_note()}): runs as {who}, harness not dumpable, every "
                        f"descendant killed at the end; network and files not confined; bounds: {bounded.describe()}")
-            yield Launch(sandbox.launch_argv(spec, False), env, cwd, "fallback", details, options.bounds, bounded)
+            yield Launch(sandbox.launch_argv(spec), env, cwd, "fallback", details, options.bounds, bounded)
     finally:
         if bounded is not None:  # whatever is left in its cgroups is killed before its folders go
             await asyncio.to_thread(bounded.release)
@@ -218,7 +260,7 @@ async def launch(argv: list[str], variables: Mapping[str, str], endpoint: TrialE
 
 
 async def _allow(stack: contextlib.AsyncExitStack, options: AgentSandbox, sockets: str,
-                 forward: list[dict[str, Any]]) -> str | None:
+                 forward: list[sandbox.Forward]) -> str | None:
     """Relay every allowed host's addresses (forward rules, harness-side sockets); the namespace's
     ``/etc/hosts``, naming them, when any is a name."""
     from passhat.sandbox.relay import relay
@@ -226,7 +268,7 @@ async def _allow(stack: contextlib.AsyncExitStack, options: AgentSandbox, socket
     lines = ["127.0.0.1 localhost"]
     for host in options.hosts:
         for address in host.addresses:
-            if any(r["host"] == address and r["port"] == host.port for r in forward):
+            if any(r.host == address and r.port == host.port for r in forward):
                 continue
             name = f"allow-{len(forward)}.sock"
             try:
@@ -234,7 +276,7 @@ async def _allow(stack: contextlib.AsyncExitStack, options: AgentSandbox, socket
             except OSError as exc:
                 raise InfrastructureError(f"cannot relay {host.name}:{host.port}: {exc.strerror or exc}") from exc
             stack.callback(listener.close)
-            forward.append({"host": address, "port": host.port, "socket": name})
+            forward.append(sandbox.Forward(address, host.port, name))
             if host.name != address:
                 lines.append(f"{address} {host.name}")
     if len(lines) == 1:

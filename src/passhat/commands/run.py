@@ -49,8 +49,9 @@ from passhat.suites.plan import run_notes
               help="Pass this environment variable to a cmd: or --isolate process agent (repeatable; e.g. an API key). "
                    "Nothing else of passhat's environment reaches it.")
 @click.option("--agent-allow-host", "agent_allow_hosts", multiple=True, metavar="HOST[:PORT]",
-              help="Let a cmd: or --isolate process agent connect to this host (port 443 unless given; repeatable), "
-                   "e.g. its model provider. In its sandbox it reaches nothing else but its trial's tools.")
+              help="Let a cmd: or --isolate process agent connect to this host (port 443 unless given; repeatable; "
+                   "IPv6 in brackets: [::1]:8443), e.g. its model provider. In its sandbox it reaches nothing else "
+                   "but its trial's tools.")
 @click.option("--agent-processes", "agent_processes", default=str(DEFAULT_PROCESSES), show_default=True, metavar="N",
               help="Processes and threads a cmd: or --isolate process agent's program may have at once (or none): "
                    "a fork bomb fails its own trial, not the machine.")

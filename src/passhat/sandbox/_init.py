@@ -1,20 +1,21 @@
 """The first process of a confined program: set up the confinement, run the program, outlive nothing.
 
-Run as ``python -I -S _init.py SPEC`` (``SPEC``: the spec dict of :func:`passhat.sandbox.base_spec`, in
-:mod:`marshal` form as hex: built in, where importing ``json`` would cost start-up time). Two modes:
+Run as ``python -I -S _init.pyc MODE STEP... -- PROGRAM ARG...``: the words of
+:func:`passhat.sandbox.plan.words`, which computed every path list in the harness; this process only
+executes the steps (their table: :data:`STEPS`; their meaning: ``init.c``'s header, the C PID 1 of the
+namespaces mode, which does the same without an interpreter's start-up). Two modes:
 
 ``namespaces``: PID 1 of fresh user, mount, PID, network and IPC namespaces (``unshare`` makes them and
 maps our user to root in the user namespace, which lets us change mounts there, and only there).
 
 1. Join the bound cgroups (``cgroup.procs``), while the file system is still writable.
-2. Bring ``lo`` up, add the allowed hosts' addresses to it (netlink), and listen on each forwarded
-   address; a connection is passed on to a unix socket in a folder the program cannot see (reached
-   through a descriptor opened before it was hidden), whose harness side decides what it reaches.
+2. Bring ``lo`` up, add the allowed hosts' addresses to it (netlink, IPv4 and IPv6), and listen on each
+   forwarded address; a connection is passed on to a unix socket in a folder the program cannot see
+   (reached through a descriptor opened before it was hidden), whose harness side decides what it reaches.
 3. ``mount_setattr(AT_RECURSIVE, MOUNT_ATTR_RDONLY)`` on ``/``: one call makes every mount read-only.
-4. The folders holding each writable folder (the temporary folder: other trials' copies), ``/dev/shm``
-   and the folders the spec hides (the harness's ``$HOME``, the run folder) are covered by empty tmpfs;
-   the interpreter and the folders the spec keeps are bound back read-only, the writable ones
-   read-write, and hidden folders inside a kept one covered again.
+4. The covers (the folders holding each writable folder, ``/dev/shm``, the hidden ones) get an empty
+   tmpfs; the kept folders are bound back read-only, the writable ones read-write, the late covers
+   (hidden folders inside a kept one) covered again, and the covers sealed read-only.
 5. The program runs in a child with every capability dropped (the bounding set emptied, then ``capset``:
    none after ``exec`` either) and ``no_new_privs``, under the spec's rlimits:
    it cannot remount anything, and a user namespace it makes itself gets its mounts locked by the
@@ -29,15 +30,14 @@ interpreter under ``/root``), it stays root without a single capability, which c
 
 Any failure before the program runs exits with :data:`SETUP_FAILED` and a line starting ``passhat
 sandbox:`` on stderr: the program never runs unconfined. Imports only built-in modules where it can
-(``_socket``, ``_thread``, ``marshal``: ``socket``, ``threading`` and ``json`` would import ``enum`` and
-``re``); with ``-I -S`` start-up stays at a few milliseconds.
+(``_socket``, ``_thread``: ``socket`` and ``threading`` would import ``enum`` and ``re``); with ``-I -S``
+start-up stays at a few milliseconds.
 """
 
 from __future__ import annotations
 
 import _ctypes  # the C half of ctypes: importing ctypes itself costs ~5 ms of every confined start
 import _signal as signal  # built in; the signal module imports enum
-import marshal
 import os
 import sys
 
@@ -48,8 +48,11 @@ AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC = 0x2, 0x4, 0x1000, 0x4000
 PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 24, 36, 38
-SHM = "/dev/shm"
-LIMITS = {"fsize": "RLIMIT_FSIZE", "nproc": "RLIMIT_NPROC", "as": "RLIMIT_AS"}
+LIMITS = {"fsize": "RLIMIT_FSIZE", "nproc": "RLIMIT_NPROC", "data": "RLIMIT_DATA"}
+STEPS = {"cgroup": 1, "loopback": 0, "address": 1, "sockets": 1, "listen": 3, "writable": 1, "keep": 1,
+         "hosts": 1, "cover": 2, "late": 2, "seal": 1, "cwd": 1, "limit": 2, "uid": 1}
+"""Every step word and how many arguments follow it (``init.c`` has the same table; a test compares them)."""
+Steps = dict[str, list[list[str]]]
 
 
 class c_int(_ctypes._SimpleCData):  # what ctypes.c_int, c_uint32 and c_uint64 are, without ctypes
@@ -90,53 +93,21 @@ def fail(what: str, reason: str | None = None) -> None:
     sys.exit(SETUP_FAILED)
 
 
-def interpreter_folders() -> list[str]:
-    """Folders the program needs to see wherever they are: this interpreter's installation, as called
-    (a virtual environment's ``bin/python`` is a link out of it, and this helper runs with -I -S, so its
-    ``sys.prefix`` is the base interpreter's) and as resolved."""
-    called = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
-    resolved = os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))
-    return list(dict.fromkeys(os.path.realpath(p) for p in (called, resolved, sys.prefix, sys.base_prefix)))
-
-
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def hidden_parents(writable: list[str]) -> list[str]:
-    """The folders holding the writable ones (normally the temporary folder), to be shown empty.
-
-    Other trials' copies and the image's master copy sit beside this copy: the program must not read
-    them (a trial copying a sibling's work would make pass^k measure nothing). Not hidden: ``/``, and a
-    folder that *is* the interpreter's installation or lies inside it (an interpreter installed right in
-    the temporary folder); one merely holding it (a virtual environment in ``/tmp/venv``) is hidden and
-    the installation bound back read-only (:func:`kept_inside`).
-    """
-    ours = interpreter_folders()
-    parents = []
-    for folder in writable:
-        parent = os.path.dirname(folder)
-        if parent != "/" and parent not in parents and not any(_within(parent, p) for p in ours):
-            parents.append(parent)
-    return parents
-
-
-def kept_inside(covers: list[str], keep: list[str] = ()) -> list[str]:  # type: ignore[assignment]
-    """The interpreter's folders and the spec's kept ones that a cover would hide: bound back read-only."""
-    found = list(dict.fromkeys([*interpreter_folders(), *keep]))
-    return [p for p in found if any(p.startswith(c + "/") for c in covers)]
-
-
-def covers(writable: list[str], hide: list[str] = ()) -> list[str]:  # type: ignore[assignment]
-    """The folders to cover with an empty tmpfs: :func:`hidden_parents`, ``/dev/shm`` and ``hide``, leaving
-    out any inside another (copies in ``/tmp/ws`` and a command folder in ``/tmp``: covering ``/tmp`` hides
-    both, and covering ``/tmp/ws`` after it would fail, as covering ``/tmp`` after it would hide the first),
-    and any folder holding a writable or interpreter folder only through ``hide`` (that is not hidden)."""
-    ours = interpreter_folders()
-    asked = [h for h in hide if os.path.isdir(h) and h != "/" and not any(_within(p, h) for p in [*writable, *ours])
-             and not any(_within(h, w) for w in writable)]
-    found = list(dict.fromkeys([*hidden_parents(writable), SHM, *asked]))
-    return [c for c in found if not any(c.startswith(other + "/") for other in found)]
+def parse(words: list[str]) -> tuple[str, Steps, list[str]]:
+    """``MODE STEP... -- PROGRAM ARG...`` → (mode, each step's argument lists, the program's argv)."""
+    steps: Steps = {step: [] for step in STEPS}
+    i = 1
+    while i < len(words) and words[i] != "--":
+        arity = STEPS.get(words[i])
+        if arity is None or i + arity >= len(words):
+            fail("spec", f"{'unknown step' if arity is None else 'missing words after'} {words[i]}")
+        steps[words[i]].append(words[i + 1:i + 1 + arity])
+        i += 1 + arity
+    if not words or i + 1 >= len(words):
+        fail("spec", "no program after --")
+    if len(steps["cwd"]) != 1 or any(len(steps[s]) > 1 for s in ("sockets", "hosts", "uid")):
+        fail("spec", "needs one cwd and at most one sockets, hosts and uid, in argv")
+    return words[0], steps, words[i + 1:]
 
 
 def up_loopback() -> None:
@@ -147,23 +118,39 @@ def up_loopback() -> None:
     s = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
     try:
         fcntl.ioctl(s.fileno(), 0x8914, _struct.pack("16sh", b"lo", 0x1 | 0x8 | 0x40))  # SIOCSIFFLAGS: UP|LOOPBACK|RUNNING
+    except OSError as exc:
+        fail("cannot bring lo up", exc.strerror)
     finally:
         s.close()
 
 
+def family(ip: str) -> int:
+    """``AF_INET`` or ``AF_INET6``, as the address's text says."""
+    import _socket
+
+    return _socket.AF_INET6 if ":" in ip else _socket.AF_INET
+
+
 def add_address(ip: str) -> None:
-    """``ip addr add IP/32 dev lo`` through netlink (RTM_NEWADDR), for an allowed host's address."""
+    """``ip addr add IP/32 (or /128) dev lo`` through netlink (RTM_NEWADDR), for an allowed host's address."""
     import _socket
     import _struct
 
-    addr = _socket.inet_aton(ip)
-    body = _struct.pack("BBBBI", _socket.AF_INET, 32, 0, 0, _socket.if_nametoindex("lo"))
-    body += _struct.pack("HH4s", 8, 2, addr) + _struct.pack("HH4s", 8, 1, addr)  # IFA_LOCAL, IFA_ADDRESS
+    try:
+        addr = _socket.inet_pton(family(ip), ip)
+    except OSError as exc:
+        fail(f"cannot add address {ip} to lo", exc.strerror or "not an address")
+    flags = 0x2 if family(ip) == _socket.AF_INET6 else 0  # IFA_F_NODAD: usable at once, not "tentative"
+    body = _struct.pack("BBBBI", family(ip), len(addr) * 8, flags, 0, _socket.if_nametoindex("lo"))
+    for attribute in (2, 1):  # IFA_LOCAL, IFA_ADDRESS
+        body += _struct.pack("HH", 4 + len(addr), attribute) + addr
     header = _struct.pack("IHHII", 16 + len(body), 20, 0x1 | 0x4 | 0x400 | 0x200, 1, 0)  # RTM_NEWADDR, REQUEST|ACK|CREATE|EXCL
     s = _socket.socket(_socket.AF_NETLINK, _socket.SOCK_RAW, 0)
     try:
         s.sendto(header + body, (0, 0))
         reply = s.recv(4096)
+    except OSError as exc:
+        fail(f"cannot add address {ip} to lo", exc.strerror)
     finally:
         s.close()
     error = _struct.unpack_from("i", reply, 16)[0]
@@ -171,8 +158,8 @@ def add_address(ip: str) -> None:
         fail(f"cannot add address {ip} to lo", os.strerror(-error))
 
 
-def forward(listen: tuple[str, int], target: str) -> None:
-    """Accept on ``listen`` (inside the namespace) and pass each connection on to the unix socket ``target``."""
+def forward(host: str, port: int, target: str) -> None:
+    """Accept on ``host:port`` (inside the namespace) and pass each connection on to the unix socket ``target``."""
     import _socket
     import _thread
 
@@ -192,7 +179,7 @@ def forward(listen: tuple[str, int], target: str) -> None:
     def serve(server: _socket.socket) -> None:
         while True:
             fd, _ = server._accept()
-            client = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM, 0, fd)
+            client = _socket.socket(server.family, _socket.SOCK_STREAM, 0, fd)
             client.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)  # else small answers wait ~40 ms for an ACK
             upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
             try:
@@ -204,21 +191,34 @@ def forward(listen: tuple[str, int], target: str) -> None:
             _thread.start_new_thread(pump, (client, upstream))
             _thread.start_new_thread(pump, (upstream, client))
 
-    server = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
-    server.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+    server = _socket.socket(family(host), _socket.SOCK_STREAM)
     try:
-        server.bind(listen)
+        server.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+        if server.family == _socket.AF_INET6:
+            server.setsockopt(_socket.IPPROTO_IPV6, _socket.IPV6_V6ONLY, 1)
+        server.bind((host, port))
+        server.listen(128)
     except OSError as exc:
-        fail(f"cannot listen on {listen[0]}:{listen[1]}", exc.strerror)
-    server.listen(128)
+        fail(f"cannot listen on {f'[{host}]' if ':' in host else host}:{port}", exc.strerror)
     _thread.start_new_thread(serve, (server,))
 
 
-def confine_mounts(spec: dict, libc: Libc) -> None:  # type: ignore[type-arg]
-    """Steps 3 and 4 of the module docstring."""
-    writable = [os.path.realpath(f) for f in spec["writable"]]
-    hide = [os.path.realpath(f) for f in spec.get("hide", [])]
+def make_mount_point(folder: str, handle: int, mode: int) -> None:
+    """What a bind onto ``folder`` needs there: a folder (or, for a file, its folder and an empty file)."""
+    if os.path.exists(folder):
+        return
+    try:
+        if os.path.isdir(f"/proc/self/fd/{handle}"):
+            os.makedirs(folder, mode, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(folder), 0o755, exist_ok=True)
+            os.close(os.open(folder, os.O_CREAT | os.O_WRONLY, 0o644))
+    except OSError as exc:
+        fail(f"cannot make {folder} in its cover", exc.strerror)
 
+
+def confine_mounts(steps: Steps, libc: Libc) -> None:
+    """Steps 3 and 4 of the module docstring."""
     def setattr_(path: str, flags: int, attr: MountAttr) -> int:
         return libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, os.fsencode(path), flags, _ctypes.byref(attr), _ctypes.sizeof(attr))
 
@@ -226,69 +226,61 @@ def confine_mounts(spec: dict, libc: Libc) -> None:  # type: ignore[type-arg]
         if libc.mount(source and os.fsencode(source), os.fsencode(target), fstype, flags, data) != 0:
             fail(what)
 
-    hidden = covers(writable, hide)
-    kept = kept_inside(hidden, [os.path.realpath(k) for k in spec.get("keep", [])])
-    late = [h for h in hide if h not in hidden and os.path.isdir(h) and any(_within(h, k) for k in kept)
-            and not any(_within(w, h) for w in writable)]
+    writable = [folder for folder, in steps["writable"]]
+    kept = [folder for folder, in steps["keep"]]
     try:
         handles = [os.open(f, os.O_PATH | os.O_DIRECTORY) for f in writable]  # still reachable once hidden
         kept_handles = [os.open(f, os.O_PATH) for f in kept]
     except OSError as exc:
         fail(f"cannot open {exc.filename}", exc.strerror)
-    if spec.get("hosts_file"):
-        mount(spec["hosts_file"], "/etc/hosts", None, MS_BIND, None, "cannot bind /etc/hosts")
+    for hosts, in steps["hosts"]:
+        mount(hosts, "/etc/hosts", None, MS_BIND, None, "cannot bind /etc/hosts")
     if setattr_("/", AT_RECURSIVE, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)) != 0:
         fail("cannot make the file system read-only (mount_setattr)")
-    for cover in hidden:
-        options = b"size=64m,mode=1777" if cover == SHM else b"size=1m,mode=755"
-        mount("tmpfs", cover, b"tmpfs", MS_NOSUID | MS_NODEV, options, f"cannot cover {cover} with a tmpfs")
-    for folder, handle in zip(kept, kept_handles, strict=True):  # the interpreter, read-only as before
-        try:
-            if os.path.isdir(f"/proc/self/fd/{handle}"):
-                os.makedirs(folder, 0o755, exist_ok=True)
-            else:
-                os.makedirs(os.path.dirname(folder), 0o755, exist_ok=True)
-                if not os.path.exists(folder):
-                    os.close(os.open(folder, os.O_CREAT | os.O_WRONLY, 0o644))
-        except OSError as exc:
-            fail(f"cannot make {folder} in its cover", exc.strerror)
+    for cover, options in steps["cover"]:
+        mount("tmpfs", cover, b"tmpfs", MS_NOSUID | MS_NODEV, options.encode(), f"cannot cover {cover} with a tmpfs")
+    for folder, handle in zip(kept, kept_handles, strict=True):  # the interpreter, the program: read-only as before
+        make_mount_point(folder, handle, 0o755)
         mount(f"/proc/self/fd/{handle}", folder, None, MS_BIND | MS_REC, None, f"cannot bind {folder}")
         if setattr_(folder, AT_RECURSIVE, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)) != 0:
             fail(f"cannot make {folder} read-only")
         os.close(handle)
     for folder, handle in zip(writable, handles, strict=True):
-        try:
-            if any(folder.startswith(cover + "/") for cover in hidden):
-                os.makedirs(folder, 0o700, exist_ok=True)
-        except OSError as exc:
-            fail(f"cannot make {folder} in its cover", exc.strerror)
+        make_mount_point(folder, handle, 0o700)
         mount(f"/proc/self/fd/{handle}", folder, None, MS_BIND, None, f"cannot bind {folder}")
         if setattr_(folder, 0, MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)) != 0:
             fail(f"cannot make {folder} writable")
         os.close(handle)
-    for cover in late:  # the run folder inside the agent's own (kept) working folder
-        mount("tmpfs", cover, b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=755", f"cannot cover {cover} with a tmpfs")
-    for cover in [*hidden, *late]:
-        if cover != SHM and setattr_(cover, 0, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)) != 0:
+    for cover, options in steps["late"]:  # the run folder inside the agent's own (kept) working folder
+        mount("tmpfs", cover, b"tmpfs", MS_NOSUID | MS_NODEV, options.encode(), f"cannot cover {cover} with a tmpfs")
+    for cover, in steps["seal"]:
+        if setattr_(cover, 0, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)) != 0:
             fail(f"cannot make {cover} read-only")
 
 
-def set_limits(limits: dict) -> None:  # type: ignore[type-arg]
-    if not any(v is not None for v in limits.values()):
+def set_limits(limits: list[list[str]]) -> None:
+    """The spec's rlimits, in the child: ``limit NAME VALUE`` (fsize, nproc, data)."""
+    if not limits:
         return
     import resource
 
-    for key, value in limits.items():
-        if value is not None:
-            which = getattr(resource, LIMITS[key])
-            resource.setrlimit(which, (value, value))
+    for name, text in limits:
+        try:
+            value = int(text)
+            resource.setrlimit(getattr(resource, LIMITS[name]), (value, value))
+        except (KeyError, ValueError, OSError) as exc:
+            fail(f"cannot set the {name} limit to {text}", getattr(exc, "strerror", None) or "Invalid argument")
 
 
 def join_cgroups(folders: list[str]) -> None:
+    """Move this process (and so the program) into each cgroup; never creates ``cgroup.procs`` where none is."""
     for folder in folders:
         try:
-            with open(os.path.join(folder, "cgroup.procs"), "w") as f:
-                f.write("0")
+            fd = os.open(os.path.join(folder, "cgroup.procs"), os.O_WRONLY)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
         except OSError as exc:
             fail(f"cannot join the cgroup {folder}", exc.strerror)
 
@@ -346,30 +338,55 @@ def _stop(*_: object) -> None:
     raise Stop
 
 
+def run_program(argv: list[str], steps: Steps, libc: Libc) -> None:
+    """The child: the spec's limits and uid, no capability, ``no_new_privs``, then the program."""
+    try:
+        for number in (signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):  # as a program started by a shell has them
+            signal.signal(number, signal.SIG_DFL)
+        set_limits(steps["limit"])
+        for uid, in steps["uid"]:
+            try:
+                os.setgroups([])
+                os.setgid(int(uid))
+                os.setuid(int(uid))
+            except OSError as exc:
+                fail(f"cannot become uid {uid}", exc.strerror)
+        if os.geteuid() == 0:
+            drop_capabilities(libc)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            fail("cannot set no_new_privs")
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        os.write(2, f"passhat sandbox: cannot run {argv[0]}: {exc.strerror}\n".encode())
+    os._exit(SETUP_FAILED)
+
+
 def main() -> None:
     libc = Libc()
-    spec = marshal.loads(bytes.fromhex(sys.argv[1]))
+    mode, steps, argv = parse(sys.argv[1:])
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # the program cannot read our memory or descriptors
-    namespaces = spec["mode"] == "namespaces"
-    join_cgroups(spec.get("cgroups", []))
+    namespaces = mode == "namespaces"
+    join_cgroups([folder for folder, in steps["cgroup"]])
     if namespaces:
-        if spec.get("forward"):
+        if steps["loopback"]:
             up_loopback()
+        for address, in steps["address"]:
+            add_address(address)
+        for folder, in steps["sockets"]:
             try:
-                sockets = os.open(spec["sockets"], os.O_PATH | os.O_DIRECTORY)
+                sockets = os.open(folder, os.O_PATH | os.O_DIRECTORY)
             except OSError as exc:
-                fail(f"cannot open {spec['sockets']}", exc.strerror)
-            for rule in spec["forward"]:
-                if not rule["host"].startswith("127."):
-                    add_address(rule["host"])
-                forward((rule["host"], rule["port"]), f"/proc/self/fd/{sockets}/{rule['socket']}")
-        confine_mounts(spec, libc)
+                fail(f"cannot open {folder}", exc.strerror)
+            for host, port, name in steps["listen"]:
+                forward(host, int(port), f"/proc/self/fd/{sockets}/{name}")
+        confine_mounts(steps, libc)
     else:
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    cwd = steps["cwd"][0][0]
     try:
-        os.chdir(spec["cwd"])  # again, through the new mounts: the inherited working folder is on the read-only one
+        os.chdir(cwd)  # again, through the new mounts: the inherited working folder is on the read-only one
     except OSError as exc:
-        fail(f"cannot enter {spec['cwd']}", exc.strerror)
+        fail(f"cannot enter {cwd}", exc.strerror)
     if not namespaces:
         signal.signal(signal.SIGTERM, _stop)
     try:
@@ -377,20 +394,7 @@ def main() -> None:
     except OSError:
         fail("cannot fork")
     if child == 0:
-        try:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            set_limits(spec.get("limits", {}))
-            if spec.get("uid") is not None:
-                os.setgroups([])
-                os.setgid(spec["uid"])
-                os.setuid(spec["uid"])
-            if os.geteuid() == 0:
-                drop_capabilities(libc)
-            libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-            os.execvp(spec["argv"][0], spec["argv"])
-        except OSError as exc:
-            os.write(2, f"passhat sandbox: cannot run {spec['argv'][0]}: {exc.strerror}\n".encode())
-        os._exit(SETUP_FAILED)
+        run_program(argv, steps, libc)
     status = None
     while status is None:
         try:

@@ -23,12 +23,12 @@ import functools
 import os
 import re
 import secrets
-import shutil
 import signal
-import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
+
+from passhat.sandbox.plan import Spec
 
 Bound = Literal["processes", "memory", "file_size"]
 """A bound a program can run into."""
@@ -137,9 +137,7 @@ _XFSZ = 128 + signal.SIGXFSZ
 _NO_PROCESS = ("Resource temporarily unavailable", "Cannot fork", "can't fork", "can't start new thread", "EAGAIN")
 _NO_MEMORY = ("MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc", "ENOMEM")
 _TOO_LARGE = "File too large"  # strerror(EFBIG): a program that ignores SIGXFSZ, as Python does, sees this
-# sets RLIMIT_DATA, then becomes the program: where util-linux prlimit is missing (it is beside unshare)
-_SET_DATA = ("import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_DATA, (n, n)); "
-             "os.execvp(sys.argv[2], sys.argv[2:])")
+
 
 
 @dataclass
@@ -189,12 +187,12 @@ class Bounded:
             self.cgroups.remove()
 
 
-def confine(spec: dict[str, Any], bounds: Bounds) -> Bounded:
+def confine(spec: Spec, bounds: Bounds) -> Bounded:
     """Put ``bounds`` into ``spec`` (its ``mode`` and ``uid`` already set): a pids and a memory cgroup where
     both can be made, else rlimits; the file size always. Blocking (cgroup files, ``/proc``): call it in a
     thread from a loop."""
     done = Bounded(bounds)
-    limits = spec.setdefault("limits", {})
+    limits = spec.limits
     if bounds.file_bytes is not None:
         limits["fsize"] = bounds.file_bytes
         done.enforced["file_size"] = "RLIMIT_FSIZE"
@@ -202,17 +200,17 @@ def confine(spec: dict[str, Any], bounds: Bounds) -> Bounded:
         return done
     done.cgroups = Cgroups.make(bounds.processes, bounds.memory_bytes)
     if done.cgroups is not None:
-        spec["cgroups"] = list(done.cgroups.folders.values())
+        spec.cgroups = list(done.cgroups.folders.values())
         done.enforced.update({"processes": "pids cgroup", "memory": "memory cgroup"})
         return done
     if bounds.processes is not None:
-        nproc = _nproc(bounds.processes, spec["mode"] == "namespaces", spec.get("uid"))
+        nproc = _nproc(bounds.processes, spec.mode == "namespaces", spec.uid)
         if nproc is not None:
             limits["nproc"] = nproc
             done.enforced["processes"] = "RLIMIT_NPROC" if nproc == bounds.processes else \
                 f"RLIMIT_NPROC: {nproc}, this user's processes at the start plus the bound"
     if bounds.memory_bytes is not None:
-        spec["argv"] = _data_limited(spec["argv"], bounds.memory_bytes)
+        limits["data"] = bounds.memory_bytes
         done.enforced["memory"] = "RLIMIT_DATA per process"
     return done
 
@@ -240,14 +238,6 @@ def _tasks_of(uid: int) -> int:
             if int(status["Uid"].split()[0]) == uid:
                 count += int(status["Threads"])
     return count
-
-
-def _data_limited(argv: list[str], limit: int) -> list[str]:
-    """``argv`` run under ``RLIMIT_DATA = limit``: through util-linux ``prlimit``, else the interpreter."""
-    prlimit = shutil.which("prlimit")
-    if prlimit is not None:
-        return [prlimit, f"--data={limit}:{limit}", "--", *argv]
-    return [sys.executable, "-I", "-S", "-c", _SET_DATA, str(limit), *argv]
 
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}

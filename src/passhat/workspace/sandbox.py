@@ -7,7 +7,7 @@ Two isolation levels (:data:`Isolation`):
   ``unshare``; no root, no daemon). The network namespace has only a loopback device, down: every
   connection fails, to the host's loopback too. In the mount namespace every mount is made read-only
   except the copy and the command's private HOME/TMPDIR, and the command runs with no capabilities,
-  so it cannot undo that (see :mod:`passhat.workspace._sandbox_init`). Nothing it starts outlives it:
+  so it cannot undo that (see :mod:`passhat.sandbox`). Nothing it starts outlives it:
   its PID namespace dies with it.
 - ``none``: the fallback where user namespaces are unavailable (disabled by the kernel or an
   AppArmor policy, no ``unshare``). Same environment scrub, time limit and output bound, but the
@@ -195,7 +195,10 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
             spec = confinement.base_spec(["/bin/sh", "-c", command], where, [os.path.realpath(root), private])
             if bounds is not None:
                 bounded = await asyncio.to_thread(_bound, spec, bounds, str(root))
-            argv = confinement.launch_argv(spec, True)
+            try:
+                argv = confinement.launch_argv(spec)
+            except confinement.SandboxError as exc:
+                raise WorkspaceError(str(exc)) from None
         else:
             argv = ["/bin/sh", "-c", command]
         result = await _run(argv, where, environment, command, timeout_s, max_output, mode)
@@ -213,7 +216,7 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
             pass  # something the command left running (isolation "none") still writes there; a temp dir is left
 
 
-def _bound(spec: dict[str, Any], bounds: WorkspaceBounds, root: str) -> Bounded:
+def _bound(spec: confinement.Spec, bounds: WorkspaceBounds, root: str) -> Bounded:
     """Put ``bounds`` in the command's spec (:func:`passhat.sandbox.bounds.confine`): no file may grow past
     what is left of the copy's disk bound."""
     disk = max(bounds.disk_mb * MB - folder_bytes(root), 0) if bounds.disk_mb is not None else None
