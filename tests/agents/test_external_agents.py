@@ -96,8 +96,9 @@ def service() -> Iterator[ReferenceService]:
         yield srv
 
 
-@pytest.mark.parametrize("suite", ["refunds", "reimbursement"])
-@pytest.mark.parametrize("style", ["careful", "hasty"])
+# each suite once and each style once: careful passes every refunds case; hasty passes and fails reimbursement
+# cases, faults included (the other two pairings exercise the same paths at twice the CPU: ~30 s)
+@pytest.mark.parametrize(("style", "suite"), [("careful", "refunds"), ("hasty", "reimbursement")])
 def test_isolated_and_service_agents_reach_the_in_process_verdicts(run_suite: Any, service: ReferenceService,
                                                                    style: str, suite: str) -> None:
     in_process = verdicts(run_suite(suite, style))

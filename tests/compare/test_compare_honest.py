@@ -78,7 +78,7 @@ def test_the_most_common_failure_is_the_same_in_every_process() -> None:
               "t = CaseTally('c', passes=0, fails=4, failure_reasons=['state: b', 'reply: a', 'state: b', 'reply: a']); "
               "print(case_entry(t, {})['top_failure'])")
     seen = set()
-    for seed in range(8):
+    for seed in range(4):  # a choice left to the hash seed shows in 4 seeds with probability 7/8
         env = {**os.environ, "PYTHONHASHSEED": str(seed)}
         out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
         seen.add(out.stdout.strip())

@@ -209,7 +209,7 @@ def failures(record: Any) -> str:
 
 
 def test_careful_passes_every_case(builtin_run: Any) -> None:
-    results = evaluate(builtin_run, "careful", trials=2)
+    results = evaluate(builtin_run, "careful", trials=1)  # the run test_builtin_suites shares (CAREFUL_TRIALS)
     assert len(results) == len(HASTY_FAILS) + len(HASTY_PASSES)
     bad = {cid: failures(r) for cid, recs in results.items() for r in recs if r.outcome != "pass"}
     assert not bad
