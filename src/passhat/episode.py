@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from passhat.tools import Tool, ToolBoundary, ToolCall
+if TYPE_CHECKING:  # annotations only: an agent in a process of its own (the isolated worker) never loads the boundary
+    from passhat.tools import Tool, ToolBoundary, ToolCall
 
 
 class LimitExceeded(Exception):

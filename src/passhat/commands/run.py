@@ -25,16 +25,10 @@ from passhat.api import Run
 from passhat.commands.cases import suite_hint
 from passhat.commands.common import EXIT_BAD_INPUT, err, fail
 from passhat.commands.export import check_otlp_url
-from passhat.commands.gate import print_gate
-from passhat.commands.outputs import write_ci_outputs
-from passhat.commands.report import after_run
 from passhat.errors import PasshatError
-from passhat.report.headline import headline
-from passhat.report.terminal import print_summary
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE, EXIT_INCOMPLETE
 from passhat.runner.health import exit_code as health_exit_code
 from passhat.runner.run import MAX_CONCURRENCY, MAX_PLANNED_TRIALS, MAX_TRIALS
-from passhat.suites.plan import run_notes
 
 
 @click.command()
@@ -170,6 +164,13 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
                           f"{shlex.quote(str(p.folder))}` and the same options",
                           highlight=False, markup=False)
             raise
+    # what only the end of a run needs loads here, not before the first trial: the gate's statistics (scipy),
+    # the report's templates, the CI writers (passhat run's start-up is the user's wait for the first trial)
+    from passhat.commands.report import after_run
+    from passhat.report.headline import headline
+    from passhat.report.terminal import print_summary
+    from passhat.suites.plan import run_notes
+
     summary = run.summary.to_dict()  # the terminal, CI and report writers read the JSON mapping
     if quiet:  # the run in one sentence, without the tables
         err.print(headline(summary).text, highlight=False, markup=False)
@@ -192,6 +193,9 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
 def finish_outputs(run: Run, *, junit: Path | None, summary_md: Path | None, quiet: bool) -> int:
     """Print the gate evaluate() decided, write the CI outputs; the exit code so far (2 when the gate could not
     be evaluated: then no CI output is written, as a gate error is bad input)."""
+    from passhat.commands.gate import print_gate
+    from passhat.commands.outputs import write_ci_outputs
+
     if run.gate_error is not None:
         err.print(f"[red]error:[/red] gate: {escape(run.gate_error)}", highlight=False)
         return EXIT_BAD_INPUT
