@@ -149,6 +149,7 @@ async def execute(
             check_resumable(old, manifest)
             manifest.started_at = old.started_at
             manifest.resumed_at = [*old.resumed_at, datetime.now(UTC).isoformat()]
+            manifest.replaced_workers = list(old.replaced_workers)  # the records they explain are kept too
             done = {r.key for r in store.iter_records()}
         elif (cfg.out / "trials.jsonl").exists() and any(store.iter_records()):
             raise RunError(f"{cfg.out} already holds a run; use --resume to continue it or choose another --out")
@@ -161,10 +162,15 @@ async def execute(
     pending = [(case, trial) for case in cfg.suite.cases for trial in range(cfg.trials) if (case.id, trial) not in done]
 
     writer = GroupCommit(store, on_record)
+
+    def note_replaced(why: str) -> None:  # written at once: a run that dies later still says it happened
+        manifest.replaced_workers = [*manifest.replaced_workers, why]  # assigned: the file holds fields set
+        store.write_manifest(manifest)
+
     try:
         try:
             with watching_loop(on_abort=functools.partial(_record_abort, cfg, store, manifest, writer)):
-                await writer.guard(executor.run(cfg, pending, writer.submit))
+                await writer.guard(executor.run(cfg, pending, writer.submit, replaced=note_replaced))
         finally:
             close = getattr(cfg.agent, "aclose", None)
             if close is not None:  # agents that run elsewhere stop their tool server
