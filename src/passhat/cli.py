@@ -8,7 +8,8 @@ Exit codes, the same for every command (docs/cli.md lists which command can retu
     2    bad input: a malformed case, gate or domain file, an unknown agent, an unusable run folder,
          a file that cannot be written, a wrong option — one line naming the file and the field
     3    gate INCONCLUSIVE: not enough evidence either way
-    4    incomplete run: more than --max-error-rate of its trials ended in infrastructure errors
+    4    incomplete run: more than --max-error-rate of its trials ended in infrastructure errors, or an
+         in-process agent blocked the event loop for good (the run aborted; under Ray, workers replaced)
     70   a passhat bug (an unexpected exception): one line; --debug or PASSHAT_DEBUG=1 shows the traceback
     130  interrupted (Ctrl-C, or SIGTERM); a run folder continues with --resume
 
@@ -32,7 +33,7 @@ from passhat.errors import EXIT_BAD_INPUT, EXIT_BUG, EXIT_INTERRUPTED, UserError
 
 EXIT_CODES_HELP = ("Exit codes: 0 success; 1 gate or canary FAIL, shadow divergence, lint findings, suite differs from "
                    "its snapshot, calibration below a minimum; 2 bad input; 3 gate or canary INCONCLUSIVE; 4 incomplete run "
-                   "(too many infrastructure errors, or aborted: an agent blocked the event loop); 70 a passhat bug "
+                   "(too many infrastructure errors, or an agent blocked the event loop for good); 70 a passhat bug "
                    "(--debug shows the traceback); 130 interrupted.")
 
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -19,7 +19,8 @@ EXIT_INCONCLUSIVE = 3
 """A gate INCONCLUSIVE: not enough evidence either way."""
 EXIT_INCOMPLETE = 4
 """A run that did not measure the agent: too many trials ended in infrastructure errors, or the run was
-aborted before every trial ran (an in-process agent blocked the event loop: passhat/runner/watchdog.py)."""
+aborted before every trial ran (an in-process agent blocked the event loop: passhat/runner/watchdog.py), or
+under Ray had its workers killed and replaced for that reason (the manifest's ``replaced_workers``)."""
 EXIT_BUG = 70
 """An unexpected exception: a passhat bug (``EX_SOFTWARE`` in sysexits.h)."""
 EXIT_INTERRUPTED = 130

@@ -82,3 +82,31 @@ def test_an_agent_that_never_gives_the_loop_back_aborts_the_run_with_a_record_an
     assert manifest["status"] == "aborted" and "add-note#0" in manifest["aborted_because"]
     (record,) = RunStore(out).load()
     assert (record.outcome, record.end_reason, len(record.calls)) == ("fail", "time_limit", 1)
+
+
+def test_a_replaced_worker_is_in_the_manifest_at_once_kept_on_resume_and_the_run_is_not_clean(tmp_path: Path) -> None:
+    """An executor that gave up on a worker (the Ray executor when an agent blocks one: tests/runner/test_ray.py)
+    tells the run, which writes it into the manifest while still running; a resumed run keeps it, and the
+    run reports itself incomplete (exit 4) whatever its error rate."""
+    import passhat
+    from passhat.runner.executor import LocalExecutor
+
+    seen: list[list[str]] = []
+
+    class GivesUpOnce(LocalExecutor):
+        async def run(self, cfg: RunConfig, pending: Any, emit: Any, *, replaced: Any = None) -> None:
+            if pending:
+                replaced("Ray worker replaced: trial add-note#0's agent has blocked the event loop")
+                seen.append(json.loads((cfg.out / "manifest.json").read_text())["replaced_workers"])
+            await super().run(cfg, pending[:1], emit)  # the second trial is left for the resume
+
+    suite = load_suite(str(limited_cases(tmp_path, "")))
+    out = tmp_path / "run"
+    cfg = RunConfig(suite=suite, agent=python_agent(f"{AGENTS}:blocks_trial_zero"), agent_spec="x", trials=2, out=out)
+    asyncio.run(execute(cfg, executor=GivesUpOnce()))
+    asyncio.run(execute(cfg, resume=True))
+    assert seen == [["Ray worker replaced: trial add-note#0's agent has blocked the event loop"]]
+    manifest = RunStore(out).manifest()
+    assert manifest.status == "complete" and manifest.replaced_workers == seen[0]
+    problem = passhat.Run.open(out).incomplete(max_error_rate=1.0)
+    assert problem is not None and "1 Ray worker(s) had to be killed and replaced" in problem

@@ -241,3 +241,114 @@ def test_two_workers_share_one_rate_limit(cluster: Any, tmp_path: Path) -> None:
     # worker would still show 16 in the first instants
     assert len(server.requests) == 16 and busiest_window(server.requests, 1.5) <= 10
     assert not [a for a in ray.util.list_named_actors() if a.startswith("passhat-rate-limits-")]  # stopped with the run
+
+
+# -- an in-process agent that blocks its worker's event loop (docs/design/022, section 3) --------------------
+
+def _limited(tmp_path: Path, seconds: float) -> Path:
+    from tests.runner.test_bounded_agents import limited_cases
+
+    return limited_cases(tmp_path, f"limits: {{max_seconds: {seconds}}}\n")
+
+
+def _bounded(**kw: Any) -> Any:
+    """``passhat.evaluate`` that fails the test after 120 s instead of hanging the session (a blocked worker
+    used to hang the run for good)."""
+    import asyncio
+
+    async def go() -> Any:
+        return await asyncio.wait_for(passhat.evaluate_async(**kw), timeout=120)
+
+    return asyncio.run(go())
+
+
+def test_a_trial_whose_time_another_agent_took_on_its_worker_is_retried_not_a_fail(cluster: Any,
+                                                                                   tmp_path: Path) -> None:
+    """Trial 0 holds its worker's loop for 1 s against a 0.6 s limit and gives it back: it is `time_limit`,
+    and the trial that shared its worker (4 in flight on 2 workers) is an infrastructure error, retried."""
+    from tests.runner.test_bounded_agents import AGENTS
+
+    run = _bounded(suite=_limited(tmp_path, 0.6), agent=f"{AGENTS}:blocks_trial_zero", trials=4, concurrency=4,
+                   out=tmp_path / "run", sanity=False, executor="ray")
+    records = by_key(run.folder)
+    blocker = records[("add-note", 0)]
+    assert (blocker.outcome, blocker.end_reason) == ("fail", "time_limit")
+    assert "held the event loop" in blocker.error and "--isolate process" in blocker.error
+    others = [records[("add-note", t)] for t in (1, 2, 3)]
+    assert [r.outcome for r in others] == ["pass"] * 3
+    assert sorted(r.attempt for r in others) == [1, 1, 2]  # the one on trial 0's worker lost its first attempt
+    assert run.incomplete() is None  # the loop came back within the grace: the local executor goes on too
+
+
+def test_agents_that_hold_their_workers_loop_for_good_are_time_limit_and_the_run_goes_on(
+        cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trial 0 spins, trial 1 sleeps 60 s, each on one of the 2 workers with another trial beside it. Before:
+    the run never ended. Now each worker's watchdog names its blocked trial once it is past its limit and
+    the grace, the driver records it as `time_limit`, kills and replaces the worker, and retries the other
+    attempt that was on it; the run says it is not clean (exit 4 from the CLI)."""
+    import passhat.runner.watchdog as watchdog
+    from tests.runner.test_bounded_agents import AGENTS
+
+    monkeypatch.setattr(watchdog, "GRACE_S", 0.5)  # the driver sends it to its workers
+    run = _bounded(suite=_limited(tmp_path, 0.5), agent=f"{AGENTS}:trials_0_and_1_block_for_good", trials=4,
+                   concurrency=4, out=tmp_path / "run", sanity=False, executor="ray")
+    records = by_key(run.folder)
+    assert len(records) == 4
+    for trial in (0, 1):
+        blocked = records[("add-note", trial)]
+        assert (blocked.outcome, blocked.end_reason, blocked.attempt) == ("fail", "time_limit", 1)
+        assert f"trial add-note#{trial}'s agent has blocked the event loop" in blocked.error
+        assert "Ray worker" in blocked.error and "--isolate process" in blocked.error
+        assert [c.tool for c in blocked.calls] == ["add_note"]  # what it did before it blocked is kept
+    victims = [records[("add-note", t)] for t in (2, 3)]
+    assert [r.outcome for r in victims] == ["pass"] * 2  # not the blockers' fail, not an error
+    assert all(r.attempt >= 2 for r in victims)  # 3 when its retry went to the other blocked worker
+    assert run.manifest.status == "complete" and len(run.manifest.replaced_workers) == 2
+    assert all("--isolate process" in why for why in run.manifest.replaced_workers)
+    problem = run.incomplete()
+    assert problem is not None and problem.startswith("2 Ray worker(s) had to be killed and replaced")
+    assert "--isolate process" in problem
+
+
+GIL_HOLDER = '''
+import asyncio, re
+from pathlib import Path
+
+MARKER = Path({marker!r})
+
+
+async def agent(ep):
+    """Trial 0's first attempt blocks in C code that keeps the GIL (a regular expression that backtracks for
+    ages): not even a watchdog thread of its process runs. Its retry and the other trials pass."""
+    await asyncio.sleep(0.1)
+    if ep.trial == 0 and not MARKER.exists():
+        MARKER.write_text("blocked once")
+        re.match(r"(a+)+$", "a" * 64 + "b")
+    await asyncio.sleep(0.2)
+    await ep.call("add_note", {{"title": "call mom", "priority": 2}})
+    return "added the note"
+'''
+
+
+def test_a_worker_blocked_in_c_code_is_killed_by_the_drivers_deadline(cluster: Any, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker cannot report (its watchdog needs the GIL): the driver's deadline for the attempt (limit,
+    grace, margin) passes, the worker does not answer, and it is killed; what was in flight on it cannot be
+    told apart, so each is an infrastructure error of that attempt, retried."""
+    import passhat.runner.ray_dispatch as ray_dispatch
+    import passhat.runner.watchdog as watchdog
+
+    monkeypatch.setattr(watchdog, "GRACE_S", 0.5)
+    monkeypatch.setattr(ray_dispatch, "DEADLINE_MARGIN_S", 0.5)
+    monkeypatch.setattr(ray_dispatch, "ANSWER_WITHIN_S", 2.0)  # a healthy worker on a loaded machine answers
+    agent = tmp_path / "gil.py"
+    agent.write_text(GIL_HOLDER.format(marker=str(tmp_path / "blocked")))
+    run = _bounded(suite=_limited(tmp_path, 0.5), agent=f"{agent}:agent", trials=4, concurrency=4,
+                   out=tmp_path / "run", sanity=False, executor="ray")
+    assert (tmp_path / "blocked").exists()
+    records = by_key(run.folder)
+    assert [records[("add-note", t)].outcome for t in range(4)] == ["pass"] * 4, [r.error for r in records.values()]
+    assert sorted(r.attempt for r in records.values()) == [1, 1, 2, 2]  # the blocker and the trial beside it
+    (why,) = run.manifest.replaced_workers
+    assert "did not answer" in why and "add-note#0" in why and "--isolate process" in why
+    assert run.incomplete() is not None

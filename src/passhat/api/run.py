@@ -205,10 +205,11 @@ class Run:
         return result
 
     def incomplete(self, max_error_rate: float = DEFAULT_MAX_ERROR_RATE) -> str | None:
-        """Why the run did not measure the agent (too many infrastructure errors), or None."""
+        """Why the run did not measure the agent cleanly (too many infrastructure errors, or Ray workers that
+        had to be replaced because an agent blocked their event loop), or None."""
         from passhat.runner.health import incomplete
 
-        return incomplete(self.summary.to_dict(), self.records(), max_error_rate)
+        return incomplete(self.summary.to_dict(), self.records(), max_error_rate, self.manifest.replaced_workers)
 
     def __repr__(self) -> str:
         try:

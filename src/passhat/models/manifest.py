@@ -174,6 +174,11 @@ class Manifest(FileModel):
     PASS on an incomplete run."""
     aborted_because: str | None = None
     """Why the run was aborted before every trial ran (``status: aborted``)."""
+    replaced_workers: list[str] = Field(default_factory=list)
+    """Why each Ray worker killed and replaced during the run was given up on: an in-process agent held its
+    event loop past the trial's limit and grace (the trial is recorded ``time_limit``), or the worker stopped
+    answering (something held its GIL). The run went on, but ``passhat run`` exits 4 when this is not empty:
+    the same agent under the local executor aborts the run (docs/design/022)."""
     sanity: Sanity | None = None
     """The do-nothing check."""
     isolate: Literal["none", "process"] = "none"

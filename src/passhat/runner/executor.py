@@ -31,13 +31,18 @@ MAX_ATTEMPTS = 2
 
 Emit = Callable[[TrialRecord], None]
 """Receives each final record as it finishes (the run queues it for ``trials.jsonl``; it must not block)."""
+Replaced = Callable[[str], None]
+"""Told why the executor killed and replaced one of its workers (an agent held the worker's event loop):
+the run notes it in the manifest at once, and a run with any such note is not reported as clean."""
 
 
 class Executor(Protocol):
     """Runs (case, trial) pairs of a run to their final records."""
 
-    async def run(self, cfg: RunConfig, pending: Sequence[tuple[Case, int]], emit: Emit) -> None:
-        """Run every pair in ``pending`` with at most ``cfg.concurrency`` in flight; ``emit`` each final record."""
+    async def run(self, cfg: RunConfig, pending: Sequence[tuple[Case, int]], emit: Emit, *,
+                  replaced: Replaced | None = None) -> None:
+        """Run every pair in ``pending`` with at most ``cfg.concurrency`` in flight; ``emit`` each final record,
+        and tell ``replaced`` about each worker given up on."""
         ...
 
     def describe(self) -> dict[str, object]:
@@ -72,7 +77,9 @@ class LocalExecutor:
     """``cfg.concurrency`` asyncio workers in this process pulling pairs from a queue (memory stays
     O(concurrency) whatever the number of trials)."""
 
-    async def run(self, cfg: RunConfig, pending: Sequence[tuple[Case, int]], emit: Emit) -> None:
+    async def run(self, cfg: RunConfig, pending: Sequence[tuple[Case, int]], emit: Emit, *,
+                  replaced: Replaced | None = None) -> None:
+        """``replaced`` is never called: a blocked loop here is the run's own, and its watchdog aborts the run."""
         queue: asyncio.Queue[tuple[Case, int]] = asyncio.Queue()
         for item in pending:
             queue.put_nowait(item)

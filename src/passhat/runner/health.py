@@ -4,12 +4,16 @@ Such a run used to exit 0 like any finished run, so CI went green on an outage. 
 says so and exits ``EXIT_INCOMPLETE`` (4) when more than ``--max-error-rate`` of its trials are
 ``error``; a gate FAIL (exit 1) found on the evidence there is still wins, since it stands whatever the
 missing trials would have shown.
+
+A Ray run that had to kill and replace workers (an in-process agent held a worker's event loop for good:
+the manifest's ``replaced_workers``) exits 4 too, whatever its error rate: it recorded every trial, but the
+local executor aborts such a run, and CI must not go green on one executor and red on the other.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from passhat.runner.records import TrialRecord
@@ -37,8 +41,14 @@ def commonest_error(records: Iterable[TrialRecord]) -> tuple[str, int] | None:
     return lines.most_common(1)[0] if lines else None
 
 
-def incomplete(summary: dict[str, Any], records: Iterable[TrialRecord], max_error_rate: float) -> str | None:
-    """Why the run did not measure the agent, or ``None`` when its errors stay within ``max_error_rate``."""
+def incomplete(summary: dict[str, Any], records: Iterable[TrialRecord], max_error_rate: float,
+               replaced_workers: Sequence[str] = ()) -> str | None:
+    """Why the run did not measure the agent cleanly, or ``None`` when no worker had to be replaced and its
+    errors stay within ``max_error_rate``."""
+    if replaced_workers:
+        return (f"{len(replaced_workers)} Ray worker(s) had to be killed and replaced (the manifest's "
+                "replaced_workers says why): every trial was recorded, but the local executor would have aborted "
+                f"this run; first: {replaced_workers[0]}")
     errors, total = error_share(summary)
     if total == 0 or errors / total <= max_error_rate:
         return None

@@ -8,7 +8,8 @@ here and is handed to the run, which stays the single writer of ``trials.jsonl``
 A worker that dies (killed, out of memory, its node lost) fails the attempts it was running; each is an
 infrastructure failure of that attempt and is retried under the same rule as any other
 (:data:`~passhat.runner.executor.MAX_ATTEMPTS`), on a worker Ray restarts. Ray's own task retries are off,
-so an attempt is never run twice behind our back and a record's ``attempt`` is the truth.
+so an attempt is never run twice behind our back and a record's ``attempt`` is the truth. A worker whose
+event loop an agent blocks for good is killed the same way, its trial recorded (runner/ray_dispatch.py).
 """
 
 from __future__ import annotations
@@ -16,24 +17,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import time
-from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from passhat.cases import Case
-from passhat.errors import InfrastructureError, RunError, UserError
-from passhat.runner.executor import MAX_ATTEMPTS, Emit
-from passhat.runner.ray_worker import TrialWorker, WorkerRecipe
-from passhat.runner.records import TrialRecord
+from passhat.errors import UserError
+from passhat.runner.executor import Emit, Replaced
+from passhat.runner.ray_dispatch import Dispatch, first_line
+from passhat.runner.ray_worker import WATCH_GROUP, WATCH_GROUP_SIZE, TrialWorker, WorkerRecipe
 from passhat.runner.run import RunConfig
-from passhat.runner.trial import error_record
-from passhat.seeding import trial_seed
 
 INSTALL_HINT = "pip install 'passhat[ray]'"
 PROBE_TIMEOUT_S = 5.0
-REVIVE_TIMEOUT_S = 120.0
 
 
 def import_ray() -> Any:
@@ -79,15 +74,6 @@ def connect(address: str | None) -> bool:
     return True
 
 
-@dataclass
-class _Flight:
-    case: Case
-    trial: int
-    attempt: int
-    worker: int
-    started: float
-
-
 class RayExecutor:
     """Runs a run's trials on a Ray cluster (see the module docstring)."""
 
@@ -114,7 +100,7 @@ class RayExecutor:
         return {"kind": "ray", "address": self.address or "local", "workers": self.workers}
 
     def _start(self, count: int, concurrency: int) -> list[Any]:
-        actor = self.ray.remote(TrialWorker).options(
+        actor = self.ray.remote(concurrency_groups={WATCH_GROUP: WATCH_GROUP_SIZE})(TrialWorker).options(
             num_cpus=1, max_restarts=-1, max_task_retries=0, max_concurrency=max(1, concurrency))
         handles = [actor.remote(self.recipe) for _ in range(count)]
         try:
@@ -123,84 +109,22 @@ class RayExecutor:
             for h in handles:
                 self.ray.kill(h)
             cause = getattr(exc, "cause", None) or exc
-            raise UserError(f"--executor ray: a worker could not prepare the run: {_first_line(cause)}") from None
+            raise UserError(f"--executor ray: a worker could not prepare the run: {first_line(cause)}") from None
         return handles
 
-    async def run(self, cfg: RunConfig, pending: Sequence[tuple[Case, int]], emit: Emit) -> None:
+    async def run(self, cfg: RunConfig, pending: Sequence[tuple[Case, int]], emit: Emit, *,
+                  replaced: Replaced | None = None) -> None:
         if not pending:
             await asyncio.to_thread(self._stop, [])
             return
         concurrency = max(1, cfg.concurrency)
         count = min(self.workers, concurrency, len(pending))
         handles = await asyncio.to_thread(self._start, count, -(-concurrency // count))
-        queue = deque((case, trial, 1) for case, trial in pending)
-        flying: dict[asyncio.Future[Any], _Flight] = {}
-        reviving: dict[asyncio.Task[None], int] = {}
-        """Workers that died, until Ray has restarted them: nothing is sent to them meanwhile."""
-        load = [0] * count
-
-        def send() -> None:
-            up = [i for i in range(count) if i not in reviving.values()]
-            while queue and up and len(flying) < concurrency:
-                case, trial, attempt = queue.popleft()
-                worker = min(up, key=load.__getitem__)
-                ref = handles[worker].run.remote(case.id, trial, attempt)
-                flying[asyncio.wrap_future(ref.future())] = _Flight(case, trial, attempt, worker, time.perf_counter())
-                load[worker] += 1
-
         try:
-            send()
-            while flying or queue:  # a worker still restarting at the end is not waited for
-                finished, _ = await asyncio.wait([*flying, *reviving], return_when=asyncio.FIRST_COMPLETED)
-                final: list[TrialRecord] = []
-                for done in finished:
-                    if done in reviving:
-                        reviving.pop(done)  # type: ignore[call-overload]
-                        done.result()  # a worker Ray could not bring back ends the run (resume it later)
-                        continue
-                    flight = flying.pop(done)
-                    load[flight.worker] -= 1
-                    record, raised, lost = self._outcome(done, flight)
-                    if lost and flight.worker not in reviving.values():
-                        reviving[asyncio.ensure_future(self._revive(handles[flight.worker]))] = flight.worker
-                    if raised and flight.attempt < MAX_ATTEMPTS:
-                        queue.appendleft((flight.case, flight.trial, flight.attempt + 1))
-                    else:
-                        final.append(record)
-                send()  # the workers get their next attempts before the records are encoded (redaction)
-                for record in final:
-                    emit(record)
+            await Dispatch(self.ray, self.recipe, handles, concurrency=concurrency, emit=emit,
+                           replaced=replaced).run(pending)
         finally:
-            for future in [*flying, *reviving]:
-                future.cancel()
             await asyncio.to_thread(self._stop, handles)
-
-    async def _revive(self, handle: Any) -> None:
-        """Wait until Ray has restarted a dead worker (attempts sent meanwhile would fail as unavailable)."""
-        deadline = time.monotonic() + REVIVE_TIMEOUT_S
-        while True:
-            try:
-                await asyncio.wrap_future(handle.ready.remote().future())
-                return
-            except self.ray.exceptions.RayActorError as exc:
-                if time.monotonic() > deadline:
-                    raise RunError(f"a Ray worker died and was not back within {REVIVE_TIMEOUT_S:g}s "
-                                   f"({_first_line(exc)}); the trials recorded so far are kept: "
-                                   "continue with --resume once the cluster is healthy") from None
-                await asyncio.sleep(0.2)
-
-    def _outcome(self, future: asyncio.Future[Any], flight: _Flight) -> tuple[TrialRecord, bool, bool]:
-        """The attempt's record, whether it raised, and whether its worker was lost (an infrastructure
-        failure of the attempt: it may or may not have run, and its record is gone with the worker)."""
-        try:
-            text, raised = future.result()
-        except self.ray.exceptions.RayError as exc:
-            lost = isinstance(exc, self.ray.exceptions.RayActorError)
-            what = "the Ray worker running it died" if lost else "the Ray task failed"
-            seed = trial_seed(self.recipe.seed, flight.case.id, flight.trial)
-            failure = InfrastructureError(f"{what}: {_first_line(exc)}")
-            return error_record(flight.case, flight.trial, seed, flight.attempt, flight.started, failure), True, lost
-        return TrialRecord.model_validate_json(text), bool(raised), False
 
     def _stop(self, handles: list[Any]) -> None:
         with contextlib.suppress(Exception):  # a dead worker has nothing to close
@@ -221,10 +145,6 @@ def check_picklable(recipe: WorkerRecipe) -> None:
         cloudpickle.dumps(recipe)
     except Exception as exc:
         raise UserError(f"--executor ray: the agent {recipe.agent_spec!r} cannot be sent to Ray workers "
-                        f"({type(exc).__name__}: {_first_line(exc)}); give it as a spec the workers can import "
+                        f"({type(exc).__name__}: {first_line(exc)}); give it as a spec the workers can import "
                         "(module:function or path/to/file.py:function), or make it picklable") from None
 
-
-def _first_line(exc: BaseException) -> str:
-    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-    return lines[0] if lines else type(exc).__name__

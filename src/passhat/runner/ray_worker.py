@@ -6,12 +6,21 @@ each fixture image once, and rebuilds the agent, user simulator and judge with t
 Then it runs the attempts the driver sends, many at once on its own event loop, and returns each record
 as JSON; it never writes to the run folder. Nothing here imports Ray: the driver wraps
 :class:`TrialWorker` as an actor (runner/ray_executor.py).
+
+That loop is watched as the local run's is (runner/watchdog.py, docs/design/022): a trial whose time
+another agent took is an infrastructure error, retried. An agent that holds the loop past its limit and
+the grace cannot be stopped here either, and no call on that loop can return; so :meth:`TrialWorker.blocked`
+and :meth:`TrialWorker.alive` are called on a loop of their own (a Ray concurrency group, :data:`WATCH_GROUP`),
+which answers the driver while the trials' loop is blocked. The driver records the trial and replaces the
+worker (runner/ray_dispatch.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +29,18 @@ from typing import Any
 from passhat.cases import Suite, load_suite
 from passhat.cases.suite import BUILTIN_ROOT
 from passhat.errors import RunError
+from passhat.runner import watchdog
 from passhat.runner.executor import attempt_once
 from passhat.runner.run import RunConfig
+from passhat.runner.trial import blocked_record
+from passhat.runner.watchdog import CURRENT_WATCHDOG, LoopWatchdog, TrialSlot
+from passhat.seeding import trial_seed
 from passhat.tools.cassette import Cassette
+
+WATCH_GROUP = "watch"
+"""The Ray concurrency group (a thread and event loop of its own) that :meth:`TrialWorker.blocked` and
+:meth:`TrialWorker.alive` run in: one long wait and one liveness check at a time."""
+WATCH_GROUP_SIZE = 2
 
 
 @dataclass(frozen=True)
@@ -76,6 +94,9 @@ class WorkerRecipe:
     trials: int
     seed: int
     cassette: Cassette | None = None
+    grace_s: float = dataclasses.field(default_factory=lambda: watchdog.GRACE_S)
+    """The driver's :data:`~passhat.runner.watchdog.GRACE_S`, taken when the recipe is made: the driver's
+    deadlines count on the workers giving up at the same moment."""
 
 
 class TrialWorker:
@@ -89,19 +110,53 @@ class TrialWorker:
         self.cases = {c.id: c for c in suite.cases}
         for case in suite.cases:  # each fixture image once per worker, before the first trial asks for it
             suite.domain_of(case).world_images(case.fixture)
+        self.grace_s = recipe.grace_s
+        self.dog: LoopWatchdog | None = None
+        self.verdict: tuple[str, str] | None = None
+        """The blocked trial's record (JSON) and why, once the watchdog has given up on it."""
+        self.given_up = threading.Event()
 
     async def ready(self) -> int:
-        """The worker's process id, once it is built (the driver waits for every worker before the first trial)."""
+        """The worker's process id, once it is built (the driver waits for every worker before the first trial).
+        The watchdog starts here: this runs on the loop the attempts run on (``__init__`` does not)."""
+        if self.dog is None:
+            self.dog = LoopWatchdog(on_abort=self._give_up, exit_on_abort=False, ending="Ray worker replaced",
+                                    grace_s=self.grace_s)
+            self.dog.start()
         return os.getpid()
 
     async def run(self, case_id: str, trial: int, attempt: int) -> tuple[str, bool]:
         """One attempt: the record as JSON and whether it raised (see :func:`passhat.runner.executor.attempt_once`)."""
-        record, raised = await attempt_once(self.cases[case_id], self.cfg, trial, attempt)
+        token = CURRENT_WATCHDOG.set(self.dog)  # each call is a task of its own, with its own context
+        try:
+            record, raised = await attempt_once(self.cases[case_id], self.cfg, trial, attempt)
+        finally:
+            CURRENT_WATCHDOG.reset(token)
         return record.model_dump_json(), raised
+
+    async def blocked(self) -> tuple[str, str] | None:
+        """In :data:`WATCH_GROUP`: waits until the watchdog gives up on a trial, then returns its record (JSON,
+        ``fail`` / ``time_limit``) and why; ``None`` when the worker is closed first."""
+        await asyncio.to_thread(self.given_up.wait)
+        return self.verdict
+
+    async def alive(self) -> bool:
+        """In :data:`WATCH_GROUP`: answers unless something keeps the GIL (then not even the watchdog runs)."""
+        return True
+
+    def _give_up(self, slot: TrialSlot, why: str) -> None:
+        """On the watchdog's thread, the trials' loop blocked for good: the verdict :meth:`blocked` returns."""
+        case = self.cases[slot.case_id]
+        record = blocked_record(case, slot, trial_seed(self.cfg.seed, case.id, slot.trial), why)
+        self.verdict = (record.model_dump_json(), why)
+        self.given_up.set()
 
     async def close(self) -> None:
         """Stop what the agent runs elsewhere (a tool server of a service or command agent), and remove the
         workspace images: the driver kills the worker next, and a killed process runs no exit handlers."""
+        self.given_up.set()  # a pending blocked() returns None
+        if self.dog is not None:
+            self.dog.stop()
         close = getattr(self.cfg.agent, "aclose", None)
         if close is not None:
             await close()

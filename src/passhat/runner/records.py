@@ -61,7 +61,9 @@ class TrialRecord(BaseModel):
     outcome: Outcome
     end_reason: EndReason
     attempt: int = 1
-    """1, or 2 when the first attempt hit an infrastructure error and was retried."""
+    """1, or 2 when the first attempt hit an infrastructure error and was retried; more under Ray when
+    attempts were lost to a worker that another trial's agent blocked for good (those do not spend the
+    retry: runner/ray_dispatch.py)."""
     grades: list[Grade] = Field(default_factory=list)
     calls: list[ToolCall] = Field(default_factory=list)
     messages: list[Message] = Field(default_factory=list)

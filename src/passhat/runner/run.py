@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import platform
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,7 +27,7 @@ from passhat.runner.commit import GroupCommit
 from passhat.runner.executor import MAX_ATTEMPTS, Executor, LocalExecutor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
-from passhat.runner.trial import AgentFn, UserFactory
+from passhat.runner.trial import AgentFn, UserFactory, blocked_record
 from passhat.runner.watchdog import TrialSlot, watching_loop
 from passhat.seeding import trial_seed
 from passhat.suites.locate import suite_location
@@ -150,6 +149,7 @@ async def execute(
             check_resumable(old, manifest)
             manifest.started_at = old.started_at
             manifest.resumed_at = [*old.resumed_at, datetime.now(UTC).isoformat()]
+            manifest.replaced_workers = list(old.replaced_workers)  # the records they explain are kept too
             done = {r.key for r in store.iter_records()}
         elif (cfg.out / "trials.jsonl").exists() and any(store.iter_records()):
             raise RunError(f"{cfg.out} already holds a run; use --resume to continue it or choose another --out")
@@ -162,10 +162,15 @@ async def execute(
     pending = [(case, trial) for case in cfg.suite.cases for trial in range(cfg.trials) if (case.id, trial) not in done]
 
     writer = GroupCommit(store, on_record)
+
+    def note_replaced(why: str) -> None:  # written at once: a run that dies later still says it happened
+        manifest.replaced_workers = [*manifest.replaced_workers, why]  # assigned: the file holds fields set
+        store.write_manifest(manifest)
+
     try:
         try:
             with watching_loop(on_abort=functools.partial(_record_abort, cfg, store, manifest, writer)):
-                await writer.guard(executor.run(cfg, pending, writer.submit))
+                await writer.guard(executor.run(cfg, pending, writer.submit, replaced=note_replaced))
         finally:
             close = getattr(cfg.agent, "aclose", None)
             if close is not None:  # agents that run elsewhere stop their tool server
@@ -182,24 +187,11 @@ async def execute(
 def _record_abort(cfg: RunConfig, store: RunStore, manifest: Manifest, writer: GroupCommit, slot: TrialSlot,
                   why: str) -> None:
     """What the loop's watchdog keeps of a run it aborts (from its thread, the loop blocked): the blocked
-    trial as ``fail`` / ``time_limit`` with what its episode holds (no world diff can be taken: the world
-    belongs to the blocked loop), queued for the hard exit's last write; and ``status: aborted`` in the
-    manifest. The trial is recorded so that ``--resume`` goes on with the others instead of hanging again."""
-    from passhat.attribution import attribute
-    from passhat.runner.records import Timing
-
+    trial's record (:func:`~passhat.runner.trial.blocked_record`), queued for the hard exit's last write, and
+    ``status: aborted`` in the manifest. The trial is recorded so that ``--resume`` goes on with the others
+    instead of hanging again."""
     case = next(c for c in cfg.suite.cases if c.id == slot.case_id)
-    episode = slot.episode
-    calls = list(episode.calls) if episode is not None else []
-    messages = list(episode.messages) if episode is not None else []
-    error = f"time limit: {why}"
-    record = TrialRecord(
-        case_id=case.id, trial=slot.trial, seed=trial_seed(cfg.seed, case.id, slot.trial), outcome="fail",
-        end_reason="time_limit", calls=calls, messages=messages, error=error,
-        failure=attribute(case, "fail", [], calls, messages, "time_limit", error),
-        timing=Timing(started_at=datetime.now(UTC).isoformat(), agent_s=time.monotonic() - slot.deadline + slot.limit_s),
-    )
-    writer.queue_now(record)
+    writer.queue_now(blocked_record(case, slot, trial_seed(cfg.seed, case.id, slot.trial), why))
     manifest.status = "aborted"
     manifest.aborted_because = why
     store.write_manifest(manifest)

@@ -277,3 +277,19 @@ def error_record(case: Case, trial: int, seed: int, attempt: int, started: float
         attempt=attempt, error=error, failure=attribute(case, "error", [], [], [], "harness_error", error),
         timing=Timing(started_at=datetime.now(UTC).isoformat(), total_s=time.perf_counter() - started),
     )
+
+
+def blocked_record(case: Case, slot: TrialSlot, seed: int, why: str) -> TrialRecord:
+    """The record of a trial the loop's watchdog gave up on (its agent never gave the event loop back):
+    ``fail`` / ``time_limit`` with what its episode holds so far. No world diff can be taken and nothing is
+    graded: the world belongs to the blocked loop. Built on the watchdog's thread, in the run's process or
+    in a Ray worker's (which sends it to the driver)."""
+    episode = slot.episode
+    calls = list(episode.calls) if episode is not None else []
+    messages = list(episode.messages) if episode is not None else []
+    error = f"time limit: {why}"
+    return TrialRecord(
+        case_id=case.id, trial=slot.trial, seed=seed, outcome="fail", end_reason="time_limit", calls=calls,
+        messages=messages, error=error, failure=attribute(case, "fail", [], calls, messages, "time_limit", error),
+        timing=Timing(started_at=datetime.now(UTC).isoformat(), agent_s=time.monotonic() - slot.deadline + slot.limit_s),
+    )

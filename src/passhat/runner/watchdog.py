@@ -11,7 +11,9 @@ The loop cannot be taken back from it; what can be done (docs/design/022-bounded
   ``time_limit`` (the trial's own check, :func:`passhat.runner.trial._within_limit`);
 - not back within :data:`GRACE_S` after the limit, the run is aborted through :mod:`passhat.shutdown`:
   the ``on_abort`` callback records the blocked trial and marks the manifest, then
-  :func:`~passhat.shutdown.hard_exit` runs every cleanup and exits :data:`~passhat.errors.EXIT_INCOMPLETE`;
+  :func:`~passhat.shutdown.hard_exit` runs every cleanup and exits :data:`~passhat.errors.EXIT_INCOMPLETE`.
+  A Ray worker's watchdog (``exit_on_abort=False``) only hands the trial to ``on_abort``: the driver, in
+  another process, records it, kills the worker and has Ray start another (runner/ray_dispatch.py);
 - the blocked intervals are kept, so a trial that ran out of time while *another* trial held the loop
   is told (:meth:`LoopWatchdog.lost_to_others`) and becomes an infrastructure error, not its ``fail``.
 
@@ -88,6 +90,13 @@ class LoopWatchdog:
 
     on_abort: Callable[[TrialSlot, str], None] | None = None
     """Records the blocked trial and marks the manifest, from the watchdog's thread, before the hard exit."""
+    exit_on_abort: bool = True
+    """End the process after ``on_abort``: in the run's own process nothing else can stop the agent. A Ray
+    worker's watchdog leaves the ending to the driver, which kills the worker and goes on."""
+    ending: str = "run aborted"
+    """What giving up on a blocked trial does, as the first words of the reason recorded for it."""
+    grace_s: float = field(default_factory=lambda: GRACE_S)
+    """:data:`GRACE_S` when the watchdog was made (a Ray worker is given the driver's)."""
     report: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
     blocks: collections.deque[Block] = field(default_factory=lambda: collections.deque(maxlen=1000))
 
@@ -190,18 +199,19 @@ class LoopWatchdog:
                 self.report(f"trial {slot.label()}: the agent has blocked the event loop for {now - since:.1f} s, "
                             f"past its {slot.limit_s:g} s limit (an in-process agent that never awaits holds every "
                             "trial; --isolate process runs it where it can be stopped)")
-            if now > slot.deadline + GRACE_S:
+            if now > slot.deadline + self.grace_s:
                 self._abort(slot, now - since)
                 return
 
     def _abort(self, slot: TrialSlot, held: float) -> None:
-        why = (f"run aborted: trial {slot.label()}'s agent has blocked the event loop for {held:.0f} s, "
-               f"{GRACE_S:g} s past its {slot.limit_s:g} s limit, and an in-process agent cannot be stopped "
+        why = (f"{self.ending}: trial {slot.label()}'s agent has blocked the event loop for {held:.0f} s, "
+               f"{self.grace_s:g} s past its {slot.limit_s:g} s limit, and an in-process agent cannot be stopped "
                "— run it with --isolate process")
         if self.on_abort is not None:
             with contextlib.suppress(Exception):  # the exit must happen whatever recording it managed
                 self.on_abort(slot, why)
-        shutdown.hard_exit(why, code=EXIT_INCOMPLETE)
+        if self.exit_on_abort:
+            shutdown.hard_exit(why, code=EXIT_INCOMPLETE)
 
 
 CURRENT_WATCHDOG: contextvars.ContextVar[LoopWatchdog | None] = contextvars.ContextVar(

@@ -56,3 +56,18 @@ async def blocks_in_a_subtask(ep):
 
     await asyncio.create_task(helper())
     return "added the note"
+
+
+async def trials_0_and_1_block_for_good(ep):
+    """Trial 0 holds the loop in a CPU loop, trial 1 in ``time.sleep(60)``, once the others have started;
+    the others would pass in time."""
+    await asyncio.sleep(0.1)
+    await _add(ep)
+    if ep.trial == 0:
+        while True:
+            pass
+    if ep.trial == 1:
+        time.sleep(60)
+    await asyncio.sleep(0.2)
+    return "added the note"
+

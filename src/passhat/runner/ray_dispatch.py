@@ -1,0 +1,282 @@
+"""The Ray driver's attempts in flight: which worker runs each, what a finished one becomes, and when a
+worker is given up on.
+
+Attempts go to the least-loaded worker that is up, at most ``-j`` at a time. A finished attempt is final,
+or (it raised: infrastructure) queued again until :data:`~passhat.runner.executor.MAX_ATTEMPTS`. A worker
+that died fails what it was running the same way, and nothing is sent to it until Ray has restarted it.
+
+A worker whose event loop is blocked for good is given up on (docs/design/022, section 3), in one of two
+ways, and then killed (``ray.kill``, so Ray restarts it as it would a crashed one):
+
+- its watchdog names the trial whose agent holds the loop past the limit and the grace
+  (:meth:`~passhat.runner.ray_worker.TrialWorker.blocked`): that trial is recorded as the worker built it,
+  ``fail`` / ``time_limit``, and every other attempt on the worker is an infrastructure error, retried
+  without spending its retry (a retry sent to another worker that turns out blocked too would otherwise
+  end as ``error`` for another trial's agent; it cannot loop, as each give-up records a blocked trial);
+- nothing is heard by an attempt's deadline (its limit, the grace and :data:`DEADLINE_MARGIN_S`) and the
+  worker does not answer within :data:`ANSWER_WITHIN_S` (something keeps its GIL, so not even the watchdog
+  runs): which attempt caused it cannot be known, so each one on it is an infrastructure error, retried.
+
+Either way the run is told (``replaced``), so the manifest says so and the run is not reported as clean.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from passhat.cases import Case
+from passhat.errors import InfrastructureError, RunError
+from passhat.runner.executor import MAX_ATTEMPTS, Emit, Replaced
+from passhat.runner.ray_worker import WATCH_GROUP, WorkerRecipe
+from passhat.runner.records import TrialRecord
+from passhat.runner.trial import error_record
+from passhat.seeding import trial_seed
+
+REVIVE_TIMEOUT_S = 120.0
+DEADLINE_MARGIN_S = 10.0
+"""How long past an attempt's limit and grace the driver waits for its worker's watchdog before asking
+whether the worker answers at all: room for the world's reset before the agent starts (the limit counts
+from there) and for a loaded machine. Once the worker has answered, it is asked again this often while
+the attempt lasts (grading, a judge). A module attribute so a test can make it short."""
+ANSWER_WITHIN_S = 10.0
+"""A worker that does not answer :meth:`~passhat.runner.ray_worker.TrialWorker.alive` within this long is
+stuck: its Python does not run (the answer comes from a thread of its own, not the trials' loop)."""
+
+
+@dataclass
+class Flight:
+    """One attempt sent to a worker."""
+
+    case: Case
+    trial: int
+    attempt: int
+    spent: int
+    """Attempts before this one that count against :data:`~passhat.runner.executor.MAX_ATTEMPTS`."""
+    worker: int
+    started: float
+    """``time.perf_counter()`` when it was sent (the error record's duration)."""
+    deadline: float
+    """``time.monotonic()`` by which its worker must have finished it, named a blocker, or answered."""
+
+    def label(self) -> str:
+        return f"{self.case.id}#{self.trial}"
+
+
+class Dispatch:
+    """One run's attempts over the workers ``handles`` (Ray actor handles of
+    :class:`~passhat.runner.ray_worker.TrialWorker`); see the module docstring."""
+
+    def __init__(self, ray: Any, recipe: WorkerRecipe, handles: list[Any], *, concurrency: int, emit: Emit,
+                 replaced: Replaced | None = None,
+                 report: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> None:
+        self.ray = ray
+        self.recipe = recipe
+        self.handles = handles
+        self.concurrency = concurrency
+        self.emit = emit
+        self.replaced = replaced
+        self.report = report
+        self.queue: deque[tuple[Case, int, int, int]] = deque()
+        """(case, trial, attempt, attempts spent) still to send."""
+        self.flying: dict[asyncio.Future[Any], Flight] = {}
+        self.reviving: dict[asyncio.Task[None], int] = {}
+        """Workers that died or were killed, until Ray has restarted them: nothing is sent to them meanwhile."""
+        self.watching: dict[asyncio.Future[Any], int] = {}
+        """Each worker's pending :meth:`~passhat.runner.ray_worker.TrialWorker.blocked`."""
+        self.checking: dict[asyncio.Task[bool], int] = {}
+        """Workers being asked whether they answer at all (an attempt of theirs is past its deadline)."""
+        self.load = [0] * len(handles)
+        self.final: list[TrialRecord] = []
+
+    async def run(self, pending: Sequence[tuple[Case, int]]) -> None:
+        """Run every pair to a final record, handed to ``emit``."""
+        self.queue.extend((case, trial, 1, 0) for case, trial in pending)
+        for worker in range(len(self.handles)):
+            self._watch(worker)
+        try:
+            self._send()
+            while self.flying or self.queue:  # a worker still restarting at the end is not waited for
+                waiting = [*self.flying, *self.reviving, *self.watching, *self.checking]
+                finished, _ = await asyncio.wait(waiting, timeout=self._until_deadline(),
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                for done in finished:
+                    self._finished(done)
+                self._check_deadlines()
+                self._send()  # the workers get their next attempts before the records are encoded (redaction)
+                final, self.final = self.final, []
+                for record in final:
+                    self.emit(record)
+        finally:
+            for future in [*self.flying, *self.reviving, *self.watching, *self.checking]:
+                future.cancel()
+
+    # -- sending and settling ----------------------------------------------------------------------------
+
+    def _up(self) -> list[int]:
+        down = set(self.reviving.values())
+        return [i for i in range(len(self.handles)) if i not in down]
+
+    def _send(self) -> None:
+        up = self._up()
+        while self.queue and up and len(self.flying) < self.concurrency:
+            case, trial, attempt, spent = self.queue.popleft()
+            worker = min(up, key=self.load.__getitem__)
+            ref = self.handles[worker].run.remote(case.id, trial, attempt)
+            deadline = time.monotonic() + case.limits.max_seconds + self.recipe.grace_s + DEADLINE_MARGIN_S
+            self.flying[asyncio.wrap_future(ref.future())] = Flight(case, trial, attempt, spent, worker,
+                                                                    time.perf_counter(), deadline)
+            self.load[worker] += 1
+
+    def _settle(self, flight: Flight, record: TrialRecord, raised: bool, *, spends: bool = True) -> None:
+        """An attempt's record is final, or (it raised) the trial goes back to the front of the queue."""
+        spent = flight.spent + spends
+        if raised and spent < MAX_ATTEMPTS:
+            self.queue.appendleft((flight.case, flight.trial, flight.attempt + 1, spent))
+        else:
+            self.final.append(record)
+
+    def _failed(self, flight: Flight, why: str) -> TrialRecord:
+        seed = trial_seed(self.recipe.seed, flight.case.id, flight.trial)
+        return error_record(flight.case, flight.trial, seed, flight.attempt, flight.started, InfrastructureError(why))
+
+    def _finished(self, done: asyncio.Future[Any]) -> None:
+        if done in self.reviving:
+            self.reviving.pop(done)  # type: ignore[call-overload]
+            done.result()  # a worker Ray could not bring back ends the run (resume it later)
+        elif done in self.watching:
+            self._heard(self.watching.pop(done), done)
+        elif done in self.checking:
+            worker = self.checking.pop(done)  # type: ignore[call-overload]
+            if worker not in self.reviving.values():
+                self._answered(worker, done.result())
+        else:
+            flight = self.flying.pop(done)
+            self.load[flight.worker] -= 1
+            record, raised, lost = self._outcome(done, flight)
+            if lost:
+                self._revive(flight.worker)
+            self._settle(flight, record, raised)
+
+    def _outcome(self, future: asyncio.Future[Any], flight: Flight) -> tuple[TrialRecord, bool, bool]:
+        """The attempt's record, whether it raised, and whether its worker was lost (an infrastructure
+        failure of the attempt: it may or may not have run, and its record is gone with the worker)."""
+        try:
+            text, raised = future.result()
+        except self.ray.exceptions.RayError as exc:
+            lost = isinstance(exc, self.ray.exceptions.RayActorError)
+            what = "the Ray worker running it died" if lost else "the Ray task failed"
+            return self._failed(flight, f"{what}: {first_line(exc)}"), True, lost
+        return TrialRecord.model_validate_json(text), bool(raised), False
+
+    # -- workers given up on -----------------------------------------------------------------------------
+
+    def _watch(self, worker: int) -> None:
+        call = self.handles[worker].blocked.options(concurrency_group=WATCH_GROUP).remote()
+        self.watching[asyncio.wrap_future(call.future())] = worker
+
+    def _heard(self, worker: int, done: asyncio.Future[Any]) -> None:
+        """The worker's watchdog gave up on a trial (or the worker died or closed: nothing to do here)."""
+        try:
+            verdict = done.result()
+        except self.ray.exceptions.RayError:
+            return  # it died: the attempts it ran say so, and its revival watches it again
+        if verdict is None or worker in self.reviving.values():
+            return
+        text, why = verdict
+        blocked = TrialRecord.model_validate_json(text)
+        self._give_up(worker, why, blocked,
+                      f"trial {blocked.case_id}#{blocked.trial}'s agent held this attempt's Ray worker's event loop "
+                      "for good; the worker was killed and replaced, and the attempt could not run its time")
+
+    def _check_deadlines(self) -> None:
+        now = time.monotonic()
+        skip = {*self.reviving.values(), *self.checking.values()}
+        for worker in {f.worker for f in self.flying.values() if f.deadline <= now and f.worker not in skip}:
+            self.checking[asyncio.ensure_future(self._answers(worker))] = worker
+
+    def _until_deadline(self) -> float | None:
+        skip = {*self.reviving.values(), *self.checking.values()}
+        deadlines = [f.deadline for f in self.flying.values() if f.worker not in skip]
+        return max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+
+    async def _answers(self, worker: int) -> bool:
+        call = self.handles[worker].alive.options(concurrency_group=WATCH_GROUP).remote()
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(call.future()), ANSWER_WITHIN_S)
+        except TimeoutError:
+            return False
+        except self.ray.exceptions.RayError:
+            pass  # it died: its attempts say so
+        return True
+
+    def _answered(self, worker: int, answers: bool) -> None:
+        """A worker past an attempt's deadline answered (its watchdog is in charge: ask again later) or not."""
+        now = time.monotonic()
+        late = [f for f in self.flying.values() if f.worker == worker and f.deadline <= now]
+        if answers or not late:
+            for flight in late:
+                flight.deadline = now + DEADLINE_MARGIN_S
+            return
+        labels = ", ".join(sorted(f.label() for f in late))
+        why = (f"Ray worker replaced: it did not answer within {ANSWER_WITHIN_S:g} s while {labels} "
+               f"{'was' if len(late) == 1 else 'were'} past the limit and {self.recipe.grace_s:g} s of grace; code "
+               "that keeps the GIL (an in-process agent's C extension, a runaway regular expression) stops even "
+               "the loop's watchdog, so which trial did it is unknown — run the agent with --isolate process")
+        self._give_up(worker, why, None,
+                      f"this attempt's Ray worker stopped answering (something in its process kept the GIL: "
+                      f"{labels} in flight there); it was killed and replaced")
+
+    def _give_up(self, worker: int, why: str, blocked: TrialRecord | None, lost: str) -> None:
+        """Settle every attempt on ``worker`` (the blocked trial as its worker recorded it, the others as
+        infrastructure errors of that attempt, retried: without spending a retry when the blocked trial is
+        known, as spending one when it is not), then kill the worker and have Ray start another."""
+        for future, flight in list(self.flying.items()):
+            if flight.worker != worker:
+                continue
+            del self.flying[future]
+            future.cancel()  # it fails when the worker is killed: already settled here
+            self.load[worker] -= 1
+            if blocked is not None and blocked.key == (flight.case.id, flight.trial):
+                blocked.attempt = flight.attempt
+                self.final.append(blocked)
+            else:
+                self._settle(flight, self._failed(flight, lost), True, spends=blocked is None)
+        with contextlib.suppress(Exception):  # already dead: Ray restarts it all the same
+            self.ray.kill(self.handles[worker], no_restart=False)
+        self._revive(worker)
+        self.report(why)
+        if self.replaced is not None:
+            self.replaced(why)
+
+    def _revive(self, worker: int) -> None:
+        if worker not in self.reviving.values():
+            self.reviving[asyncio.ensure_future(self._back(worker))] = worker
+
+    async def _back(self, worker: int) -> None:
+        """Wait until Ray has restarted a dead worker (attempts sent meanwhile would fail as unavailable),
+        then watch it again."""
+        handle = self.handles[worker]
+        deadline = time.monotonic() + REVIVE_TIMEOUT_S
+        while True:
+            try:
+                await asyncio.wrap_future(handle.ready.remote().future())
+                break
+            except self.ray.exceptions.RayActorError as exc:
+                if time.monotonic() > deadline:
+                    raise RunError(f"a Ray worker died and was not back within {REVIVE_TIMEOUT_S:g}s "
+                                   f"({first_line(exc)}); the trials recorded so far are kept: "
+                                   "continue with --resume once the cluster is healthy") from None
+                await asyncio.sleep(0.2)
+        self._watch(worker)
+
+
+def first_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
