@@ -92,11 +92,13 @@ def test_every_stall_an_in_process_sdk_agent_meets_is_an_outage(provider: Stalli
 def test_every_stall_a_program_using_the_sdk_meets_is_an_outage(provider: StallingProvider, key: str, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch, mode: str,
                                                                 limit_s: int) -> None:
-    """The program's SDK finds the relay in OPENAI_BASE_URL; in the sandbox it reaches it on the tools' socket."""
+    """The program's SDK finds the relay in OPENAI_BASE_URL; in the sandbox it reaches it on the tools' socket.
+    One trial each: a program importing the SDK costs a second of CPU, and the in-process test above shows the
+    repeats (the breaker)."""
     monkeypatch.setattr(outages, "STALL_SHARE", 0.3 / limit_s)
-    result, records = run(tmp_path, provider, program(mode), limit_s, 2, "--agent-env", "OPENAI_API_KEY")
+    result, records = run(tmp_path, provider, program(mode), limit_s, 1, "--agent-env", "OPENAI_API_KEY")
     assert result.exit_code == EXIT_INCOMPLETE, result.output
-    assert [r.outcome for r in records] == ["error"] * 2
+    assert [r.outcome for r in records] == ["error"]
     assert all(f"the provider stalled — no {WAITED_FOR[mode]} within" in r.error for r in records)
 
 

@@ -1,13 +1,41 @@
 """Release gates written before the results: a YAML file of rules, each decided PASS, FAIL or INCONCLUSIVE.
 
 Imports compare, results, stats and the run store; nothing below it imports this package.
+
+The names below load with their module on first use (:pep:`562`): ``passhat run`` registers a gate before
+its first trial, and evaluating one needs the statistics (scipy), which the trials do not.
 """
 
-from passhat.gate.load import GateError, LoadedGate, load_gate, parse_gate
-from passhat.gate.outcome import EXIT_BAD_INPUT, EXIT_CODES, RuleResult, overall
-from passhat.gate.registration import registration, registration_for_run, resolve_gate
-from passhat.gate.report import GATE_RESULT, evaluate_gate, gate_run, read_gate_result, write_gate_result
-from passhat.gate.schema import RULE_KINDS, GateFile
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from passhat.gate.load import GateError, LoadedGate, load_gate, parse_gate
+    from passhat.gate.outcome import EXIT_BAD_INPUT, EXIT_CODES, RuleResult, overall
+    from passhat.gate.registration import registration, registration_for_run, resolve_gate
+    from passhat.gate.report import GATE_RESULT, evaluate_gate, gate_run, read_gate_result, write_gate_result
+    from passhat.gate.schema import RULE_KINDS, GateFile
+
+_WHERE = {
+    "load": ("GateError", "LoadedGate", "load_gate", "parse_gate"),
+    "outcome": ("EXIT_BAD_INPUT", "EXIT_CODES", "RuleResult", "overall"),
+    "registration": ("registration", "registration_for_run", "resolve_gate"),
+    "report": ("GATE_RESULT", "evaluate_gate", "gate_run", "read_gate_result", "write_gate_result"),
+    "schema": ("RULE_KINDS", "GateFile"),
+}
+_MODULE = {name: module for module, names in _WHERE.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'passhat.gate' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"passhat.gate.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "EXIT_BAD_INPUT",
