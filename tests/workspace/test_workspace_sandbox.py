@@ -290,3 +290,45 @@ def test_the_command_cannot_undo_its_confinement(copy: WorkspaceCopy, how: str, 
     result = run(copy.root, f"{prefix}python escape.py", sandbox="unshare")
     assert result.exit_code == 0, result.stdout + result.stderr
     assert result.stdout.count("=-1") == 3
+
+
+@needs_unshare
+def test_a_command_cancelled_again_while_its_bounds_are_released_leaves_no_private_folder(
+        copy: WorkspaceCopy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run stopped mid-command cancels the trial, and a second cancellation (the runner's shutdown) can land
+    while the command's cgroups are being emptied: the clean-up must still end. It did not (a ``passhat-cmd-*``
+    folder was left behind under SIGTERM on a fresh clone)."""
+    import tempfile
+    import threading
+    import time
+
+    from passhat.sandbox.bounds import Bounded
+    from passhat.workspace.bounds import WorkspaceBounds
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    releasing = threading.Event()
+    release = Bounded.release
+
+    def slow_release(self: Bounded) -> None:
+        releasing.set()
+        time.sleep(0.3)  # a cgroup that takes a moment to empty
+        release(self)
+
+    monkeypatch.setattr(Bounded, "release", slow_release)
+
+    async def main() -> None:
+        task = asyncio.ensure_future(run_command(copy.root, "touch started; sleep 30", timeout_s=60,
+                                                 bounds=WorkspaceBounds()))
+        while not (copy.root / "started").exists():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        while not releasing.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert [p.name for p in tmp.iterdir() if p.name.startswith("passhat-cmd-")] == []

@@ -250,13 +250,15 @@ async def launch(argv: list[str], variables: Mapping[str, str], endpoint: TrialE
                        f"descendant killed at the end; network and files not confined; bounds: {bounded.describe()}")
             yield Launch(sandbox.launch_argv(spec), env, cwd, "fallback", details, options.bounds, bounded)
     finally:
-        if bounded is not None:  # whatever is left in its cgroups is killed before its folders go
-            await asyncio.to_thread(bounded.release)
-        from passhat.workspace._fs import remove_tree
+        try:
+            if bounded is not None:  # whatever is left in its cgroups is killed before its folders go
+                await bounded.release_in_thread()
+        finally:  # and they go even when the trial is cancelled meanwhile (a run stopped)
+            from passhat.workspace._fs import remove_tree
 
-        for folder in (private, sockets):
-            with contextlib.suppress(OSError):
-                remove_tree(folder)
+            for folder in (private, sockets):
+                with contextlib.suppress(OSError):
+                    remove_tree(folder)
 
 
 async def _allow(stack: contextlib.AsyncExitStack, options: AgentSandbox, sockets: str,

@@ -186,6 +186,23 @@ class Bounded:
         if self.cgroups is not None:
             self.cgroups.remove()
 
+    async def release_in_thread(self) -> None:
+        """:meth:`release` in a thread, carried to its end even when the caller is cancelled meanwhile (a run
+        stopped mid-command: that is exactly when what the program left must still be killed); the
+        cancellation is passed on once it is done."""
+        import asyncio
+
+        job = asyncio.ensure_future(asyncio.to_thread(self.release))
+        cancelled = False
+        while not job.done():
+            try:
+                await asyncio.shield(job)
+            except asyncio.CancelledError:
+                cancelled = True
+        job.result()
+        if cancelled:
+            raise asyncio.CancelledError
+
 
 def confine(spec: Spec, bounds: Bounds) -> Bounded:
     """Put ``bounds`` into ``spec`` (its ``mode`` and ``uid`` already set): a pids and a memory cgroup where

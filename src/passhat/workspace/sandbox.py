@@ -208,12 +208,14 @@ async def run_command(root: Path, command: str, *, timeout_s: float, max_output:
                 result = dataclasses.replace(result, exceeded=exceeded)
         return result
     finally:
-        if bounded is not None:
-            await asyncio.to_thread(bounded.release)
         try:
-            _fs.remove_tree(private)
-        except OSError:
-            pass  # something the command left running (isolation "none") still writes there; a temp dir is left
+            if bounded is not None:
+                await bounded.release_in_thread()
+        finally:  # the private folder goes even when the command is cancelled meanwhile (a run stopped)
+            try:
+                _fs.remove_tree(private)
+            except OSError:
+                pass  # something the command left running (isolation "none") still writes there; a temp dir is left
 
 
 def _bound(spec: confinement.Spec, bounds: WorkspaceBounds, root: str) -> Bounded:
