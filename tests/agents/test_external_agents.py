@@ -236,3 +236,20 @@ def test_isolation_is_only_for_python_agents() -> None:
 
     with pytest.raises(PasshatError, match="--isolate process applies to Python agents"):
         load_agent("cmd:true", isolate="process")
+
+
+@pytest.mark.parametrize(("scheme", "verifies"), [("http", False), ("https", True)])
+def test_the_remote_episode_uses_tls_only_where_its_urls_ask_for_it(scheme: str, verifies: bool) -> None:
+    """A plain-HTTP tool server needs no CA bundle (loading it cost every isolated trial ~0.1 s of CPU); a start
+    message with https URLs gets a verifying client, never an unverified one."""
+    import ssl
+
+    from passhat.client import RemoteEpisode
+
+    base = f"{scheme}://tools.example:8443/trials/t1"
+    start = {"case_id": "c", "trial": 0, "seed": 0, "domain": "d", "instruction": "i", "policy": "p",
+             "trial_url": base, "tools_url": f"{base}/tools", "user_url": f"{base}/user", "usage_url": f"{base}/usage",
+             "otlp_url": f"{base}/otlp", "token": "t", "deadline": 0.0, "time_limit_s": 1.0, "tool_timeout_s": 1.0}
+    episode = RemoteEpisode(start)
+    context = episode._http._transport._pool._ssl_context  # type: ignore[attr-defined]  # httpx's connection pool
+    assert (context.verify_mode == ssl.CERT_REQUIRED) is verifies
