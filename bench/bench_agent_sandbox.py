@@ -7,9 +7,13 @@ TRIALS trials one at a time on the notes case, four ways, interleaved in rounds 
 - ``fallback``: under the fallback (``PASSHAT_SANDBOX=none``: a subreaper PID 1, caps dropped);
 - ``ns-python``: the sandbox (user, mount, PID, network namespaces, the forwarded tool socket) with the
   Python PID 1 (``PASSHAT_SANDBOX_INIT=python``);
-- ``ns-c``: the same with the C PID 1 (``PASSHAT_SANDBOX_INIT=c``), the default where it builds.
+- ``ns-c``: the same with the C PID 1 (``PASSHAT_SANDBOX_INIT=c``), the default where it builds;
+- ``ns-c-lifted``: ``ns-c`` with the bounds lifted (what the bounds' cgroups cost, side by side).
 
-Prints the median agent time per trial of each, the added cost (mode − bare) and the ratio. Run:
+Every mode runs under the agents' default bounds (``--agent-processes`` and ``--agent-memory``: a pids
+and a memory cgroup where passhat may make them, as root here; else rlimits), as a user's run does; the
+bench prints how they were enforced. Prints the median agent time per trial of each, the added cost
+(mode − bare) and the ratio. Run:
 ``python bench/bench_agent_sandbox.py [TRIALS]``.
 """
 
@@ -29,6 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "tests" / "data" / "programs" / "notes_agent.py"
 NOTES = ROOT / "tests" / "data" / "notes"
 BATCH = 5
+BOUNDS: set[str] = set()
+"""The agents' default bounds as the namespaces' records describe them (cgroups here, or rlimits)."""
 
 
 def suite(folder: Path) -> Path:
@@ -46,7 +52,7 @@ def run(mode: str, trials: int, where: Path) -> list[float]:
     from passhat.runner import RunConfig, RunStore, execute
 
     os.environ["PASSHAT_SANDBOX"] = "none" if mode == "fallback" else "auto"
-    os.environ["PASSHAT_SANDBOX_INIT"] = "python" if mode == "ns-python" else "c" if mode == "ns-c" else "auto"
+    os.environ["PASSHAT_SANDBOX_INIT"] = "python" if mode == "ns-python" else "c" if mode.startswith("ns-c") else "auto"
     original = command.launch
 
     @contextlib.asynccontextmanager
@@ -59,7 +65,11 @@ def run(mode: str, trials: int, where: Path) -> list[float]:
         from passhat.agents import load_agent
 
         spec = f"cmd:{sys.executable} {PROGRAM} good"
-        agent = load_agent(spec, prices=load_price_table(None))
+        from passhat.agents.bounds import AgentBounds
+        from passhat.agents.confined import AgentSandbox
+
+        lifted = AgentSandbox(bounds=AgentBounds(processes=None, memory=None, file_size=None))
+        agent = load_agent(spec, prices=load_price_table(None), **({"sandbox": lifted} if mode == "ns-c-lifted" else {}))
         out = where / f"run-{mode}"
         cfg = RunConfig(suite=load_suite(str(suite(where / mode))), agent=agent, agent_spec=spec, trials=trials,
                         out=out, concurrency=1)
@@ -70,8 +80,9 @@ def run(mode: str, trials: int, where: Path) -> list[float]:
     assert all(r.outcome == "pass" for r in records), [r.error for r in records]
     kinds = {r.isolation.kind for r in records if r.isolation}
     assert kinds == {"none" if mode == "bare" else "fallback" if mode == "fallback" else "namespaces"}, kinds
-    wanted = {"ns-python": "Python PID 1", "ns-c": "C PID 1"}.get(mode, "")
+    wanted = {"ns-python": "Python PID 1", "ns-c": "C PID 1", "ns-c-lifted": "C PID 1"}.get(mode, "")
     assert all(wanted in r.isolation.details for r in records if r.isolation), "not the PID 1 asked for"
+    BOUNDS.update(r.isolation.details.split("bounds: ", 1)[-1] for r in records if r.isolation and mode in ("ns-python", "ns-c"))
     return [r.timing.agent_s * 1000 for r in records]
 
 
@@ -85,7 +96,7 @@ def main() -> None:
         run("ns-c", 3, Path(tmp) / "warm")  # imports, the probe, the C PID 1's build, the tool server's first start
         # interleaved in rounds of BATCH trials, the order rotating, so a machine that gets busier or quieter
         # during the bench moves every mode alike (one mode after another measured the load, not the sandbox)
-        modes = ["bare", "fallback", "ns-python", "ns-c"]
+        modes = ["bare", "fallback", "ns-python", "ns-c", "ns-c-lifted"]
         times: dict[str, list[float]] = {mode: [] for mode in modes}
         for round_ in range(-(-trials // BATCH)):
             for mode in modes[round_ % len(modes):] + modes[:round_ % len(modes)]:
@@ -94,7 +105,9 @@ def main() -> None:
     bare = medians["bare"]
     print(f"cmd: agent, {trials} trials each, median agent time per trial (one tool call):")
     for mode, ms in medians.items():
-        print(f"  {mode:<11} {ms:7.1f} ms   added {ms - bare:+6.1f} ms   ratio {ms / bare:5.2f}×")
+        print(f"  {mode:<12} {ms:7.1f} ms   added {ms - bare:+6.1f} ms   ratio {ms / bare:5.2f}×")
+    print(f"the default bounds' own cost (ns-c − ns-c-lifted): {medians['ns-c'] - medians['ns-c-lifted']:+.1f} ms")
+    print(f"default bounds, as enforced: {'; '.join(sorted(BOUNDS))}")
     for mode in ("ns-python", "ns-c"):
         added = medians[mode] - bare
         print(f"sandbox cost per trial, {mode}: {added:.1f} ms ({'within' if added <= 20 else 'over'} the 20 ms goal)")

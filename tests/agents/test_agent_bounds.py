@@ -10,6 +10,7 @@ unbounded: a real fork bomb on a shared machine is the incident these bounds exi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
@@ -194,3 +195,36 @@ def test_passhat_run_refuses_a_bad_bound_before_any_trial(tmp_path: Path, notes_
     assert result.exit_code == 2, result.output
     assert "--agent-memory '2XB' is not a size" in result.output
     assert not (out / "trials.jsonl").exists()
+
+
+@pytest.mark.skipif(not cgroups_here(), reason="no v1 pids and memory cgroups to write here")
+def test_cgroups_a_killed_harness_left_are_removed_with_what_is_in_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A harness killed outright (SIGKILL, the OOM killer) cannot remove its cgroups: the next one does, and
+    kills what is left in them; a live harness's, and another PID namespace's, are left alone."""
+    import subprocess
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no process has now
+    namespace = sandbox_bounds._pid_namespace()
+    own = sandbox_bounds._own_v1_paths()["pids"]
+    names = {"stale": f"passhat-{namespace}-{gone.pid}-{secrets.token_hex(4)}",
+             "live": f"passhat-{namespace}-{os.getpid()}-{secrets.token_hex(4)}",
+             "elsewhere": f"passhat-{namespace + 1}-{gone.pid}-{secrets.token_hex(4)}"}
+    for name in names.values():
+        os.mkdir(os.path.join(own, name))
+    left = subprocess.Popen(["sleep", "30"])
+    try:
+        with open(os.path.join(own, names["stale"], "cgroup.procs"), "w") as f:
+            f.write(str(left.pid))
+        sandbox_bounds._remove_stale.cache_clear()
+        made = sandbox_bounds.Cgroups.make(processes=8, memory_bytes=None)
+        assert made is not None
+        made.remove()
+        assert left.wait(timeout=5) == -9  # the orphaned program, killed
+        assert not os.path.exists(os.path.join(own, names["stale"]))
+        assert os.path.isdir(os.path.join(own, names["live"])) and os.path.isdir(os.path.join(own, names["elsewhere"]))
+    finally:
+        left.kill()
+        for name in names.values():
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(own, name))

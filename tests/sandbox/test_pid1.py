@@ -16,6 +16,7 @@ import pytest
 
 from passhat import sandbox
 from passhat.sandbox import Forward, Spec
+from passhat.sandbox.bounds import Cgroups, _own_v1_paths
 from tests.sandbox.pid1s import pid1
 
 __all__ = ["pid1"]  # a fixture, used by name
@@ -71,6 +72,23 @@ def test_the_program_has_no_capabilities_and_no_new_privileges(work: Path, pid1:
     assert {k: int(status[k], 16) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")} == dict.fromkeys(
         ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"), 0)
     assert status["NoNewPrivs"].strip() == "1"
+
+
+@pytest.mark.skipif(not {"pids", "memory"} <= set(_own_v1_paths()), reason="no v1 pids and memory cgroups to write here")
+def test_the_program_and_what_it_starts_are_in_the_specs_cgroups(work: Path, pid1: str) -> None:
+    """PID 1 joins through ``tasks`` (the fast way, its one thread): the program and its children follow it."""
+    cgroups = Cgroups.make(processes=64, memory_bytes=256 << 20)
+    assert cgroups is not None
+    spec = spec_for(work, "sh -c 'cat /proc/self/cgroup'")
+    spec.cgroups = list(cgroups.folders.values())
+    try:
+        done = confined(spec)
+    finally:
+        cgroups.remove()
+    joined = {line.split(":")[1]: line.split(":")[2] for line in done.stdout.splitlines()}
+    for controller, folder in cgroups.folders.items():
+        assert folder.endswith(joined[controller]), (controller, folder, done.stdout, done.stderr)
+    assert not any(os.path.exists(folder) for folder in cgroups.folders.values())
 
 
 @pytest.mark.parametrize("breaks", ["cwd", "cgroup", "hosts", "program"])

@@ -64,8 +64,9 @@ class Cgroups:
         own = _own_v1_paths()
         if not wanted or not all(k in own for k in wanted):
             return None
+        _remove_stale(tuple(own[k] for k in wanted))
         made: dict[str, str] = {}
-        name = f"passhat-{os.getpid()}-{secrets.token_hex(4)}"
+        name = f"passhat-{_pid_namespace()}-{os.getpid()}-{secrets.token_hex(4)}"
         try:
             for controller, (file, value) in wanted.items():
                 folder = os.path.join(own[controller], name)
@@ -118,6 +119,41 @@ class Cgroups:
                     os.rmdir(folder)
                     break
                 time.sleep(0.01)
+
+
+_NAME = re.compile(r"passhat-(\d+)-(\d+)-[0-9a-f]{8}")
+"""A cgroup's name: its maker's PID namespace (the inode of ``/proc/self/ns/pid``), pid, a random part."""
+
+
+@functools.cache
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+@functools.cache
+def _remove_stale(parents: tuple[str, ...]) -> None:
+    """Once per process: remove the cgroups a harness killed outright left behind (their maker, named by
+    its pid and PID namespace, is gone), killing what is still in them: their program should have died with
+    its run. Another namespace's cgroups (a harness in another container) are left alone: its pids are not ours."""
+    for parent in parents:
+        with contextlib.suppress(OSError):
+            for entry in os.listdir(parent):
+                found = _NAME.fullmatch(entry)
+                if found is not None and int(found[1]) == _pid_namespace() and not _alive(int(found[2])):
+                    Cgroups({"stale": os.path.join(parent, entry)}).remove()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @dataclass(frozen=True)

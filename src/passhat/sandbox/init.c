@@ -5,7 +5,9 @@
  * the words of passhat.sandbox.plan: `init namespaces STEP... -- PROGRAM ARG...`. Every path list was
  * computed by the harness; this program only executes the steps, always in this order:
  *
- *   cgroup DIR         join the cgroup (write 0 to DIR/cgroup.procs)
+ *   cgroup DIR         join the cgroup: write 0 to DIR/tasks (this one thread, which is all of us:
+ *                      single-threaded, the move of the calling thread skips the kernel's global
+ *                      threadgroup lock and its RCU grace period, 5-12 ms, that cgroup.procs waits for)
  *   loopback           bring lo up
  *   address IP         add IP/32 or IP/128 to lo (netlink)
  *   sockets DIR        the folder of the forwarders' unix sockets, opened O_PATH before it is hidden
@@ -529,7 +531,7 @@ int main(int argc, char **argv) {
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* the program cannot read our memory or descriptors */
     for (int i = 0; i < spec.cgroup.n; i++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/cgroup.procs", spec.cgroup.items[i]);
+        snprintf(path, sizeof path, "%s/tasks", spec.cgroup.items[i]); /* see the header: not cgroup.procs */
         int fd = open(path, O_WRONLY | O_CLOEXEC);
         if (fd < 0 || write(fd, "0", 1) != 1)
             fail(errno, "cannot join the cgroup %s", spec.cgroup.items[i]);
