@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -91,6 +93,9 @@ def test_a_run_killed_outright_resumes_with_nothing_lost_doubled_or_left_behind(
 
 
 def test_a_throwaway_cluster_stops_and_is_deleted_when_its_process_is_killed(tmp_path: Path) -> None:
+    """In the folder PASSHAT_PG_DIR names (one the cluster's unprivileged user can enter, as root)."""
+    parent = tempfile.mkdtemp(prefix="passhat-pgdir-")
+    os.chmod(parent, 0o755)
     script = textwrap.dedent(f"""
         import os, signal, sys
         sys.path[:0] = [{str(SRC)!r}, {str(DATA.parents[2])!r}]
@@ -99,10 +104,18 @@ def test_a_throwaway_cluster_stops_and_is_deleted_when_its_process_is_killed(tmp
         print(s.cluster.root, s.cluster.keeper.pid, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
-    env = {k: v for k, v in os.environ.items() if k != "PASSHAT_PG_URL"}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == -signal.SIGKILL, done.stderr
-    root, _ = done.stdout.split()
+    env = {**{k: v for k, v in os.environ.items() if k != "PASSHAT_PG_URL"}, "PASSHAT_PG_DIR": parent}
+    try:
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        root, _ = done.stdout.split()
+        assert Path(root).parent == Path(parent)
+        _gone_in_time(root)
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
+
+
+def _gone_in_time(root: str) -> None:
 
     def remains() -> list[str]:  # the folder, and any process of the cluster (postgres, the keeper)
         procs = [_cmdline(p) for p in Path("/proc").iterdir() if p.name.isdigit() and root in _cmdline(p)]

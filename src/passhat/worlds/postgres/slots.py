@@ -148,7 +148,13 @@ class Slots:
         dbname = server.new_name("t")
         role, password = None, str(server.params.get("password") or "")
         strategy = f" STRATEGY {self.strategy}" if self.strategy and server.version >= 150000 else ""
-        admin.execute(f'CREATE DATABASE "{dbname}" TEMPLATE "{self.template}"{strategy}')
+        try:
+            admin.execute(f'CREATE DATABASE "{dbname}" TEMPLATE "{self.template}"{strategy}')
+        except Exception as exc:
+            room = _out_of_room(server, exc)
+            if room is None:
+                raise
+            raise room from exc
         try:
             admin.execute(f'REVOKE ALL ON DATABASE "{dbname}" FROM PUBLIC')
             if self.group is not None:
@@ -214,3 +220,15 @@ class Slots:
             self._cond.notify_all()
         for t in self._threads:
             t.join(timeout=30)
+
+
+def _out_of_room(server: PgServer, exc: Exception) -> Exception | None:
+    """A clone that did not fit a throwaway cluster in RAM, said with what to do (``None``: another error)."""
+    from passhat.worlds.postgres.cluster import DIR_ENV, PostgresUnavailable, in_ram
+
+    cluster = server.cluster
+    if cluster is None or "No space left on device" not in str(exc) or not in_ram(cluster.root):
+        return None
+    return PostgresUnavailable(f"a trial's database did not fit the throwaway cluster in {cluster.root}, which is in "
+                               f"RAM: set {DIR_ENV} to a folder on disk (e.g. {DIR_ENV}=/var/tmp) for fixtures this "
+                               f"large, or give a server with --pg-url ({exc})")
