@@ -16,6 +16,13 @@ from passhat.testing.policy_model import policy_model
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "agents"
 STYLES = ("careful", "hasty")
+REPRESENTATIVE = ["refund-4812", "order-number-on-request-4840", "already-refunded-4860", "approval-malformed-4812",
+                  "approval-timeout-4812", "email-drop-4870", "email-error-4812", "over-amount-4830",
+                  "permission-friend-order", "refund-4850-holdout"]
+"""The refunds cases the examples run (10 of 16): a plain refund, one that asks the user, one case per fault
+kind the suite plans (malformed, timeout, a response lost after a write, an error, latency) and one per
+failure category the hasty reference shows. The other six repeat those paths (another timeout, other
+phrasings of 4812) at 60 % more CPU; test_the_examples_cases_cover_the_suite holds the subset to this."""
 TOOL_TIMEOUT_S = 2.0
 """How long the examples wait for a tool in these tests (see ``example_environment``)."""
 
@@ -38,8 +45,10 @@ def example_environment(monkeypatch: pytest.MonkeyPatch, fake_model: FakeModelSe
     monkeypatch.delenv("OPENAI_MODEL", raising=False)
 
 
-def run_refunds(tmp_path: Path, spec: str, *, cases: list[str] | None = None, concurrency: int = 4) -> dict[str, Any]:
-    """One trial of every refunds case (or of ``cases``) with the agent ``spec`` through the real runner."""
+def run_refunds(tmp_path: Path, spec: str, *, cases: list[str] | None = REPRESENTATIVE,
+                concurrency: int = 4) -> dict[str, Any]:
+    """One trial of each of ``cases`` (:data:`REPRESENTATIVE`; ``None``: every refunds case) with the agent
+    ``spec`` through the real runner."""
     from passhat.agents import load_agent
     from passhat.agents.confined import AgentSandbox
     from passhat.agents.llm.pricing import load_price_table
@@ -72,4 +81,4 @@ def decisions(records: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
 @pytest.fixture(scope="session")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """The in-process reference agents' records on refunds, per style (run once per session)."""
-    return {style: run_refunds(tmp_path_factory.mktemp(f"reference-{style}"), style) for style in STYLES}
+    return {style: run_refunds(tmp_path_factory.mktemp(f"reference-{style}"), style, cases=None) for style in STYLES}

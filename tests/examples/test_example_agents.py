@@ -20,14 +20,38 @@ from typing import Any
 
 import pytest
 
-from tests.examples.conftest import EXAMPLES, STYLES, TOOL_TIMEOUT_S, decisions, run_refunds, verdicts
+from tests.examples.conftest import (
+    EXAMPLES,
+    REPRESENTATIVE,
+    STYLES,
+    TOOL_TIMEOUT_S,
+    decisions,
+    run_refunds,
+    verdicts,
+)
 
 
 def assert_same_as_reference(records: dict[str, Any], reference: dict[str, Any], style: str) -> None:
+    reference = {case: reference[case] for case in records}
+    assert set(records) == set(REPRESENTATIVE)
     assert verdicts(records) == verdicts(reference)
     assert decisions(records) == decisions(reference)
     outcomes = {outcome for outcome, _ in verdicts(records).values()}
     assert outcomes == ({"pass"} if style == "careful" else {"pass", "fail"})
+
+
+def test_the_examples_cases_cover_the_suite(reference: dict[str, Any]) -> None:
+    """Every fault kind the refunds suite plans, every failure category and outcome the reference agents
+    reach on it, and a case that asks the user: all in the examples' cases."""
+    from passhat.cases import load_suite
+
+    suite = {case.id: case for case in load_suite("refunds").cases}
+    kinds = {fault.kind for case in suite.values() for fault in case.faults}
+    assert kinds == {fault.kind for case in REPRESENTATIVE for fault in suite[case].faults}
+    for style in STYLES:
+        assert set(verdicts(reference[style]).values()) == {verdicts(reference[style])[c] for c in REPRESENTATIVE}
+    asked = reference["careful"]["order-number-on-request-4840"].messages
+    assert [m.role for m in asked].count("user") > 1  # the agent asked, the simulated user answered
 
 
 def failures(records: dict[str, Any]) -> dict[str, str | None]:
