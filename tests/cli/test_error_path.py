@@ -132,9 +132,9 @@ def test_ctrl_c_exits_130(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     def interrupted(*args: Any, **kwargs: Any) -> None:
         raise KeyboardInterrupt
 
-    import passhat.commands.report
+    import passhat.report.html
 
-    monkeypatch.setattr(passhat.commands.report, "write_report", interrupted)
+    monkeypatch.setattr(passhat.report.html, "write_report", interrupted)
     r = cli("report", tmp_path)
     assert r.exit_code == 130 and only_line(r.output) == "interrupted"
 

@@ -204,7 +204,6 @@ async def evaluate_async(
     from passhat.agents.llm.setup import build_model_setup
     from passhat.agents.python import as_agent
     from passhat.api.executors import check_executor, make_executor
-    from passhat.gate import registration_for_run
     from passhat.runner import RunConfig, execute
     from passhat.runner.preflight import check_preflight
     from passhat.runner.run import check_limits
@@ -247,7 +246,11 @@ async def evaluate_async(
     setup = build_model_setup(label, agent=await _python_agent(spec, isolate) if spec is not None else as_agent(agent, label),
                               **model_options)
     old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None
-    registered_gate = registration_for_run(_path(gate), old_manifest)
+    registered_gate = None
+    if gate is not None or (old_manifest or {}).get("gate") is not None:
+        from passhat.gate import registration_for_run  # the gate's model: not on a gateless run's first trial
+
+        registered_gate = registration_for_run(_path(gate), old_manifest)
     runs_on = make_executor(executor, ray_address, suite=plan.suite, agent=agent, label=label, options=model_options,
                             trials=trials, seed=seed, cassette=tools_from)  # joins the cluster before any trial
     if folder is None:
@@ -302,7 +305,6 @@ async def evaluate_async(
 def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str]) -> Run:
     """After the last trial: ``summary.json`` (one pass over the tally fields of the records, with the
     strata asked for and one per tag key, so the report need not rebuild it), then the registered gate."""
-    from passhat.gate import evaluate_gate, write_gate_result
     from passhat.models import Summary
     from passhat.results import build_summary, tag_keys
     from passhat.results.tally import tally_records
@@ -315,6 +317,8 @@ def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str]
     store.write_summary(summary)
     gate_result, gate_error = None, None
     if gated:
+        from passhat.gate import evaluate_gate, write_gate_result  # only then: it brings compare's code along
+
         try:
             gate_result = evaluate_gate(folder)
         except PasshatError as exc:

@@ -10,15 +10,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
 from passhat.errors import PasshatError
-from passhat.models import Comparison, GateResult, Interval, Manifest, Summary
+from passhat.models import Interval, Manifest, Summary
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore, read_records
+
+if TYPE_CHECKING:
+    from passhat.models import Comparison, GateResult
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from typing import Any
 import click
 
 from passhat.errors import UserError
-from passhat.report.html import write_report
 
 
 def _reason(exc: Exception) -> str:
@@ -30,6 +29,8 @@ def _size(n: int) -> str:
 @click.option("--open", "open_browser", is_flag=True, help="Open the report in the default browser.")
 def report(run_folder: Path, open_browser: bool) -> None:
     """Write RUN_FOLDER/report.html: curves, strata, cases, and every trajectory (loaded on demand)."""
+    from passhat.report.html import write_report
+
     written = write_report(run_folder)
     click.echo(f"{written.path} ({_size(written.page_bytes)}; {written.trials} trial(s), "
                f"{_size(written.lazy_bytes)} loaded on demand from {written.path.parent / 'report'})")
@@ -45,6 +46,8 @@ def after_run(folder: Path, summary: dict[str, Any], *, html: bool, otlp: str | 
     pass one that failed). A failure is printed with the command that redoes the step.
     """
     if html:
+        from passhat.report.html import write_report  # jinja2 and the templates: only for a report
+
         try:
             written = write_report(folder, summary=summary)
             click.echo(f"report: {written.path}", err=True)

@@ -7,20 +7,48 @@ dump and read back through it (``Model.load(path)``); a file of another schema v
 :class:`SchemaVersionError` naming the file and both versions.
 """
 
-from passhat.models.comparison import CaseChange, Comparison, PairedMetric, RunRef, StratumComparison
-from passhat.models.files import FileFormatError, FileModel, SchemaVersionError
-from passhat.models.gate import GateInfo, GateResult, RuleResult
-from passhat.models.manifest import CaseMeta, GateRegistration, Manifest, SuiteInfo
-from passhat.models.shadow import ConversationResult, ShadowReport, TrialDivergence
-from passhat.models.summary import (
-    CaseSummary,
-    Distribution,
-    Experience,
-    Interval,
-    StratumSummary,
-    SuiteSummary,
-    Summary,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from passhat.models.comparison import CaseChange, Comparison, PairedMetric, RunRef, StratumComparison
+    from passhat.models.files import FileFormatError, FileModel, SchemaVersionError
+    from passhat.models.gate import GateInfo, GateResult, RuleResult
+    from passhat.models.manifest import CaseMeta, GateRegistration, Manifest, SuiteInfo
+    from passhat.models.shadow import ConversationResult, ShadowReport, TrialDivergence
+    from passhat.models.summary import (
+        CaseSummary,
+        Distribution,
+        Experience,
+        Interval,
+        StratumSummary,
+        SuiteSummary,
+        Summary,
+    )
+
+_HOME = {
+    **dict.fromkeys(("CaseChange", "Comparison", "PairedMetric", "RunRef", "StratumComparison"), "comparison"),
+    **dict.fromkeys(("FileFormatError", "FileModel", "SchemaVersionError"), "files"),
+    **dict.fromkeys(("GateInfo", "GateResult", "RuleResult"), "gate"),
+    **dict.fromkeys(("CaseMeta", "GateRegistration", "Manifest", "SuiteInfo"), "manifest"),
+    **dict.fromkeys(("ConversationResult", "ShadowReport", "TrialDivergence"), "shadow"),
+    **dict.fromkeys(("CaseSummary", "Distribution", "Experience", "Interval", "StratumSummary", "SuiteSummary",
+                     "Summary"), "summary"),
+}
+"""Each name's module. Imported when first asked for (PEP 562): a run builds its manifest, summary and
+records, and need not build the comparison, gate and shadow models' schemas (tens of ms at every start)."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'passhat.models' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"passhat.models.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CaseChange",
