@@ -18,6 +18,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -747,3 +748,21 @@ def test_a_hard_exit_removes_the_runs_workspace_copies(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 130 and "stopping; stopped without waiting further" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_empty_copy_folders_a_killed_process_left_are_swept_at_the_next_start(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL skips atexit: the next process's first copy folder removes the empty ones an hour old, and only those."""
+    from passhat.worlds import workspace_source
+
+    old_empty, old_full, new_empty = (tmp_path / f"passhat-copies-{name}" for name in ("old", "full", "new"))
+    for folder in (old_empty, old_full, new_empty):
+        folder.mkdir()
+    (old_full / "ws-1").mkdir()  # a copy in it: not ours to judge
+    for folder in (old_empty, old_full):
+        os.utime(folder, (time.time() - 2 * workspace_source.STALE_S,) * 2)
+    monkeypatch.setattr(workspace_source, "_parents", {})
+    made = workspace_source._private_parent(tmp_path)
+    assert not old_empty.exists() and old_full.is_dir() and new_empty.is_dir()
+    assert made.is_dir() and made.name.startswith("passhat-copies-")
+    made.rmdir()

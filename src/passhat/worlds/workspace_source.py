@@ -11,6 +11,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,12 +50,27 @@ def _private_parent(base: Path) -> Path:
     key = f"{os.getpid()}:{base}"  # a forked worker (Ray) makes its own
     parent = _parents.get(key)
     if parent is None or not parent.is_dir():
+        _remove_stale_parents(base)
         parent = Path(tempfile.mkdtemp(prefix="passhat-copies-", dir=base))
         _parents[key] = parent
         sandbox.hide(parent)
         atexit.register(_remove_if_empty, parent)  # each copy is removed with its trial; the folder then
         shutdown.at_hard_exit(lambda: shutil.rmtree(parent, ignore_errors=True))  # a hard exit skips both
     return parent
+
+
+STALE_S = 3600.0
+"""An empty ``passhat-copies-*`` folder untouched this long is a killed process's (SIGKILL skips atexit)."""
+
+
+def _remove_stale_parents(base: Path) -> None:
+    """Remove the empty copy folders processes killed outright left in ``base``. Only empty ones can go
+    (``rmdir``), and a live process whose folder went makes a new one (:func:`_private_parent` checks)."""
+    with contextlib.suppress(OSError):
+        for folder in base.glob("passhat-copies-*"):
+            with contextlib.suppress(OSError):
+                if time.time() - folder.stat().st_mtime > STALE_S:
+                    folder.rmdir()
 
 
 def _remove_if_empty(folder: Path) -> None:
