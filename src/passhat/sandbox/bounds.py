@@ -142,11 +142,12 @@ def _remove_stale(parents: tuple[str, ...]) -> None:
         with contextlib.suppress(OSError):
             for entry in os.listdir(parent):
                 found = _NAME.fullmatch(entry)
-                if found is not None and int(found[1]) == _pid_namespace() and not _alive(int(found[2])):
+                if found is not None and int(found[1]) == _pid_namespace() and not pid_alive(int(found[2])):
                     Cgroups({"stale": os.path.join(parent, entry)}).remove()
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """A process with this pid exists (it may be another user's: then it is alive too)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from passhat.errors import PasshatError
+from passhat.sandbox.bounds import pid_alive as _alive
 
 INSTALL_HINT = ("install PostgreSQL's server binaries (Debian/Ubuntu: `apt-get install postgresql`; macOS: "
                 "`brew install postgresql`), or give a server with --pg-url / PASSHAT_PG_URL")
@@ -257,12 +258,3 @@ def _age_s(folder: str) -> float:
     except OSError:
         return 0.0
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
