@@ -11,8 +11,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from passhat.worlds import ram
 from passhat.worlds.postgres import cluster
 from passhat.worlds.postgres.slots import _out_of_room
+
+FULL = OSError('could not write to file "base/1/2": No space left on device')
 
 
 def test_the_folder_named_by_the_environment_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -20,7 +23,7 @@ def test_the_folder_named_by_the_environment_wins(monkeypatch: pytest.MonkeyPatc
     assert cluster.cluster_parent() == str(tmp_path)
 
 
-@pytest.mark.skipif(not cluster.in_ram("/dev/shm"), reason="no tmpfs at /dev/shm here")
+@pytest.mark.skipif(not ram.in_ram("/dev/shm"), reason="no tmpfs at /dev/shm here")
 def test_ram_when_it_has_room_else_the_temporary_folder(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(cluster.DIR_ENV, raising=False)
     free = os.statvfs("/dev/shm")
@@ -31,21 +34,26 @@ def test_ram_when_it_has_room_else_the_temporary_folder(monkeypatch: pytest.Monk
     assert cluster.cluster_parent() == tempfile.gettempdir()
 
 
-def test_the_mount_holding_a_path_decides_what_it_is(tmp_path: Path) -> None:
-    assert cluster.in_ram("/proc") is False  # proc, not tmpfs
-    if cluster.in_ram("/dev/shm"):
-        assert cluster.in_ram("/dev/shm/a/folder/not/made") is True  # the longest mount point above it
+def test_not_a_tmpfs_is_not_ram(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(cluster.DIR_ENV, raising=False)
+    monkeypatch.setattr(ram, "in_ram", lambda path: False)
+    assert ram.ram_with_room(0) is None
+    assert cluster.cluster_parent() == tempfile.gettempdir()
 
 
-def test_a_clone_that_does_not_fit_in_ram_names_the_way_out() -> None:
-    server = SimpleNamespace(cluster=SimpleNamespace(root=Path("/dev/shm/passhat-pg-x")))
-    full = OSError('could not write to file "base/1/2": No space left on device')
-    if cluster.in_ram("/dev/shm"):
-        said = _out_of_room(server, full)  # type: ignore[arg-type]
-        assert isinstance(said, cluster.PostgresUnavailable)
-        assert "PASSHAT_PG_DIR" in str(said) and "RAM" in str(said) and "No space left" in str(said)
+def test_the_mount_holding_a_path_decides_what_it_is() -> None:
+    assert ram.in_ram("/proc") is False  # proc, not tmpfs
+    if ram.in_ram("/dev/shm"):
+        assert ram.in_ram("/dev/shm/a/folder/not/made") is True  # the longest mount point above it
+
+
+def test_a_clone_that_does_not_fit_in_ram_names_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    server = SimpleNamespace(cluster=SimpleNamespace(root=Path("/somewhere/passhat-pg-x")))
+    monkeypatch.setattr(ram, "in_ram", lambda path: True)
+    said = _out_of_room(server, FULL)  # type: ignore[arg-type]
+    assert isinstance(said, cluster.PostgresUnavailable)
+    assert "PASSHAT_PG_DIR" in str(said) and "RAM" in str(said) and "No space left" in str(said)
     assert _out_of_room(server, OSError("permission denied")) is None  # type: ignore[arg-type]
-    on_disk = SimpleNamespace(cluster=SimpleNamespace(root=Path("/var/tmp/passhat-pg-x")))
-    if not cluster.in_ram("/var/tmp"):
-        assert _out_of_room(on_disk, full) is None  # type: ignore[arg-type]
-    assert _out_of_room(SimpleNamespace(cluster=None), full) is None  # type: ignore[arg-type]
+    assert _out_of_room(SimpleNamespace(cluster=None), FULL) is None  # type: ignore[arg-type]
+    monkeypatch.setattr(ram, "in_ram", lambda path: False)
+    assert _out_of_room(server, FULL) is None  # type: ignore[arg-type]  # on disk: PostgreSQL's own words

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from passhat import sandbox, shutdown
 from passhat.errors import DomainError
+from passhat.worlds.ram import ram_with_room
 
 SHM_COPY_LIMIT = 64 * 1024 * 1024
 """Workspaces up to this size are copied into ``/dev/shm`` (memory) when it exists and has room for 16
@@ -38,11 +39,8 @@ def copy_folder(size: int) -> Path:
         if not base.is_dir():
             raise DomainError(f"PASSHAT_WORKSPACE_DIR={chosen}: not a folder (workspace copies are made in it)")
     else:
-        shm = Path("/dev/shm")
-        if size <= SHM_COPY_LIMIT and shm.is_dir() and os.access(shm, os.W_OK):
-            free = os.statvfs(shm)
-            if free.f_bavail * free.f_frsize >= 16 * size:  # room for many trials at once (a container's is 64 MB)
-                base = shm
+        if size <= SHM_COPY_LIMIT:
+            base = ram_with_room(16 * size)  # room for many trials at once (a container's is 64 MB)
     return _private_parent(base if base is not None else Path(tempfile.gettempdir()))
 
 

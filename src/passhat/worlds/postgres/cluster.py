@@ -18,7 +18,6 @@ folder when this process ends, however it ends.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import pwd
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from passhat.errors import PasshatError
 from passhat.sandbox.bounds import pid_alive as _alive
+from passhat.worlds.ram import RAM, ram_with_room
 
 INSTALL_HINT = ("install PostgreSQL's server binaries (Debian/Ubuntu: `apt-get install postgresql`; macOS: "
                 "`brew install postgresql`), or give a server with --pg-url / PASSHAT_PG_URL")
@@ -41,7 +41,6 @@ ADMIN = "passhat"
 START_SECONDS = 60.0
 DIR_ENV = "PASSHAT_PG_DIR"
 """Environment variable: the folder a throwaway cluster's own folder is made in."""
-RAM = "/dev/shm"
 RAM_MIN_FREE = 2 << 30
 """Free space ``/dev/shm`` must have for the cluster to go there by default."""
 SETTINGS = {
@@ -211,36 +210,13 @@ def cluster_parent() -> str:
     chosen = os.environ.get(DIR_ENV, "").strip()
     if chosen:
         return chosen
-    if _is_tmpfs(RAM) and os.access(RAM, os.W_OK):
-        with contextlib.suppress(OSError):
-            found = os.statvfs(RAM)
-            if found.f_bavail * found.f_frsize >= RAM_MIN_FREE:
-                return RAM
-    return tempfile.gettempdir()
-
-
-def in_ram(path: str | Path) -> bool:
-    """Whether ``path`` is on a tmpfs (a cluster there fills RAM, not a disk)."""
-    return _is_tmpfs(str(path))
-
-
-def _is_tmpfs(path: str) -> bool:
-    """The file system type of the mount holding ``path`` (the longest mount point above it) is tmpfs."""
-    real, best, kind = os.path.realpath(path), "", ""
-    with contextlib.suppress(OSError), open("/proc/self/mounts") as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) < 3:
-                continue
-            point = fields[1].replace("\\040", " ")
-            if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
-                best, kind = point, fields[2]
-    return kind == "tmpfs"
+    ram = ram_with_room(RAM_MIN_FREE)
+    return str(ram) if ram is not None else tempfile.gettempdir()
 
 
 def remove_stale() -> None:
     """Delete folders of throwaway clusters whose keeper is gone (killed outright: it could not clean up)."""
-    parents = dict.fromkeys([tempfile.gettempdir(), RAM, os.environ.get(DIR_ENV, "").strip() or tempfile.gettempdir()])
+    parents = dict.fromkeys([tempfile.gettempdir(), str(RAM), os.environ.get(DIR_ENV, "").strip() or tempfile.gettempdir()])
     for folder in [f for parent in parents for f in glob.glob(os.path.join(parent, "passhat-pg-*"))]:
         try:
             pid = int((Path(folder) / "keeper.pid").read_text())

@@ -224,7 +224,8 @@ class Slots:
 
 def _out_of_room(server: PgServer, exc: Exception) -> Exception | None:
     """A clone that did not fit a throwaway cluster in RAM, said with what to do (``None``: another error)."""
-    from passhat.worlds.postgres.cluster import DIR_ENV, PostgresUnavailable, in_ram
+    from passhat.worlds.postgres.cluster import DIR_ENV, PostgresUnavailable
+    from passhat.worlds.ram import in_ram
 
     cluster = server.cluster
     if cluster is None or "No space left on device" not in str(exc) or not in_ram(cluster.root):
