@@ -46,6 +46,18 @@ def test_help_and_version_import_nothing_heavy(argv: list[str]) -> None:
     assert not any(m.startswith("passhat.commands.") for m in modules)
 
 
+def test_a_whole_run_with_its_summary_gate_and_report_never_imports_scipy(tmp_path: Path) -> None:
+    """The summary's special functions are passhat.stats._special: scipy (0.24 s of CPU) is for compare only."""
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("name: quick\nrules:\n  - pass_hat_k: {k: 1, min: 0.5}\n")
+    code = ("from passhat.cli import main\n"
+            f"try:\n    main(['run', 'refunds', '--agent', 'careful', '-k', '1', '-q', '--gate', {str(gate)!r}, "
+            f"'--out', {str(tmp_path / 'run')!r}])\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code")
+    modules = loaded_after(code)
+    assert "passhat.stats._special" in modules and (tmp_path / "run" / "summary.json").is_file()
+    assert not [m for m in modules if m == "scipy" or m.startswith("scipy.")]
+
+
 def test_the_guard_can_fail() -> None:
     assert heavy_in(loaded_after("import passhat.commands.gate")) != []
 

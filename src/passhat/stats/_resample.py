@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy.special import ndtr, ndtri
+
+from passhat.stats._special import ndtr, ndtri
 
 _MAX_BATCH_CELLS = 4_000_000
 """Resamples per batch × units; bounds the count matrix to ≈ 32 MB of float64."""

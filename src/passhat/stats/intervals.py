@@ -14,7 +14,8 @@ import operator
 from typing import Literal
 
 import numpy as np
-from scipy.special import betaincinv, ndtri
+
+from passhat.stats._special import betaincinv, ndtri
 
 Alternative = Literal["two-sided", "greater", "less"]
 """``"greater"``: a lower bound (high = 1). ``"less"``: an upper bound (low = 0)."""

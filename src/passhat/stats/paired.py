@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from passhat.stats._resample import bca_fit, cluster_se, resampling_units, unit_totals
+from passhat.stats._special import ndtr, ndtri
 from passhat.stats.bootstrap import _SE_TOL, IntervalMethod
 from passhat.stats.pseudocase import PAIRED, pseudocase_interval, pseudocase_p_value
 

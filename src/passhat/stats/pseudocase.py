@@ -36,7 +36,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import betainc, betaincinv
+
+from passhat.stats._special import betainc, betaincinv
 
 PseudoCase = tuple[tuple[float, float], ...]
 """The pseudo-case as (value, weight) pairs on [0, 1]; its total weight W is the sum of the weights."""
