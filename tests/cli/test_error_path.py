@@ -116,9 +116,9 @@ def test_a_bug_is_one_line_and_exit_70(cli: Any, tmp_path: Path, monkeypatch: py
     def broken(*args: Any, **kwargs: Any) -> None:
         raise ZeroDivisionError("division by zero")
 
-    import passhat.commands.show
+    import passhat.report.terminal
 
-    monkeypatch.setattr(passhat.commands.show, "print_summary", broken)
+    monkeypatch.setattr(passhat.report.terminal, "print_summary", broken)  # show imports it when it prints
     r = cli("show", out)
     assert r.exit_code == 70
     assert only_line(r.output) == ("passhat bug: ZeroDivisionError: division by zero — please report it with the traceback "

@@ -97,3 +97,38 @@ def test_a_large_suite_lists_its_least_reliable_cases(run_notes: Any) -> None:
     assert f"the {MAX_CASE_ROWS} least reliable of 150 cases" in text
     assert text.count("│ c") == MAX_CASE_ROWS and "c000" in text and "c002" not in text  # 0/2 first, not 2/2
     json.dumps(big)  # still a plain summary
+
+
+def test_show_trusts_the_size_passhat_recorded_and_validates_on_request(run_notes: Any) -> None:
+    # issue 22: show of a finished run reads summary.json without pydantic and without counting 1.3 GB of lines.
+    from passhat.models import Summary
+    from passhat.results import summarize_run
+    from passhat.results.written import SUMMARY_SCHEMA_ID, written_summary
+
+    assert SUMMARY_SCHEMA_ID == Summary.schema_id()
+    out = run_notes("good", trials=2)
+    store = RunStore(out)
+    summarize_run(out)
+    data = json.loads((out / "summary.json").read_text())
+    assert data["trials_bytes"] == store.trials_path.stat().st_size
+    assert written_summary(out) == data
+    # a record appended later changes the size: stale, even with summary.json touched to look newer
+    lines = store.trials_path.read_bytes().splitlines(keepends=True)
+    store.trials_path.write_bytes(b"".join(lines) + lines[0])
+    os.utime(out / "summary.json", ns=(store.trials_path.stat().st_mtime_ns + 10**9,) * 2)
+    assert written_summary(out) is None and current_summary(out) is None
+    store.trials_path.write_bytes(b"".join(lines))
+    summarize_run(out)
+    # a field edited by hand into nonsense is printed as it is by default, refused with --validate
+    (out / "summary.json").write_text(json.dumps({**data, "agent": "edited", "suite": {**data["suite"], "cases": "x"}}))
+    os.utime(out / "summary.json", ns=(store.trials_path.stat().st_mtime_ns + 10**9,) * 2)
+    assert CliRunner().invoke(main, ["show", str(out)]).exit_code == 0
+    checked = CliRunner().invoke(main, ["show", str(out), "--validate"])
+    assert checked.exit_code == 2 and "summary.json: suite.cases" in checked.output
+    # one that breaks the tables is validated then: the error names the file and field, and no half table
+    broken = {**data, "suite": {k: v for k, v in data["suite"].items() if k != "trials_per_case"}}
+    (out / "summary.json").write_text(json.dumps(broken))
+    os.utime(out / "summary.json", ns=(store.trials_path.stat().st_mtime_ns + 10**9,) * 2)
+    shown = CliRunner().invoke(main, ["show", str(out)])
+    assert shown.exit_code == 2 and "summary.json: suite.trials_per_case: Field required" in shown.output
+    assert "pass^k" not in shown.output

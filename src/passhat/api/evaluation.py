@@ -306,14 +306,14 @@ def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str]
     """After the last trial: ``summary.json`` (one pass over the tally fields of the records, with the
     strata asked for and one per tag key, so the report need not rebuild it), then the registered gate."""
     from passhat.models import Summary
-    from passhat.results import build_summary, tag_keys
-    from passhat.results.tally import tally_records
+    from passhat.results import tag_keys
+    from passhat.results.summary import summary_of_records_file
 
     store = RunStore(folder)
     manifest = store.manifest()
     as_dict = manifest.to_dict()
     strata = list(dict.fromkeys([*by, *tag_keys(as_dict)]))
-    summary = Summary.from_dict(build_summary(tally_records(store.trials_path), as_dict, by=strata), "summary")
+    summary = Summary.from_dict(summary_of_records_file(store, as_dict, by=strata), "summary")
     store.write_summary(summary)
     gate_result, gate_error = None, None
     if gated:

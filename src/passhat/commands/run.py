@@ -168,8 +168,8 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     # the report's templates, the CI writers (passhat run's start-up is the user's wait for the first trial)
     from passhat.commands.report import after_run
     from passhat.report.headline import headline
+    from passhat.report.notes import run_notes
     from passhat.report.terminal import print_summary
-    from passhat.suites.plan import run_notes
 
     summary = run.summary.to_dict()  # the terminal, CI and report writers read the JSON mapping
     if quiet:  # the run in one sentence, without the tables

@@ -1,20 +1,25 @@
-"""``passhat show``: the summary of a run folder, recomputed or read back."""
+"""``passhat show``: the summary of a run folder, read back or recomputed.
+
+A finished run's summary.json is printed as passhat wrote it (``results.written``): parsed, not validated
+again, with no statistics loaded — 10,000 cases × 16 trials show in well under the 2 s goal of issue 22.
+``--validate`` reads it through its model first; ``--recompute`` (or ``--split``) rebuilds it from
+trials.jsonl. If printing trips over a file that was edited by hand, it is validated then, so the error
+names the file and the field.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
 from passhat.commands.common import err, fail
 from passhat.errors import PasshatError
-from passhat.report.terminal import print_summary
-from passhat.results import build_summary, read_current_summary
-from passhat.results.tally import tally_records
-from passhat.runner import RunStore
-from passhat.suites.plan import run_notes
+
+if TYPE_CHECKING:
+    from passhat.runner import RunStore
 
 
 @click.command()
@@ -23,27 +28,74 @@ from passhat.suites.plan import run_notes
 @click.option("--split", "splits", multiple=True, type=click.Choice(["dev", "holdout", "regression"]),
               help="Only the cases of this split (repeatable: any of them).")
 @click.option("--recompute", is_flag=True, help="Recompute from trials.jsonl even when summary.json is current.")
-def show(run_folder: Path, by: tuple[str, ...], splits: tuple[str, ...], recompute: bool) -> None:
+@click.option("--validate", is_flag=True,
+              help="Check manifest.json and a current summary.json against their models before printing.")
+def show(run_folder: Path, by: tuple[str, ...], splits: tuple[str, ...], recompute: bool, validate: bool) -> None:
     """Print the summary of RUN_FOLDER: its summary.json when that counts every record in trials.jsonl,
     otherwise recomputed from trials.jsonl."""
-    store = RunStore(run_folder)
+    from passhat.results.written import read_manifest_json, written_summary
+
     try:
-        model = store.manifest()
-        manifest = model.to_dict()
-        current = None if recompute or splits else read_current_summary(run_folder, by)
-        summary = current.to_dict() if current is not None else summary_of_splits(store, manifest, by, splits)
+        manifest = _validated_manifest(run_folder) if validate else read_manifest_json(run_folder)
+        summary = None if recompute or splits else written_summary(run_folder, by)
+        if summary is not None and validate:
+            summary = _validated_summary(run_folder, summary)
+        if summary is None:
+            summary = _recomputed(run_folder, by, splits)
+        _print(run_folder, summary, manifest, by)
     except PasshatError as exc:
         fail(str(exc))
         return
-    print_summary(summary, Console(), strata=by)
-    for note in run_notes(summary, manifest):
+
+
+def _print(run_folder: Path, summary: dict[str, Any], manifest: dict[str, Any], by: tuple[str, ...]) -> None:
+    """Render everything first, then write it: an unvalidated file that breaks the tables half-way is
+    validated (naming the file and field) instead of leaving half a table on the terminal."""
+    from rich.console import Console
+
+    from passhat.report.notes import run_notes
+    from passhat.report.terminal import print_summary
+
+    console = Console()
+    try:
+        with console.capture() as captured:
+            print_summary(summary, console, strata=by)
+        notes = run_notes(summary, manifest)
+        status = manifest.get("status")
+        if status != "complete":
+            recorded = sum(c["n"] + c["errors"] for c in summary["cases"])
+            expected = summary["suite"]["cases"] * manifest["trials"]
+            notes.append(f"[yellow]warning:[/yellow] this run is not complete (status {status!r}): "
+                         f"{recorded} of {expected} trial(s) recorded; continue it with "
+                         f"`passhat run … --resume --out {run_folder}`")
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        _validated_manifest(run_folder)
+        _validated_summary(run_folder, summary)
+        raise
+    sys.stdout.write(captured.get())
+    sys.stdout.flush()
+    for note in notes:
         err.print(note, highlight=False)
-    if model.status != "complete":
-        recorded = sum(c["n"] + c["errors"] for c in summary["cases"])
-        expected = summary["suite"]["cases"] * model.trials
-        err.print(f"[yellow]warning:[/yellow] this run is not complete (status {model.status!r}): "
-                  f"{recorded} of {expected} trial(s) recorded; continue it with "
-                  f"`passhat run … --resume --out {run_folder}`", highlight=False)
+
+
+def _validated_manifest(run_folder: Path) -> dict[str, Any]:
+    from passhat.runner.store import RunStore
+
+    return RunStore(run_folder).manifest().to_dict()
+
+
+def _validated_summary(run_folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` (the parsed summary.json, or a recomputed one) through ``models.Summary``; errors name the file."""
+    from passhat.models import Summary
+
+    return Summary.from_dict(summary, str(run_folder / "summary.json")).to_dict()
+
+
+def _recomputed(run_folder: Path, by: tuple[str, ...], splits: tuple[str, ...]) -> dict[str, Any]:
+    from passhat.runner.store import RunStore
+
+    store = RunStore(run_folder)
+    return summary_of_splits(store, store.read_manifest(), by, splits)
 
 
 def summary_of_splits(store: RunStore, manifest: dict[str, Any], by: tuple[str, ...],
@@ -52,6 +104,9 @@ def summary_of_splits(store: RunStore, manifest: dict[str, Any], by: tuple[str, 
 
     Reads only the fields a summary uses from trials.jsonl (``tally_records``), not whole trajectories.
     """
+    from passhat.results.summary import build_summary
+    from passhat.results.tally import tally_records
+
     records = tally_records(store.trials_path)
     if not splits:
         return build_summary(records, manifest, by=by)

@@ -229,6 +229,10 @@ class Summary(FileModel):
     """One entry per case, in run order."""
     strata: dict[str, dict[str, StratumSummary]] = Field(default_factory=dict)
     """Tag (or ``split``, ``group``) → value → the suite figures over the cases with that value."""
+    trials_bytes: int | None = Field(default=None, ge=0)
+    """Size of trials.jsonl, in bytes, when this summary was computed from it (taken before reading): the
+    summary is current while the file keeps this size and is not newer. None in summaries built in memory
+    or by an older passhat; those are checked by counting the records."""
 
     def case(self, case_id: str) -> CaseSummary:
         """The entry of one case; ``KeyError`` naming the known ids otherwise."""

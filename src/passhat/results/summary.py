@@ -20,6 +20,7 @@ import numpy as np
 from passhat.errors import RunError
 from passhat.models import Summary
 from passhat.results.tally import CaseTally, TallySource, tally, tally_records
+from passhat.results.written import written_summary
 from passhat.runner.store import SUMMARY, RunStore
 from passhat.stats import Distribution, estimate_matrix, fixed_suite_se, suite_intervals, wilson
 from passhat.stats.passk import (
@@ -252,27 +253,23 @@ def tag_keys(manifest: dict[str, Any]) -> list[str]:
 
 
 def read_current_summary(folder: Path, by: Sequence[str] = ()) -> Summary | None:
-    """The run's ``summary.json`` when it is the summary of exactly the records now in ``trials.jsonl``.
+    """The run's ``summary.json``, validated, when it is the summary of exactly the records now in ``trials.jsonl``.
 
-    That is: of the current schema version (``SUMMARY_SCHEMA``), written after the last change to
-    trials.jsonl, counting every complete record line (Σ n + errors over its cases), for the whole run
-    (no split) and with every stratum in ``by``. Otherwise None, and the caller recomputes. ``passhat run``
-    writes it at the end of a run, so showing a finished run reads ≈ 10 MB instead of re-reading 1.2 GB of
-    trajectories. A summary of another version is not an error here: it is derived data, recomputed.
+    "Current" is decided by ``results.written.written_summary`` (one definition for every reader): of the
+    current schema version (``SUMMARY_SCHEMA``), not older than trials.jsonl, computed from a trials.jsonl
+    of the size it has now (or counting every complete record line, Σ n + errors, when it does not say),
+    for the whole run (no split) and with every stratum in ``by``. Otherwise None, and the caller
+    recomputes. ``passhat run`` writes it at the end of a run, so showing a finished run reads ≈ 10 MB
+    instead of re-reading 1.2 GB of trajectories. A summary of another version, or one that does not
+    validate, is not an error here: it is derived data, recomputed.
     """
-    folder = Path(folder)
-    store = RunStore(folder)
-    path = folder / SUMMARY
+    data = written_summary(folder, by)
+    if data is None:
+        return None
     try:
-        if path.stat().st_mtime_ns < store.trials_path.stat().st_mtime_ns:
-            return None
-        summary = Summary.load(path)
-    except (OSError, RunError):
+        return Summary.from_dict(data, str(Path(folder) / SUMMARY))
+    except RunError:
         return None
-    if summary.suite.split is not None or any(k not in summary.strata for k in by):
-        return None
-    recorded = sum(c.n + c.errors for c in summary.cases)
-    return summary if recorded == _complete_lines(store.trials_path) else None
 
 
 def current_summary(folder: Path, by: Sequence[str] = ()) -> dict[str, Any] | None:
@@ -291,13 +288,14 @@ def read_summary(folder: Path, by: Sequence[str] = ()) -> Summary:
     return Summary.from_dict(build_summary(tally_records(store.trials_path), store.read_manifest(), by=by))
 
 
-def _complete_lines(path: Path) -> int:
-    """Newline-terminated lines of a file: the records ``iter_records`` reads (a partial last line is not one)."""
-    lines = 0
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 24):
-            lines += chunk.count(b"\n")
-    return lines
+def summary_of_records_file(store: RunStore, manifest: dict[str, Any], *, by: Sequence[str] = ()) -> dict[str, Any]:
+    """``build_summary`` over the tally fields of the store's trials.jsonl, with the file's size taken first
+    (``trials_bytes``): records appended while it is read make the file larger than the summary says, so
+    the summary is never taken for current when it missed one."""
+    size = store.trials_path.stat().st_size
+    summary = build_summary(tally_records(store.trials_path), manifest, by=by)
+    summary["trials_bytes"] = size
+    return summary
 
 
 def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> Summary:
@@ -306,6 +304,6 @@ def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> Summary:
     Reads only the fields a summary uses (``tally_records``), never whole trajectories.
     """
     store = RunStore(Path(folder))
-    summary = Summary.from_dict(build_summary(tally_records(store.trials_path), store.read_manifest(), by=by))
+    summary = Summary.from_dict(summary_of_records_file(store, store.read_manifest(), by=by))
     store.write_summary(summary)
     return summary
