@@ -24,6 +24,7 @@ from passhat.episode import LimitExceeded
 from passhat.serve.endpoint import TrialEndpoint
 from passhat.serve.protocol import ReportedUsage
 from passhat.serve.watch import ClientWatch
+from passhat.tools.jsondata import MAX_DEPTH
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -193,6 +194,8 @@ async def _call(endpoint: TrialEndpoint, name: str, receive: Receive, send: Send
         arguments: Any = json.loads(raw) if raw.strip() else {}
     except ValueError:
         arguments = raw.decode("utf-8", "replace")  # recorded as the agent sent it; the boundary refuses it
+    except RecursionError:  # nested past the parser's stack: recorded as the boundary records too-deep data
+        arguments = f"<nested deeper than {MAX_DEPTH} levels>"
     if endpoint.ended.is_set():
         await send_json(send, 410, {"error": "the trial is over; no more calls are accepted"})
         return
@@ -214,7 +217,7 @@ async def _say(endpoint: TrialEndpoint, receive: Receive, send: Send) -> None:
         text = data["text"]
         if not isinstance(text, str):
             raise TypeError
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         await send_json(send, 400, {"error": 'expected a JSON object {"text": "..."}'})
         return
     try:
