@@ -305,3 +305,19 @@ def test_json_nested_past_the_parsers_stack_is_the_agents_bad_request_never_a_50
 
     rec = run(case, domain, body)
     assert [(c.status, c.arguments) for c in rec.calls] == [("invalid_arguments", "<nested deeper than 64 levels>")]
+
+
+def test_a_401_names_the_realm_and_the_token_problem_and_advertises_no_oauth(tmp_path: Path) -> None:
+    case, domain = notes_case(tmp_path)
+
+    async def body(ep: TrialEndpoint, http: httpx2.AsyncClient) -> str:
+        async with httpx2.AsyncClient(timeout=5) as anonymous:
+            none = await anonymous.get(ep.url)
+            wrong = await anonymous.get(ep.url, headers={"authorization": "Bearer nope"})
+        assert none.status_code == wrong.status_code == 401
+        assert none.headers["www-authenticate"] == 'Bearer realm="passhat"'
+        assert wrong.headers["www-authenticate"].startswith('Bearer realm="passhat", error="invalid_token"')
+        assert "resource_metadata" not in wrong.headers["www-authenticate"]
+        return "done"
+
+    run(case, domain, body)

@@ -135,7 +135,10 @@ class TrialRouter:
             # over MCP, a JSON-RPC error body is what clients show their users (-32600: invalid request)
             body = ({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
                     if rest[:1] == ["mcp"] else {"error": message})
-            await send_json(send, 401, body, [(b"www-authenticate", b"Bearer")])
+            # RFC 6750 with a realm and no resource_metadata or scope: a static token, not an invitation to OAuth
+            challenge = (b'Bearer realm="passhat"' if token is None else
+                         b'Bearer realm="passhat", error="invalid_token", error_description="' + message.encode() + b'"')
+            await send_json(send, 401, body, [(b"www-authenticate", challenge)])
             return
         endpoint.requests += 1
         try:
