@@ -289,3 +289,35 @@ def test_the_start_message_suggests_a_client_timeout(tmp_path: Path, monkeypatch
     monkeypatch.setenv("PASSHAT_TOOL_TIMEOUT_S", "soon")
     with pytest.raises(PasshatError, match="PASSHAT_TOOL_TIMEOUT_S='soon': expected a number of seconds > 0"):
         tool_timeout(60)
+
+
+def test_json_nested_past_the_parsers_stack_is_the_agents_bad_request_never_a_500(tmp_path: Path) -> None:
+    case, domain = notes_case(tmp_path)
+    deep = b"[" * 100_000 + b"]" * 100_000
+
+    async def body(ep: TrialEndpoint, http: httpx2.AsyncClient) -> str:
+        call = await http.post(f"{ep.url}/tools/add_note", content=deep)
+        assert call.status_code == 200 and call.json() == {"ok": False, "error": "arguments must be a JSON object"}
+        assert (await http.post(f"{ep.url}/user", content=b'{"text": ' + deep + b"}")).status_code == 400
+        otlp = await http.post(f"{ep.url}/otlp/v1/traces", content=deep, headers={"content-type": "application/json"})
+        assert otlp.status_code == 400 and "not an OTLP trace request" in otlp.json()["error"]
+        return "done"
+
+    rec = run(case, domain, body)
+    assert [(c.status, c.arguments) for c in rec.calls] == [("invalid_arguments", "<nested deeper than 64 levels>")]
+
+
+def test_a_401_names_the_realm_and_the_token_problem_and_advertises_no_oauth(tmp_path: Path) -> None:
+    case, domain = notes_case(tmp_path)
+
+    async def body(ep: TrialEndpoint, http: httpx2.AsyncClient) -> str:
+        async with httpx2.AsyncClient(timeout=5) as anonymous:
+            none = await anonymous.get(ep.url)
+            wrong = await anonymous.get(ep.url, headers={"authorization": "Bearer nope"})
+        assert none.status_code == wrong.status_code == 401
+        assert none.headers["www-authenticate"] == 'Bearer realm="passhat"'
+        assert wrong.headers["www-authenticate"].startswith('Bearer realm="passhat", error="invalid_token"')
+        assert "resource_metadata" not in wrong.headers["www-authenticate"]
+        return "done"
+
+    run(case, domain, body)

@@ -24,6 +24,7 @@ from passhat.episode import LimitExceeded
 from passhat.serve.endpoint import TrialEndpoint
 from passhat.serve.protocol import ReportedUsage
 from passhat.serve.watch import ClientWatch
+from passhat.tools.jsondata import MAX_DEPTH
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -134,7 +135,10 @@ class TrialRouter:
             # over MCP, a JSON-RPC error body is what clients show their users (-32600: invalid request)
             body = ({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
                     if rest[:1] == ["mcp"] else {"error": message})
-            await send_json(send, 401, body, [(b"www-authenticate", b"Bearer")])
+            # RFC 6750 with a realm and no resource_metadata or scope: a static token, not an invitation to OAuth
+            challenge = (b'Bearer realm="passhat"' if token is None else
+                         b'Bearer realm="passhat", error="invalid_token", error_description="' + message.encode() + b'"')
+            await send_json(send, 401, body, [(b"www-authenticate", challenge)])
             return
         endpoint.requests += 1
         try:
@@ -193,6 +197,8 @@ async def _call(endpoint: TrialEndpoint, name: str, receive: Receive, send: Send
         arguments: Any = json.loads(raw) if raw.strip() else {}
     except ValueError:
         arguments = raw.decode("utf-8", "replace")  # recorded as the agent sent it; the boundary refuses it
+    except RecursionError:  # nested past the parser's stack: recorded as the boundary records too-deep data
+        arguments = f"<nested deeper than {MAX_DEPTH} levels>"
     if endpoint.ended.is_set():
         await send_json(send, 410, {"error": "the trial is over; no more calls are accepted"})
         return
@@ -214,7 +220,7 @@ async def _say(endpoint: TrialEndpoint, receive: Receive, send: Send) -> None:
         text = data["text"]
         if not isinstance(text, str):
             raise TypeError
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         await send_json(send, 400, {"error": 'expected a JSON object {"text": "..."}'})
         return
     try:

@@ -101,7 +101,7 @@ def _asks_to_stream(headers: list[tuple[bytes, bytes]], body: bytes) -> bool:
         return False
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # forwarded as sent: the provider refuses it
         return False
     return isinstance(data, dict) and data.get("stream") is True
 

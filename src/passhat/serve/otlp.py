@@ -93,8 +93,8 @@ async def receive_traces(endpoint: TrialEndpoint, scope: Scope, receive: Receive
     try:
         request = decode(body, content_type)
         calls = [u for u in (usage_of(s) for s in spans(request)) if u is not None]
-    except (ValueError, TypeError) as exc:
-        await send_json(send, 400, {"error": f"not an OTLP trace request: {exc}"})
+    except (ValueError, TypeError, AttributeError, RecursionError) as exc:  # wrong shapes, or nested past the stack
+        await send_json(send, 400, {"error": f"not an OTLP trace request: {type(exc).__name__}: {exc}"})
         return
     limit = None
     for usage in calls:

@@ -3,7 +3,8 @@
 It runs on the runner's event loop (uvicorn's HTTP protocol on a socket passhat binds itself, so a port
 that cannot be bound is an infrastructure error, not a process exit), listens on 127.0.0.1 only, and is
 shared by every trial of the run: opening a trial costs a dict entry and two random tokens. uvicorn
-parses HTTP with httptools (a dependency: it halves the server's CPU per request against h11).
+parses HTTP with httptools (a dependency: it halves the server's CPU per request against h11), through
+:mod:`passhat.serve.guard`, which bounds every connection's head and its head and body times.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from passhat.serve.endpoint import PriceLookup, TrialEndpoint
 from passhat.serve.scoped import ScopedApp
 
 if TYPE_CHECKING:
+    from passhat.serve.guard import HttpLimits
     from passhat.serve.model_relay import ModelRelay
 
 
@@ -37,7 +39,7 @@ class ToolServer:
     """Serves the tools, user and usage endpoints (plain HTTP, MCP, OTLP) of every trial of a run."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, prices: PriceLookup | None = None,
-                 mcp: bool = True, relay: ModelRelay | None = None) -> None:
+                 mcp: bool = True, relay: ModelRelay | None = None, limits: HttpLimits | None = None) -> None:
         self.host = host
         self._requested_port = port
         self.port = port
@@ -47,6 +49,9 @@ class ToolServer:
         self.relay = relay
         """The run's model relay (``/trials/{id}/models/NAME``), when the agent's own model calls are watched."""
         self.router.models = relay
+        self.limits = limits
+        """Bounds on every connection: head size and field count, head and body deadlines (serve/guard.py;
+        ``None``: its defaults)."""
         self._want_mcp = mcp
         self._mcp: Any = None
         self._server: Any = None
@@ -90,11 +95,14 @@ class ToolServer:
         from passhat.serve.otlp import receive_traces
 
         self.router.otlp = receive_traces
+        from passhat.serve.guard import HttpLimits, guarded_protocol  # imports uvicorn's protocol, as above
+
+        protocol = guarded_protocol(self.limits or HttpLimits())
         config = uvicorn.Config(self.router, lifespan="off", log_config=None, log_level="error", access_log=False,
-                                timeout_graceful_shutdown=1, timeout_keep_alive=30)
+                                timeout_graceful_shutdown=1, timeout_keep_alive=30, http=protocol)
         config.load()
         scoped = uvicorn.Config(self._scoped, lifespan="off", log_config=None, log_level="error", access_log=False,
-                                timeout_graceful_shutdown=1, timeout_keep_alive=30)
+                                timeout_graceful_shutdown=1, timeout_keep_alive=30, http=protocol)
         scoped.load()
         self._scoped_config = scoped
         server = uvicorn.Server(config)
