@@ -61,6 +61,8 @@ ORDER = json.dumps({"id": 4812, "status": "delivered", "total": 249.0})
      False, None, "timeout: no response from send_email"),
     ('{"ok": true, "result": {"id": 4812}}', True, {"id": 4812}, None),  # the plain HTTP API's body, passed on as is
     ('{"ok": false, "error": "error: mail service unavailable (503)"}', False, None, "error: mail service unavailable (503)"),
+    ('{"error":"ERROR: error: mail service unavailable (503)"}', False, None, "mail service unavailable (503)"),  # Pydantic AI
+    ('{"error": "Timed out while waiting for response"}', False, None, "Timed out while waiting for response"),
 ])
 def test_tool_results_are_read_back_in_every_form_agents_send_them(text: str, ok: bool, content: Any, error: str | None) -> None:
     result = parse_tool_text(text)

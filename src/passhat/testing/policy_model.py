@@ -18,7 +18,8 @@ answer and one server serves any number of concurrent trials.
 Tool results come back as text. The convention is :meth:`passhat.episode.ToolResult.text`: a success is
 its JSON, a failure ``ERROR: <error>``. Parsing is lenient about how agents and frameworks wrap results:
 MCP text-content blocks (``{"type": "text", "text": ...}``, alone or in a list), the plain HTTP API's
-``{"ok": ..., "result"|"error": ...}`` body, and error texts with no prefix at all (an MCP ``isError``
+``{"ok": ..., "result"|"error": ...}`` body, Pydantic AI's ``{"error": ...}`` around a failed tool return (no
+passhat tool succeeds with exactly that object), and error texts with no prefix at all (an MCP ``isError``
 result reaches the model as its bare text). The rule that makes the last one safe: every success of a
 passhat tool is JSON (a string result is a JSON string), so text that is not JSON is an error.
 
@@ -106,6 +107,9 @@ def parse_tool_text(text: str) -> ToolResult:
         if value["ok"]:
             return ToolResult(ok=True, content=value.get("result"))
         return ToolResult(ok=False, error=str(value.get("error")))
+    if isinstance(value, dict) and set(value) == {"error"}:  # Pydantic AI's wrapper around a failed tool return
+        error = value["error"]
+        return ToolResult(ok=False, error=_strip_errors(error if isinstance(error, str) else json.dumps(error)))
     return ToolResult(ok=True, content=value)
 
 
