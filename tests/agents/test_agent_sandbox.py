@@ -112,3 +112,18 @@ def test_agent_options_are_checked_before_any_trial() -> None:
     with pytest.raises(PasshatError, match="expected the name of an environment variable"):
         AgentSandbox(env=("A=B",))
     assert AgentSandbox(allow_hosts=("127.0.0.1:9",)).hosts[0].addresses == ("127.0.0.1",)
+
+
+def test_a_program_in_a_virtual_environment_keeps_its_environment_and_base(tmp_path: Path) -> None:
+    """A cmd: agent's own venv (here in the temporary folder, which the sandbox hides): its ``bin/python`` is
+    a link out of the environment, so keeping only the resolved path would start a bare interpreter."""
+    import subprocess
+
+    from passhat.agents.confined import program_folders
+
+    venv = tmp_path / "agent-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    folders = program_folders(str(venv / "bin" / "python"))
+    assert str(venv.resolve()) in folders
+    assert os.path.realpath(sys.base_prefix) in folders or os.path.realpath(sys.executable) in folders
+    assert program_folders(sys.executable)[0] == os.path.abspath(sys.executable)

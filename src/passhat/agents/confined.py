@@ -179,12 +179,33 @@ class Launch:
 
 def _keep(argv: list[str]) -> list[str]:
     """Folders a program needs to see even inside a hidden folder: the passhat package (an isolated worker
-    imports it) and a program given by path."""
+    imports it) and a program given by path (:func:`program_folders`)."""
     import passhat
 
     kept = [os.path.dirname(os.path.dirname(os.path.realpath(passhat.__file__)))]
-    kept += [os.path.realpath(a) for a in argv if os.path.isabs(a) and os.path.exists(a)]
+    for arg in argv:
+        if os.path.isabs(arg) and os.path.exists(arg):
+            kept += [p for p in program_folders(arg) if p not in kept]
     return kept
+
+
+def program_folders(path: str) -> list[str]:
+    """What a program named by path needs to run: the path as given and as resolved, and, for an
+    interpreter in a virtual environment (``…/venv/bin/python``, a link out of the environment), the
+    environment and the installation it was made from (its ``pyvenv.cfg`` ``home``). Without the
+    environment, an agent's own venv in the temporary folder or in ``$HOME`` (both hidden) would start as
+    the bare base interpreter, or not at all."""
+    folders = list(dict.fromkeys([os.path.abspath(path), os.path.realpath(path)]))
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    config = os.path.join(venv, "pyvenv.cfg")
+    if os.path.isfile(config):
+        folders.append(os.path.realpath(venv))
+        with open(config, encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                key, _, value = line.partition("=")
+                if key.strip() == "home" and os.path.isdir(value.strip()):
+                    folders.append(os.path.dirname(os.path.realpath(value.strip())))  # …/bin → the installation
+    return list(dict.fromkeys(folders))
 
 
 def _open_to_others(path: str) -> bool:
