@@ -82,3 +82,16 @@ def decisions(records: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """The in-process reference agents' records on refunds, per style (run once per session)."""
     return {style: run_refunds(tmp_path_factory.mktemp(f"reference-{style}"), style, cases=None) for style in STYLES}
+
+
+def assert_same_as_reference(records: dict[str, Any], reference: dict[str, Any], style: str) -> None:
+    reference = {case: reference[case] for case in records}
+    assert set(records) == set(REPRESENTATIVE)
+    assert verdicts(records) == verdicts(reference)
+    assert decisions(records) == decisions(reference)
+    outcomes = {outcome for outcome, _ in verdicts(records).values()}
+    assert outcomes == ({"pass"} if style == "careful" else {"pass", "fail"})
+
+
+def failures(records: dict[str, Any]) -> dict[str, str | None]:
+    return {case: r.error for case, r in records.items() if r.end_reason != "completed"}

@@ -25,19 +25,12 @@ from tests.examples.conftest import (
     REPRESENTATIVE,
     STYLES,
     TOOL_TIMEOUT_S,
+    assert_same_as_reference,
     decisions,
+    failures,
     run_refunds,
     verdicts,
 )
-
-
-def assert_same_as_reference(records: dict[str, Any], reference: dict[str, Any], style: str) -> None:
-    reference = {case: reference[case] for case in records}
-    assert set(records) == set(REPRESENTATIVE)
-    assert verdicts(records) == verdicts(reference)
-    assert decisions(records) == decisions(reference)
-    outcomes = {outcome for outcome, _ in verdicts(records).values()}
-    assert outcomes == ({"pass"} if style == "careful" else {"pass", "fail"})
 
 
 def test_the_examples_cases_cover_the_suite(reference: dict[str, Any]) -> None:
@@ -52,10 +45,6 @@ def test_the_examples_cases_cover_the_suite(reference: dict[str, Any]) -> None:
         assert set(verdicts(reference[style]).values()) == {verdicts(reference[style])[c] for c in REPRESENTATIVE}
     asked = reference["careful"]["order-number-on-request-4840"].messages
     assert [m.role for m in asked].count("user") > 1  # the agent asked, the simulated user answered
-
-
-def failures(records: dict[str, Any]) -> dict[str, str | None]:
-    return {case: r.error for case, r in records.items() if r.end_reason != "completed"}
 
 
 # --- a Node program, through cmd: -------------------------------------------------------------------------------
