@@ -22,7 +22,7 @@ from passhat.cases import load_suite
 from passhat.domain import Domain
 from passhat.episode import Episode, ToolResult
 from passhat.runner import TrialRecord, run_trial
-from passhat.serve import ToolServer, TrialStart
+from passhat.serve import ToolServer, TrialEndpoint, TrialStart
 from passhat.tools import ToolContext, tool
 
 pytest.importorskip("mcp", reason="needs the mcp extra: pip install 'passhat[mcp]'")
@@ -495,3 +495,49 @@ def test_nothing_but_the_bridge_imports_mcp() -> None:
             "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_every_mcp_error_answer_is_one_json_rpc_shape_with_its_status_kept(tmp_path: Path) -> None:
+    from test_http_api import notes_case
+
+    from passhat.serve.app import INVALID_REQUEST_CODE, MAX_BODY, TRIAL_OVER_CODE
+
+    case_, domain = notes_case(tmp_path)
+    got: dict[str, httpx2.Response] = {}
+    ended: list[TrialEndpoint] = []
+
+    async def go() -> None:
+        server = ToolServer()
+
+        async def agent(episode: Any) -> None:
+            async with server.trial(episode) as ep, httpx2.AsyncClient(timeout=5) as http:
+                ended.append(ep)
+                auth = {"authorization": f"Bearer {ep.token}", "accept": "application/json, text/event-stream"}
+                url = f"{ep.url}/mcp"
+                got["415"] = await http.post(url, headers={**auth, "content-type": "text/plain"}, content=b"{}")
+                got["413"] = await http.post(url, headers={**auth, "content-type": "application/json"},
+                                             content=b'"' + b"a" * MAX_BODY + b'"')
+                got["405"] = await http.put(url, headers=auth, json={})
+                got["401"] = await http.post(url, headers={"authorization": "Bearer nope"}, json={})
+
+        try:
+            await run_trial(case_, domain, agent, 0, 1)
+            async with httpx2.AsyncClient(timeout=5) as http:
+                got["410"] = await http.post(f"{ended[0].url}/mcp", json={},
+                                             headers={"authorization": f"Bearer {ended[0].token}"})
+        finally:
+            await server.close()
+
+    asyncio.run(go())
+    statuses = {"415": 400, "413": 413, "405": 405, "401": 401, "410": 410}
+    for key, status in statuses.items():
+        answer = got[key]
+        assert answer.status_code == status, key
+        assert answer.headers["content-type"].startswith("application/json"), key
+        body = answer.json()
+        assert set(body) == {"jsonrpc", "id", "error"} and body["jsonrpc"] == "2.0" and body["id"] is None, key
+        assert isinstance(body["error"]["message"], str) and body["error"]["message"], key
+    assert got["410"].json()["error"]["code"] == TRIAL_OVER_CODE
+    assert got["413"].json()["error"] == {"code": INVALID_REQUEST_CODE,
+                                          "message": f"request body larger than {MAX_BODY} bytes"}
+    assert got["415"].json()["error"]["message"] == "Invalid Content-Type header"

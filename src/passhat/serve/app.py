@@ -76,6 +76,25 @@ async def send_json(send: Send, status: int, data: Any, headers: list[tuple[byte
     await send({"type": "http.response.body", "body": raw})
 
 
+TRIAL_OVER_CODE = -32000
+"""JSON-RPC code of an MCP request to a trial that is over (HTTP 410); an implementation-defined server error."""
+INVALID_REQUEST_CODE = -32600
+"""JSON-RPC code of every other MCP request refused before it reaches a tool (401, 404, 413, 415, SDK's 4xx)."""
+INTERNAL_ERROR_CODE = -32603
+"""JSON-RPC code of an MCP request the tool server cannot serve right now (503)."""
+
+
+def jsonrpc_error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
+    """The one error shape of every MCP answer that is an error, whatever its HTTP status."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+async def send_error(send: Send, status: int, message: str, *, mcp: bool, code: int = INVALID_REQUEST_CODE,
+                     headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    """An error answer: JSON-RPC on the MCP route (``mcp``), ``{"error": message}`` elsewhere."""
+    await send_json(send, status, jsonrpc_error(code, message) if mcp else {"error": message}, headers)
+
+
 def bearer(scope: Scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name == b"authorization":
@@ -127,24 +146,23 @@ class TrialRouter:
         endpoint = self.open.get(trial_id)
         if endpoint is None or not endpoint.authorized(token):
             gone = self.ended.get(trial_id)
+            mcp = rest[:1] == ["mcp"]  # over MCP, a JSON-RPC error body is what clients show their users
             if gone is not None and gone.authorized(token):
-                await send_json(send, 410, {"error": "the trial is over; no more calls are accepted"})
+                await send_error(send, 410, "the trial is over; no more calls are accepted", mcp=mcp,
+                                 code=TRIAL_OVER_CODE)
                 return
             self.refused += 1
             message = "missing or wrong bearer token for this trial"
-            # over MCP, a JSON-RPC error body is what clients show their users (-32600: invalid request)
-            body = ({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
-                    if rest[:1] == ["mcp"] else {"error": message})
             # RFC 6750 with a realm and no resource_metadata or scope: a static token, not an invitation to OAuth
             challenge = (b'Bearer realm="passhat"' if token is None else
                          b'Bearer realm="passhat", error="invalid_token", error_description="' + message.encode() + b'"')
-            await send_json(send, 401, body, [(b"www-authenticate", challenge)])
+            await send_error(send, 401, message, mcp=mcp, headers=[(b"www-authenticate", challenge)])
             return
         endpoint.requests += 1
         try:
             await self._route(endpoint, rest, scope, receive, send)
         except BodyTooLarge:
-            await send_json(send, 413, {"error": f"request body larger than {MAX_BODY} bytes"})
+            await send_error(send, 413, f"request body larger than {MAX_BODY} bytes", mcp=rest[:1] == ["mcp"])
 
     async def _relay(self, trial_id: str, scope: Scope, receive: Receive, send: Send) -> None:
         """The model relay's requests carry the agent's own API key as their bearer, so the trial's random URL
@@ -163,7 +181,7 @@ class TrialRouter:
         method = scope["method"]
         if rest and rest[0] == "mcp":
             if self.mcp is None:
-                await send_json(send, 404, {"error": "MCP is not available: pip install 'passhat[mcp]'"})
+                await send_error(send, 404, "MCP is not available: pip install 'passhat[mcp]'", mcp=True)
             else:
                 await self.mcp(endpoint, scope, receive, send)
             return
@@ -256,4 +274,5 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
-__all__ = ["ASGIApp", "MAX_BODY", "ClientGone", "SubApp", "TrialRouter", "read_body", "send_json"]
+__all__ = ["INTERNAL_ERROR_CODE", "INVALID_REQUEST_CODE", "TRIAL_OVER_CODE", "ASGIApp", "MAX_BODY",
+            "ClientGone", "SubApp", "TrialRouter", "jsonrpc_error", "read_body", "send_error", "send_json"]

@@ -38,7 +38,18 @@ from mcp.shared.exceptions import MCPError
 from passhat import __version__
 from passhat.episode import LimitExceeded
 from passhat.errors import DomainError
-from passhat.serve.app import Receive, Scope, Send, send_json
+from passhat.serve.app import (
+    INTERNAL_ERROR_CODE,
+    INVALID_REQUEST_CODE,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    jsonrpc_error,
+    read_body,
+    send_error,
+    send_json,
+)
 from passhat.serve.endpoint import CallAnswer, TrialEndpoint
 from passhat.serve.watch import ClientWatch, NeverGone
 
@@ -163,9 +174,11 @@ class McpBridge:
 
     async def __call__(self, endpoint: TrialEndpoint, scope: Scope, receive: Receive, send: Send) -> None:
         if self._manager is None:
-            await send_json(send, 503, {"error": "the MCP server is not running"})
+            await send_error(send, 503, "the MCP server is not running", mcp=True, code=INTERNAL_ERROR_CODE)
             return
-        await self._manager.handle_request({**scope, _ENDPOINT: endpoint}, receive, send)
+        # Read here, under the tool server's cap (BodyTooLarge: the router answers 413), then replayed to the SDK.
+        body = await read_body(receive) if scope["method"] == "POST" else b""
+        await self._manager.handle_request({**scope, _ENDPOINT: endpoint}, _replay(body, receive), _as_jsonrpc(send))
 
     async def _list_tools(self, ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         try:
@@ -212,6 +225,42 @@ class McpBridge:
         # the text for models; `{"reply": null}` for programs, as over plain HTTP, so "left" is a signal too
         return types.CallToolResult(content=[types.TextContent(text=USER_LEFT if reply is None else reply)],
                                     structured_content={"reply": reply})
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` for a request whose body was read already: the body once, then the connection's own messages."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _as_jsonrpc(send: Send) -> Send:
+    """``send`` with the SDK's few plain-text error answers (415 or 400 for a wrong Content-Type, 413) turned
+    into the JSON-RPC error shape of every other MCP error, status kept: clients show ``error.message``."""
+    held: Message | None = None
+
+    async def wrapped(message: Message) -> None:
+        nonlocal held
+        if message["type"] == "http.response.start":
+            kind = dict(message.get("headers") or []).get(b"content-type", b"")
+            if message["status"] >= 400 and not kind.startswith(b"application/json"):
+                held = message  # its body decides the text
+                return
+        elif message["type"] == "http.response.body" and held is not None:
+            text = bytes(message.get("body", b"")).decode("utf-8", "replace").strip() or "request refused"
+            status, held = held["status"], None
+            await send_json(send, status, jsonrpc_error(INVALID_REQUEST_CODE, text))
+            return
+        await send(message)
+
+    return wrapped
 
 
 def _client_watch(ctx: Context) -> ClientWatch:
