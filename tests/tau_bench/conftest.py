@@ -88,6 +88,7 @@ RETAIL_DATA = {
                                                 "credit_card_2222": {"source": "credit_card", "last_four": "4242"}},
                             "orders": ["#W0000001", "#W0000002", "#W0000003"]},
         "ava_lee_5678": {"name": {"first_name": "Ava", "last_name": "Lee"}, "email": "ava.lee5678@example.com",
+                         "phone": "415 5550 1234",
                          "payment_methods": {"paypal_3333": {"source": "paypal"}}, "orders": ["#W0000004"]},
     },
     "orders": {
@@ -224,6 +225,8 @@ def write_checkout(root: Path, *, airline: bool = True) -> Path:
     (root / "tau_bench" / "envs" / "__init__.py").write_text("from tau_bench.envs.base import Env\n")
     (root / "tau_bench" / "envs" / "tool.py").write_text(TOOL_BASE)
     write_env(root, "retail", RETAIL_TOOLS, RETAIL_DATA, RETAIL_TASKS)
+    # as in τ-bench: retail has test, train and dev tasks, airline only test ones
+    (root / "tau_bench" / "envs" / "retail" / "tasks_dev.py").write_text(RETAIL_DEV_TASKS)
     if airline:
         write_env(root, "airline", AIRLINE_TOOLS, AIRLINE_DATA, AIRLINE_TASKS)
     return root
@@ -238,3 +241,26 @@ def checkout(tmp_path: Path) -> Path:
 def make_checkout() -> object:
     """``write_checkout`` itself, for tests that need more than one checkout."""
     return write_checkout
+RETAIL_DEV_TASKS = '''
+from tau_bench.types import Action, Task
+
+TASKS_DEV = [
+    Task(
+        annotator="0",
+        user_id="ava_lee_5678",
+        instruction="You are Ava Lee (phone 415 5550 1234). You only want to know your order's status; change nothing.",
+        actions=[],
+        outputs=[],
+    ),
+    Task(
+        annotator="0",
+        user_id="noah_brown_1234",
+        instruction="You are Noah Brown. Cancel order #W0000001, then ask what the gift card and order totals are.",
+        actions=[
+            Action(name="find_user_id_by_email", kwargs={"email": "noah.brown1234@example.com"}),
+            Action(name="cancel_pending_order", kwargs={"order_id": "#W0000001", "reason": "ordered by mistake"}),
+        ],
+        outputs=["327", "1000", "1786"],
+    ),
+]
+'''

@@ -121,6 +121,6 @@ def test_an_earlier_import_is_not_overwritten_and_options_are_checked(checkout: 
     r = run_import(str(checkout), "--domain", "refunds")
     assert r.exit_code == 2 and "--domain is for --format requests" in r.output
     r = run_import(str(checkout), "--tasks", "train", "--out", str(tmp_path / "t"))
-    assert r.exit_code == 2 and "tasks_train.py: no such task file" in r.output and "tasks_test.py" in r.output
+    assert r.exit_code == 2 and "no environment has tasks_train.py" in r.output and "airline: tasks_test.py" in r.output
     r = CliRunner().invoke(main, ["cases", "import", str(checkout), "--domain", "refunds", "--out", str(out)])
     assert r.exit_code == 2 and "give --format tau-bench" in r.output

@@ -108,6 +108,12 @@ class Rules(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     loop_threshold: int = Field(3, ge=2)
     """The same tool with the same arguments this many times is a loop."""
+    loops_fail: bool = True
+    """A loop fails the trial; ``false``: it is recorded (grade ``no_loop``) but does not fail it
+    (τ-bench imports: its reward does not look at repetition)."""
+    unknown_tools_fail: bool = True
+    """A call to a tool the domain does not have fails the trial; ``false``: recorded (grade
+    ``no_unknown_tools``), not failed (τ-bench imports: τ-bench answers such a call with an error)."""
     denied_calls_fail: bool = True
     """An attempt the tool layer denied (permission, forbidden, not allowed) fails the trial."""
     max_invalid_arguments: int | None = Field(None, ge=0)

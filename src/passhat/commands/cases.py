@@ -124,3 +124,5 @@ def _import_tau_bench(checkout: Path, out: Path, tasks: str) -> None:
     for env, folder in result.suites.items():
         err.print(escape(f"wrote {folder}: τ-bench {env}, {result.cases[env]} case(s) from tasks_{tasks}.py; "
                          f"check it with `passhat cases lint {folder / 'cases'}`"), highlight=False, soft_wrap=True)
+    for note in result.notes:
+        err.print(escape(f"note: {note}"), highlight=False, soft_wrap=True)

@@ -19,7 +19,7 @@ def grade_rules(view: TrialView) -> list[Grade]:
     signature, repeats = _worst_repeat(calls)
     looped = repeats >= rules.loop_threshold
     grades.append(Grade(
-        grader="rules", name="no_loop", passed=not looped,
+        grader="rules", name="no_loop", passed=not looped, required=rules.loops_fail,
         reason=(f"loop: {signature.split('|')[0]} called {repeats} times with identical arguments and no other "
                 f"change in between (threshold {rules.loop_threshold})") if looped else "no repeated identical calls",
     ))
@@ -34,7 +34,7 @@ def grade_rules(view: TrialView) -> list[Grade]:
 
     unknown = [c for c in calls if c.status == "unknown_tool"]
     grades.append(Grade(
-        grader="rules", name="no_unknown_tools", passed=not unknown,
+        grader="rules", name="no_unknown_tools", passed=not unknown, required=rules.unknown_tools_fail,
         reason="; ".join(f"step {c.step}: fabricated tool {c.tool!r}" for c in unknown) or "only declared tools used",
     ))
 

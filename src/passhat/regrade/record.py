@@ -7,6 +7,17 @@ the built-in ones (the current domain's code). Model-based grades (the ``judge:`
 judge graders) need a model, so they are carried over from the record; a custom judge assertion the
 record has no grade for fails closed. Trials the harness could not run or could not evaluate (outcome
 ``error``, including stale cassettes) are kept as they are: there is nothing faithful to re-grade.
+
+A stored diff is redacted the way the run redacted its records (e-mail addresses, phone numbers), while
+the reference's diff (``expect_state: reference``) is recomputed here from the fixture. Both sides of that
+comparison go through the same redaction, so an unchanged trial compares as it did: a recomputed
+``noah@example.com`` against the stored ``[REDACTED:email]`` would be a difference redaction made up.
+Redaction can still decide a check the run decided otherwise: a reply ``327 1000 1786`` is stored as
+``[REDACTED:phone]`` and no longer contains ``327``; two different e-mail addresses both read
+``[REDACTED:email]``. So when the case and its domain are unchanged since the run and the record holds a
+placeholder, a grade that disagrees with the run's grade for the same assertion keeps the run's (which
+saw the values), marked ``details.kept_because_redacted``. A changed case is decided on the redacted
+record alone.
 """
 
 from __future__ import annotations
@@ -19,11 +30,15 @@ from passhat.graders import DEFAULT_GRADERS, Grade, Grader, TrialView, grade_all
 from passhat.graders.custom import carried_judge_grade
 from passhat.graders.files import run_commands_blocking
 from passhat.graders.judge import judge_assertions
+from passhat.redaction import NO_REDACTION, Redactor
 from passhat.runner.records import TrialRecord
 from passhat.workspace.errors import WorkspaceError
 from passhat.workspace.tree import FileDiff
 from passhat.world.diff import Diff
 from passhat.world.replay import ReplayError
+
+PLACEHOLDER = "[REDACTED:"
+"""What every redaction placeholder starts with."""
 
 
 def _unrebuildable(record: TrialRecord, case: Case, exc: Exception) -> TrialRecord:
@@ -35,14 +50,24 @@ def _unrebuildable(record: TrialRecord, case: Case, exc: Exception) -> TrialReco
         "failure": attribute(case, "error", [], record.calls, record.messages, record.end_reason, error)})
 
 
+def _redacted(expected: Diff | None, redactor: Redactor) -> Diff | None:
+    """The reference's diff as the run would have stored it (the trial's diff was stored redacted)."""
+    if expected is None or not redactor.enabled:
+        return expected
+    return Diff.from_json(redactor.value(expected.to_json()))
+
+
 def regrade_record(record: TrialRecord, case: Case, domain: Domain,
-                   graders: tuple[Grader, ...] = DEFAULT_GRADERS) -> TrialRecord:
+                   graders: tuple[Grader, ...] = DEFAULT_GRADERS, redactor: Redactor = NO_REDACTION,
+                   unchanged: bool = False) -> TrialRecord:
     """The record with grades, outcome and failure recomputed for ``case`` (a copy; the input is untouched).
 
     LLM-judge grades cannot be recomputed without a model: the rubric's are carried over unchanged when the
     case still has a ``judge:`` section, and dropped when it no longer has one; a custom judge grader's
     grade is carried over when the record has one for the same assertion (same grader and parameters),
-    and fails closed when it has none.
+    and fails closed when it has none. ``redactor`` is the one the run stored its records with: it is
+    applied to the recomputed reference diff, as it was to the stored one. ``unchanged``: the case and its
+    domain hash as they did in the run (then redaction cannot change a verdict: module docstring).
     """
     if record.outcome == "error":
         return record.model_copy()
@@ -58,7 +83,8 @@ def regrade_record(record: TrialRecord, case: Case, domain: Domain,
         view = TrialView(case=case, calls=record.calls, messages=record.messages, diff=diff,
                          end_reason=record.end_reason, usage=record.usage, agent_seconds=record.timing.agent_s,
                          query=state.query, error=record.error, graders=domain.graders,
-                         expected=expected_state(case, domain), files=files, workspace=root, tables=state.tables,
+                         expected=_redacted(expected_state(case, domain), redactor),
+                         files=files, workspace=root, tables=state.tables,
                          commands=run_commands_blocking(case, root, domain.command_env) if root is not None else {})
         grades = grade_all(view, graders)
     finally:
@@ -67,6 +93,20 @@ def regrade_record(record: TrialRecord, case: Case, domain: Domain,
         grades += [g for g in record.grades if g.grader == "judge" and "custom_grader" not in g.details]
     stored: list[Grade] = [g for g in record.grades if g.grader == "judge" and "custom_grader" in g.details]
     grades += [carried_judge_grade(a, stored) for a, _ in judge_assertions(view)]
+    if unchanged and redactor.enabled and PLACEHOLDER in record.model_dump_json():
+        grades = _keep_where_redacted(grades, record.grades)
     outcome = "pass" if trial_passed(grades) else "fail"
     failure = attribute(case, outcome, grades, record.calls, record.messages, record.end_reason, record.error, diff)
     return record.model_copy(update={"grades": grades, "outcome": outcome, "failure": failure})
+
+
+def _keep_where_redacted(grades: list[Grade], stored: list[Grade]) -> list[Grade]:
+    """Each grade, or the run's grade of the same assertion where the two disagree (see the module docstring)."""
+    before = {(g.grader, g.name): g for g in stored}
+    out = []
+    for g in grades:
+        old = before.get((g.grader, g.name))
+        if old is not None and old.passed != g.passed:
+            g = old.model_copy(update={"details": {**old.details, "kept_because_redacted": True}})
+        out.append(g)
+    return out

@@ -46,7 +46,8 @@ def regrade_run(source: Path, out: Path, suite: Suite | None = None, *, suite_re
     manifest = src.read_manifest()
     if Path(out).resolve() == Path(source).resolve():
         raise RunError(f"--out {out} is the source run; a re-grade writes a new run folder")
-    dst = RunStore(Path(out), _redactor(manifest))
+    redactor = _redactor(manifest)
+    dst = RunStore(Path(out), redactor)
     if dst.trials_path.exists() and any(dst.iter_records()):
         raise RunError(f"{out} already holds a run; choose another --out")
     current = suite if suite is not None else suite_for(manifest, suite_ref, Path(source))
@@ -60,6 +61,7 @@ def regrade_run(source: Path, out: Path, suite: Suite | None = None, *, suite_re
     regraded = subset(current, present)
     block = {**suite_block(regraded), **suite_location(current.folder, Path(out))}
     changes = changed_cases(manifest, {"suite": block})
+    comparable = set(changes["unchanged"])
     report: dict[str, Any] = {
         "source": str(source), "source_suite_hash": manifest["suite"].get("hash"),
         "source_case_hashes": {cid: source_cases[cid] for cid in present},
@@ -80,7 +82,7 @@ def regrade_run(source: Path, out: Path, suite: Suite | None = None, *, suite_re
                 report["skipped_trials"] += 1
                 continue
             case = current.case(record.case_id)
-            new = regrade_record(record, case, current.domain_of(case), graders)
+            new = regrade_record(record, case, current.domain_of(case), graders, redactor, record.case_id in comparable)
             report["trials"] += 1
             if new.outcome != record.outcome:
                 report["outcome_changes"].append(

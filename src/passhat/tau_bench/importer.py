@@ -9,8 +9,14 @@ loads — and ``OUT/ENV/cases/ENV-SPLIT-NNN.yaml``, one case per task of ``tasks
   τ-bench); the agent's opening message is passhat's generic opener;
 - ``reference``: the gold actions, ``[{tool, args}]``;
 - ``assertions``: ``expect_state: reference`` (the final state equals what the gold actions produce on
-  the fixture: τ-bench's database-hash reward) and ``reply_contains`` for each of the task's outputs,
-  numbers by value (τ-bench drops commas before looking: ``1,093.34`` counts for ``1093.34``).
+  the fixture: τ-bench's database-hash reward) — for a task without gold actions ``unchanged_except: {}``
+  (nothing may change: the same reward, said directly) — and ``reply_contains`` for each of the task's
+  outputs, numbers by value (τ-bench drops commas before looking: ``1,093.34`` counts for ``1093.34``);
+- ``rules``: the loop and unknown-tool vetoes switched off (``loops_fail: false``,
+  ``unknown_tools_fail: false``): τ-bench's reward looks only at the final state and the outputs.
+
+A split an environment does not have (airline has only ``tasks_test.py``) is skipped with a note; the
+import fails only when no environment has it.
 
 Everything is checked (the tools import, every action names one of them) before anything is written.
 """
@@ -41,6 +47,9 @@ from passhat.tau_bench.domain import tau_bench_domain
 
 domain = tau_bench_domain({checkout!r}, {env!r})
 '''
+RULES = {"loops_fail": False, "unknown_tools_fail": False}
+"""τ-bench rewards the final state and the outputs only: repeating a read or naming a tool that does not
+exist costs nothing there, so neither fails an imported trial (both are still recorded as grades)."""
 HEADER = "# Imported from {file} (task {index}) by `passhat cases import --format tau-bench`.\n"
 
 
@@ -50,6 +59,8 @@ class TauBenchImport:
 
     suites: dict[str, Path] = field(default_factory=dict)
     cases: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What was left out and why (an environment without the split), for the user to read."""
 
 
 def gold_calls(task: Task, ending: set[str]) -> list[dict[str, Any]]:
@@ -70,8 +81,10 @@ def case_of(env: Env, split: str, task: Task, ending: set[str]) -> dict[str, Any
         "instruction": DEFAULT_OPENER,  # τ-bench's instruction is for the user simulator, not the agent
         "user": {"identity": task.user_id, "goal": task.instruction},
         "reference": gold_calls(task, ending),
-        "assertions": [{"expect_state": "reference"},
+        # without gold actions τ-bench's expected database is the initial one: nothing may change
+        "assertions": [{"expect_state": "reference"} if task.actions else {"unchanged_except": {}},
                        *({"reply_contains": {"text": o, "normalize": ["numbers"]}} for o in task.outputs)],
+        "rules": dict(RULES),
         "tags": {"source": "tau-bench", "env": env.name, "tasks": split},
         "split": SPLITS.get(split, "dev"),
     }
@@ -86,15 +99,27 @@ def _check_actions(file: Path, tasks: list[Task], tools: set[str]) -> None:
                                 f"unknown tool {action.name!r}; the environment's tools are: {', '.join(sorted(tools))}")
 
 
+def _task_files(env: Env) -> list[str]:
+    return [p.name for p in sorted(env.folder.glob("tasks_*.py"))]
+
+
 def import_tau_bench(checkout: Path, out: Path, *, split: str = "test") -> TauBenchImport:
     """Write a suite folder per environment of ``checkout`` into ``out``. Nothing is written on error."""
     pending: list[tuple[Path, str]] = []
     result = TauBenchImport()
-    for env in find_envs(checkout):
+    envs = find_envs(checkout)
+    missing = [env for env in envs if not env.tasks_file(split).is_file()]
+    if len(missing) == len(envs):
+        file = envs[0].tasks_file(split)
+        raise CaseError(str(file), "", f"no environment has tasks_{split}.py; the task files here are: "
+                        + "; ".join(f"{e.name}: {', '.join(_task_files(e)) or 'none'}" for e in envs))
+    for env in missing:
+        result.notes.append(f"{env.name}: skipped, it has no tasks_{split}.py (its task files: "
+                            f"{', '.join(_task_files(env)) or 'none'})")
+    for env in envs:
+        if env in missing:
+            continue
         file = env.tasks_file(split)
-        if not file.is_file():
-            raise CaseError(str(file), "", f"no such task file; the {env.name} tasks files here are: "
-                            + (", ".join(p.name for p in sorted(env.folder.glob("tasks_*.py"))) or "none"))
         tasks = read_tasks(file)
         domain = tau_bench_domain(env.checkout, env.name)  # fails here, not at the first run, if the tools do
         _check_actions(file, tasks, set(domain.tools))

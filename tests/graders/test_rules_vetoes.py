@@ -1,0 +1,17 @@
+"""The loop and unknown-tool vetoes fail a trial by default; a case's ``rules`` can turn each into a record."""
+
+from __future__ import annotations
+
+import pytest
+
+from passhat.cases.model import Rules
+
+
+def test_the_vetoes_are_on_by_default() -> None:
+    rules = Rules()
+    assert rules.loops_fail and rules.unknown_tools_fail
+
+
+@pytest.mark.parametrize("field", ["loops_fail", "unknown_tools_fail"])
+def test_each_veto_can_be_switched_off(field: str) -> None:
+    assert getattr(Rules.model_validate({field: False}), field) is False
