@@ -55,9 +55,13 @@ def test_release_gate_with_a_baseline(runs: Any) -> None:
     r = CliRunner().invoke(main, ["gate", str(hasty), "--gate", str(gate), "--baseline", str(careful),
                                   "--allow-gate-change"])
     assert r.exit_code == 1
-    outcomes = {r["name"]: r["outcome"] for r in json.loads((hasty / "gate.json").read_text())["rules"]}
-    assert outcomes["no case that passed before got significantly worse"] == "FAIL"
-    assert outcomes["not worse than the last release"] == "FAIL"
+    rules = {r["name"]: r for r in json.loads((hasty / "gate.json").read_text())["rules"]}
+    assert rules["no case that passed before got significantly worse"]["outcome"] == "FAIL"
+    # The gate's false-FAIL budget is shared (Holm across its FAIL-capable rules): non-inferiority's FAIL at
+    # α alone is not kept at the step-down level here, and says so, while the gate still FAILs.
+    non_inferior = rules["not worse than the last release"]
+    assert non_inferior["outcome"] == "INCONCLUSIVE" and "Holm" in non_inferior["reason"]
+    assert non_inferior["details"]["holm"] == {"rules": 4, "kept": False}
 
 
 def test_compare_careful_with_hasty_and_with_itself(runs: Any, tmp_path: Path) -> None:

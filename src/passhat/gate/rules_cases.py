@@ -15,8 +15,8 @@ import numpy as np
 from passhat.gate.context import GateInput
 from passhat.gate.model import CaseSuccessRate, NeverFails, PassHatK
 from passhat.gate.outcome import Outcome, Verdict, three_way
-from passhat.stats import clopper_pearson_lower, suite_interval, wilson_score
-from passhat.stats.passk import pass_at_k, pass_hat_k
+from passhat.stats import clopper_pearson_lower, coherent_curve, estimate_matrix, suite_intervals, wilson_score
+from passhat.stats.passk import PassMetric
 
 
 def _no_cases(rule: NeverFails | CaseSuccessRate | PassHatK) -> Verdict:
@@ -119,10 +119,16 @@ def suite_pass_k(rule: PassHatK, inp: GateInput, alpha: float) -> Verdict:
         trials = inp.run.manifest.get("trials")
         return Verdict("INCONCLUSIVE", f"no selected case has {k} graded trials ({symbol}{k} needs n ≥ {k}; "
                        f"the run has {trials} per case)", bar=rule.min, details={"too_few_trials": short})
-    estimator = pass_hat_k if rule.kind == "pass_hat_k" else pass_at_k
-    values = [estimator(inp.run.tallies[c].n, inp.run.tallies[c].passes, k) for c in included]
-    groups = [inp.run.meta(c).get("group") for c in included]
-    iv = suite_interval(values, groups, seed=inp.run.seed, confidence=1 - 2 * alpha)
+    # The whole curve j = 1..k over the selected cases, made coherent as in summary.json, so that a pass^2
+    # bar can never PASS where the same pass^1 bar does not (issue 22). Column k holds exactly the
+    # included cases (NaN for n < k).
+    metric: PassMetric = "pass^k" if rule.kind == "pass_hat_k" else "pass@k"
+    graded = [c for c in ids if inp.run.tallies[c].n >= 1]
+    matrix = estimate_matrix([(inp.run.tallies[c].n, inp.run.tallies[c].passes) for c in graded],
+                             list(range(1, k + 1)), metric)
+    groups = [inp.run.meta(c).get("group") for c in graded]
+    curve = suite_intervals(matrix, groups, seed=inp.run.seed, confidence=1 - 2 * alpha)
+    iv = coherent_curve(curve, "non_increasing" if rule.kind == "pass_hat_k" else "non_decreasing")[-1]
     outcome = three_way(iv.low, iv.high, rule.min)
     reason = (f"{symbol}{k} = {iv.estimate:.3f} over {len(included)} case(s); one-sided {1 - alpha:.0%} bounds "
               f"[{iv.low:.3f}, {iv.high:.3f}] ({iv.method}) vs bar {rule.min:g}")

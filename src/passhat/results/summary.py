@@ -22,7 +22,7 @@ from passhat.models import Summary
 from passhat.results.tally import CaseTally, TallySource, tally, tally_records
 from passhat.results.written import written_summary
 from passhat.runner.store import SUMMARY, RunStore
-from passhat.stats import Distribution, estimate_matrix, fixed_suite_se, suite_intervals, wilson
+from passhat.stats import Distribution, coherent_curve, estimate_matrix, fixed_suite_se, suite_intervals, wilson
 from passhat.stats.passk import (
     pass_at_k,
     pass_hat_k,
@@ -112,6 +112,10 @@ def _metric_blocks(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: 
     matrix = np.hstack([estimate_matrix(counts, ks, "pass^k"), estimate_matrix(counts, ks, "pass@k")])
     intervals = suite_intervals(matrix, [c["group"] for c in cases], seed=seed, confidence=CONFIDENCE,
                                 n_resamples=RESAMPLES)
+    # Bounds monotone in k and containing their estimate (issue 22): pass^k falls with k, pass@k rises.
+    width = len(ks)
+    intervals = (coherent_curve(intervals[:width], "non_increasing")
+                 + coherent_curve(intervals[width:], "non_decreasing"))
     n = np.array([t.n for t in tallies])
     pairs = Counter(counts)  # the fixed-suite SE sums per-case variances; equal (n, c) share one
     out: dict[str, dict[str, Any]] = {}

@@ -4,7 +4,7 @@ This package imports nothing else from passhat, so every formula can be audited 
 own. Formulas and sources: ``reference/statistics.md``; each function's docstring cites its section.
 """
 
-from passhat.stats.bootstrap import Interval, IntervalMethod, suite_interval, suite_intervals
+from passhat.stats.bootstrap import Interval, IntervalMethod, coherent_curve, suite_interval, suite_intervals
 from passhat.stats.describe import Distribution, percentile
 from passhat.stats.intervals import Alternative, clopper_pearson, clopper_pearson_lower, wilson, wilson_score
 from passhat.stats.paired import (
@@ -62,6 +62,7 @@ __all__ = [
     "percentile",
     "suite_interval",
     "suite_intervals",
+    "coherent_curve",
     "tango_interval",
     "unbiased_variance_pass_at_k",
     "unbiased_variance_pass_hat_k",

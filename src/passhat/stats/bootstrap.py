@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -136,6 +136,36 @@ def resampled_intervals(
             bounds, method = (float(j_low[j]), float(j_high[j])), "pseudocase"
         out.append(Interval(est, *bounds, method, confidence, len(column), int(n_units[j])))
     return out
+
+
+Direction = Literal["non_increasing", "non_decreasing"]
+"""How a curve's truth moves with k: pass^k is non-increasing in k, pass@k non-decreasing."""
+
+
+def coherent_curve(intervals: Sequence[Interval], direction: Direction) -> list[Interval]:
+    """Intervals for k = 1, 2, … made coherent: each contains its estimate, and both bounds move with k as the truth does.
+
+    Two steps, each of which only widens an interval, so no interval covers less than before:
+
+    1. clamp: low ≤ estimate ≤ high (with 1–3 families BCa ∪ pseudo-case could exclude its own estimate);
+    2. envelope, for a non-increasing curve (pass^k): low_k ← min_{j ≤ k} low_j and
+       high_k ← max_{j ≥ k} high_j. Both are non-increasing in k by construction, and
+       low_k' ≤ low_k, high_k' ≥ high_k, so whenever [low_k, high_k] covers θ_k so does the new one.
+       A non-decreasing curve (pass@k) is the mirror image.
+
+    Step 1 before step 2 keeps the estimate inside (the envelope only moves bounds outwards). The
+    estimates themselves are left alone: with cases excluded for large k (n_t < k) they need not be
+    monotone, and the bounds are the claim. Source: issue 22; ``bench/bench_coherence.py`` measures it.
+    """
+    clamped = [replace(iv, low=min(iv.low, iv.estimate), high=max(iv.high, iv.estimate)) for iv in intervals]
+    lows, highs = [iv.low for iv in clamped], [iv.high for iv in clamped]
+    if direction == "non_increasing":
+        lows = list(np.minimum.accumulate(lows))
+        highs = list(np.maximum.accumulate(highs[::-1])[::-1])
+    else:
+        lows = list(np.minimum.accumulate(lows[::-1])[::-1])
+        highs = list(np.maximum.accumulate(highs))
+    return [replace(iv, low=float(lo), high=float(hi)) for iv, lo, hi in zip(clamped, lows, highs, strict=True)]
 
 
 def _check_matrix(matrix: np.ndarray, confidence: float, n_resamples: int) -> np.ndarray:
