@@ -75,6 +75,10 @@ Mark = Callable[[str, str], str]
 """(kind, matched text) → the placeholder that replaces it."""
 
 
+PLACEHOLDER_PREFIX = "[REDACTED:"
+"""What every placeholder starts with, plain or numbered: a stored text holding it was redacted."""
+
+
 def plain_mark(kind: str, _text: str) -> str:
     """One placeholder per kind: ``[REDACTED:email]``."""
     return f"[REDACTED:{kind}]"

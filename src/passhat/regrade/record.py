@@ -16,8 +16,10 @@ Redaction can still decide a check the run decided otherwise: a reply ``327 1000
 ``[REDACTED:phone]`` and no longer contains ``327``; two different e-mail addresses both read
 ``[REDACTED:email]``. So when the case and its domain are unchanged since the run and the record holds a
 placeholder, a grade that disagrees with the run's grade for the same assertion keeps the run's (which
-saw the values), marked ``details.kept_because_redacted``. A changed case is decided on the redacted
-record alone.
+saw the values), marked ``details.kept_because_redacted`` — but only a grade that visibly read redacted
+text: its reason quotes a placeholder, or it is a reply check and the replies hold one. Any other
+disagreement (a grader that changed with passhat, say) is the regrade's to report. A changed case is
+decided on the redacted record alone.
 """
 
 from __future__ import annotations
@@ -30,15 +32,12 @@ from passhat.graders import DEFAULT_GRADERS, Grade, Grader, TrialView, grade_all
 from passhat.graders.custom import carried_judge_grade
 from passhat.graders.files import run_commands_blocking
 from passhat.graders.judge import judge_assertions
-from passhat.redaction import NO_REDACTION, Redactor
+from passhat.redaction import NO_REDACTION, PLACEHOLDER_PREFIX, Redactor
 from passhat.runner.records import TrialRecord
 from passhat.workspace.errors import WorkspaceError
 from passhat.workspace.tree import FileDiff
 from passhat.world.diff import Diff
 from passhat.world.replay import ReplayError
-
-PLACEHOLDER = "[REDACTED:"
-"""What every redaction placeholder starts with."""
 
 
 def _unrebuildable(record: TrialRecord, case: Case, exc: Exception) -> TrialRecord:
@@ -93,20 +92,23 @@ def regrade_record(record: TrialRecord, case: Case, domain: Domain,
         grades += [g for g in record.grades if g.grader == "judge" and "custom_grader" not in g.details]
     stored: list[Grade] = [g for g in record.grades if g.grader == "judge" and "custom_grader" in g.details]
     grades += [carried_judge_grade(a, stored) for a, _ in judge_assertions(view)]
-    if unchanged and redactor.enabled and PLACEHOLDER in record.model_dump_json():
-        grades = _keep_where_redacted(grades, record.grades)
+    if unchanged and redactor.enabled:
+        replies = record.model_dump_json(include={"reply", "messages"})
+        grades = _keep_where_redacted(grades, record.grades, replies_redacted=PLACEHOLDER_PREFIX in replies)
     outcome = "pass" if trial_passed(grades) else "fail"
     failure = attribute(case, outcome, grades, record.calls, record.messages, record.end_reason, record.error, diff)
     return record.model_copy(update={"grades": grades, "outcome": outcome, "failure": failure})
 
 
-def _keep_where_redacted(grades: list[Grade], stored: list[Grade]) -> list[Grade]:
-    """Each grade, or the run's grade of the same assertion where the two disagree (see the module docstring)."""
+def _keep_where_redacted(grades: list[Grade], stored: list[Grade], *, replies_redacted: bool) -> list[Grade]:
+    """Each grade, or the run's grade of the same assertion where the two disagree and the new one read
+    redacted text (see the module docstring)."""
     before = {(g.grader, g.name): g for g in stored}
     out = []
     for g in grades:
         old = before.get((g.grader, g.name))
-        if old is not None and old.passed != g.passed:
+        saw_redacted = PLACEHOLDER_PREFIX in g.reason or (g.grader == "reply" and replies_redacted)
+        if old is not None and old.passed != g.passed and saw_redacted:
             g = old.model_copy(update={"details": {**old.details, "kept_because_redacted": True}})
         out.append(g)
     return out

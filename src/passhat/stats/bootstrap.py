@@ -155,7 +155,7 @@ def coherent_curve(intervals: Sequence[Interval], direction: Direction) -> list[
 
     Step 1 before step 2 keeps the estimate inside (the envelope only moves bounds outwards). The
     estimates themselves are left alone: with cases excluded for large k (n_t < k) they need not be
-    monotone, and the bounds are the claim. Source: issue 22; ``bench/bench_coherence.py`` measures it.
+    monotone, and the bounds are the claim (issue 22; not yet measured by simulation).
     """
     clamped = [replace(iv, low=min(iv.low, iv.estimate), high=max(iv.high, iv.estimate)) for iv in intervals]
     lows, highs = [iv.low for iv in clamped], [iv.high for iv in clamped]
