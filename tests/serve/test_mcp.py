@@ -541,3 +541,22 @@ def test_every_mcp_error_answer_is_one_json_rpc_shape_with_its_status_kept(tmp_p
     assert got["413"].json()["error"] == {"code": INVALID_REQUEST_CODE,
                                           "message": f"request body larger than {MAX_BODY} bytes"}
     assert got["415"].json()["error"]["message"] == "Invalid Content-Type header"
+
+
+def test_a_plain_text_error_sent_in_parts_becomes_one_json_rpc_answer() -> None:
+    from passhat.serve.mcp import _as_jsonrpc
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def answer() -> None:
+        wrapped = _as_jsonrpc(send)
+        await wrapped({"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"text/plain")]})
+        await wrapped({"type": "http.response.body", "body": b"Invalid Content-", "more_body": True})
+        await wrapped({"type": "http.response.body", "body": b"Type header"})
+
+    asyncio.run(answer())
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"] and sent[0]["status"] == 400
+    assert json.loads(sent[1]["body"])["error"] == {"code": -32600, "message": "Invalid Content-Type header"}

@@ -245,18 +245,22 @@ def _as_jsonrpc(send: Send) -> Send:
     """``send`` with the SDK's few plain-text error answers (415 or 400 for a wrong Content-Type, 413) turned
     into the JSON-RPC error shape of every other MCP error, status kept: clients show ``error.message``."""
     held: Message | None = None
+    text = bytearray()
 
     async def wrapped(message: Message) -> None:
         nonlocal held
         if message["type"] == "http.response.start":
             kind = dict(message.get("headers") or []).get(b"content-type", b"")
             if message["status"] >= 400 and not kind.startswith(b"application/json"):
-                held = message  # its body decides the text
+                held = message  # its body, however many parts it comes in, decides the text
                 return
         elif message["type"] == "http.response.body" and held is not None:
-            text = bytes(message.get("body", b"")).decode("utf-8", "replace").strip() or "request refused"
+            text.extend(message.get("body", b""))
+            if message.get("more_body", False):
+                return
             status, held = held["status"], None
-            await send_json(send, status, jsonrpc_error(INVALID_REQUEST_CODE, text))
+            said = bytes(text).decode("utf-8", "replace").strip() or "request refused"
+            await send_json(send, status, jsonrpc_error(INVALID_REQUEST_CODE, said))
             return
         await send(message)
 
