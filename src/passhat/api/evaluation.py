@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from passhat.agents.bounds import DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_PROCESSES
 from passhat.agents.llm.ratelimit import RateLimit, parse_rate_limits
@@ -28,6 +28,9 @@ from passhat.redaction import Redactor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.tools.cassette import Cassette
+
+if TYPE_CHECKING:
+    from passhat.sequential.design import Sequential
 
 AgentLike = str | Callable[..., Any]
 """A spec (``careful``, ``module:function``, ``path.py:function``, ``openai:MODEL``, ``anthropic:MODEL``,
@@ -123,6 +126,7 @@ def evaluate(
     agent_processes: int | str | None = DEFAULT_PROCESSES, agent_memory: int | str | None = DEFAULT_MEMORY,
     agent_file_size: int | str | None = DEFAULT_FILE_SIZE,
     agent_model_relay: Sequence[str] | Mapping[str, str] = (),
+    sequential: Sequential | None = None, baseline: str | Path | None = None,
 ) -> Run:
     """Run every case of ``suite`` ``trials`` times with ``agent``; returns the finished :class:`Run`.
 
@@ -154,6 +158,10 @@ def evaluate(
     URL) of the providers an agent calls through its own SDK: passhat relays them for each trial, so that a provider
     that stalls is an outage (``error``), not the agent's time limit; the agent finds the URLs in
     ``episode.model_urls`` (``NAME_BASE_URL`` in a ``cmd:`` agent's environment; docs/agents.md).
+    ``sequential``: a :class:`~passhat.sequential.Sequential` design (needs ``gate``): the trials run in rounds
+    up to each of its looks and stop once the gate is decided, α spent across the looks (``trials`` is then
+    its last look; docs/gates.md). ``baseline``: the baseline run the gate compares with (at each look of a
+    sequential run, which records it; at the end otherwise).
 
     Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
     evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. Inside a
@@ -198,6 +206,7 @@ async def evaluate_async(
     agent_processes: int | str | None = DEFAULT_PROCESSES, agent_memory: int | str | None = DEFAULT_MEMORY,
     agent_file_size: int | str | None = DEFAULT_FILE_SIZE,
     agent_model_relay: Sequence[str] | Mapping[str, str] = (),
+    sequential: Sequential | None = None, baseline: str | Path | None = None,
 ) -> Run:
     """:func:`evaluate` for callers already in an event loop (same arguments, same result)."""
     from passhat.agents import check_agent_spec
@@ -251,6 +260,14 @@ async def evaluate_async(
         from passhat.gate import registration_for_run  # the gate's model: not on a gateless run's first trial
 
         registered_gate = registration_for_run(_path(gate), old_manifest)
+    sequenced = None
+    if sequential is not None or (old_manifest or {}).get("sequential") is not None:
+        from passhat.sequential.rounds import plan_sequential  # a sequential run's looks (docs/gates.md)
+
+        sequenced = plan_sequential(sequential, gated=registered_gate is not None, old_manifest=old_manifest,
+                                    baseline=baseline, executor=executor)
+        trials = sequenced.design.max_trials if sequenced is not None else trials
+        check_limits(trials, concurrency, len(plan.suite.cases))
     runs_on = make_executor(executor, ray_address, suite=plan.suite, agent=agent, label=label, options=model_options,
                             trials=trials, seed=seed, cassette=tools_from)  # joins the cluster before any trial
     if folder is None:
@@ -276,6 +293,8 @@ async def evaluate_async(
                              **setup.manifest, **plan.manifest}
     if registered_gate is not None:
         extra["gate"] = registered_gate  # written with the manifest, before the first trial
+    if sequenced is not None:
+        extra["sequential"] = sequenced.record  # the looks too
     cfg = RunConfig(suite=plan.suite, agent=setup.agent, agent_spec=label, trials=trials, seed=seed,
                     concurrency=concurrency, out=folder, user=setup.user, judge=setup.judge, redactor=redactor,
                     cassette=tools_from, extra_manifest=extra)
@@ -298,11 +317,14 @@ async def evaluate_async(
         if progress is not None:
             progress(Progress(done, total, rec, plan.suite.name, folder))
 
-    await execute(cfg, resume=resume, on_record=recorded, executor=runs_on)
-    return _finish(folder, by=by, gated=registered_gate is not None, warnings=notes)
+    rounds: dict[str, Any] = {} if sequenced is None else {
+        "looks": sequenced.design.looks, "at_look": lambda n: sequenced.at_look(folder, n)}
+    await execute(cfg, resume=resume, on_record=recorded, executor=runs_on, **rounds)
+    return _finish(folder, by=by, gated=registered_gate is not None, warnings=notes,
+                   baseline=None if baseline is None or sequenced is not None else Path(baseline))
 
 
-def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str]) -> Run:
+def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str], baseline: Path | None = None) -> Run:
     """After the last trial: ``summary.json`` (one pass over the tally fields of the records, with the
     strata asked for and one per tag key, so the report need not rebuild it), then the registered gate."""
     from passhat.models import Summary
@@ -320,7 +342,7 @@ def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str]
         from passhat.gate import evaluate_gate, write_gate_result  # only then: it brings compare's code along
 
         try:
-            gate_result = evaluate_gate(folder)
+            gate_result = evaluate_gate(folder, None, baseline, source="passhat run")
         except PasshatError as exc:
             gate_error = str(exc)
         else:

@@ -70,7 +70,7 @@ def gate(run_folder: Path, gate_file: Path | None, baseline: Path | None, allow_
          allow_changed_cases: bool, junit: Path | None, summary_md: Path | None) -> None:
     """Evaluate the release gate of RUN_FOLDER: exit 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input."""
     result = gate_run(run_folder, gate_file, baseline, allow_gate_change=allow_gate_change,
-                      allow_changed_cases=allow_changed_cases)
+                      allow_changed_cases=allow_changed_cases, source="passhat gate")
     summary = _summary(run_folder)
     path = write_gate_result(run_folder, result)
     print_gate(result, Console())

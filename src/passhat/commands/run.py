@@ -90,6 +90,15 @@ from passhat.runner.run import MAX_CONCURRENCY, MAX_PLANNED_TRIALS, MAX_TRIALS
               help="Answer external tools from this cassette folder instead of calling them.")
 @click.option("--gate", "gate_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Gate file: registered in the manifest before the first trial, evaluated at the end (exit 0/1/3).")
+@click.option("--sequential", is_flag=True,
+              help="With --gate: run the trials in rounds up to each of --looks and stop once the gate is decided, "
+                   "α spent across the looks (docs/gates.md).")
+@click.option("--looks", default=None, metavar="N,N,…",
+              help="With --sequential: trials per case at each look (default: a quarter, half and all of --max-trials).")
+@click.option("--max-trials", type=click.IntRange(2, MAX_TRIALS), default=None, metavar="N",
+              help="With --sequential: trials per case at the last look (default 16, or the last of --looks).")
+@click.option("--baseline", type=click.Path(path_type=Path, exists=True, file_okay=False), default=None,
+              help="Baseline run for the gate's no_new_failures and non_inferior rules (at every look with --sequential).")
 @click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Write JUnit XML here.")
 @click.option("--summary-md", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write a Markdown summary here (also appended to $GITHUB_STEP_SUMMARY when set).")
@@ -115,10 +124,12 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
         case_ids: tuple[str, ...] = (), pg_url: str | None = None, agent_env: tuple[str, ...] = (),
         agent_allow_hosts: tuple[str, ...] = (), agent_processes: str = str(DEFAULT_PROCESSES),
         agent_memory: str = DEFAULT_MEMORY, agent_file_size: str = DEFAULT_FILE_SIZE,
-        agent_model_relay: tuple[str, ...] = (), **model_kw: Any) -> None:
+        agent_model_relay: tuple[str, ...] = (), sequential: bool = False, looks: str | None = None,
+        max_trials: int | None = None, baseline: Path | None = None, **model_kw: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     if resume and out is None:
         fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
+    design = sequential_design(sequential, looks, max_trials, trials)
     if pg_url:
         from passhat.worlds.postgres.server import configure  # connects only when a Postgres fixture is built
 
@@ -153,6 +164,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
                 agent_env=agent_env, agent_allow_hosts=agent_allow_hosts, agent_processes=agent_processes,
                 agent_memory=agent_memory, agent_file_size=agent_file_size, agent_model_relay=agent_model_relay,
                 user=model_kw.pop("user_spec", "scripted"), judge=model_kw.pop("judge_spec", None), **model_kw,
+                sequential=design, baseline=baseline,
                 progress=advance, on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {w}", highlight=False))
         except (PasshatError, ValueError) as exc:
             fail(suite_hint(str(exc), suite))
@@ -210,6 +222,23 @@ def finish_outputs(run: Run, *, junit: Path | None, summary_md: Path | None, qui
     for path in written:
         err.print(f"wrote {path}", highlight=False)
     return run.gate_result.exit_code if run.gate_result is not None else 0
+
+
+def sequential_design(sequential: bool, looks: str | None, max_trials: int | None, trials: int) -> Any:
+    """``--sequential [--looks …] [--max-trials N]`` as a design, or None; misuse is bad input (exit 2)."""
+    if not sequential:
+        if looks is not None or max_trials is not None:
+            fail("--looks and --max-trials belong to a sequential run: add --sequential")
+        return None
+    if click.get_current_context().get_parameter_source("trials") is not click.core.ParameterSource.DEFAULT:
+        fail(f"--trials {trials} and --sequential: a sequential run's trials per case are its looks "
+             "(--looks, --max-trials)")
+    from passhat.sequential.design import Sequential
+
+    try:
+        return Sequential.parse(looks, max_trials)
+    except PasshatError as exc:
+        fail(str(exc))
 
 
 def parse_redact_patterns(items: tuple[str, ...]) -> dict[str, str]:

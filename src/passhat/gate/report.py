@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from passhat import __version__
-from passhat.compare import case_changes, load_run, match_cases
+from passhat.compare import CompareError, case_changes, load_run, match_cases
 from passhat.gate.context import GateInput
 from passhat.gate.evaluate import evaluate_rules
+from passhat.gate.ledger import record_look, refuse_new_trials, refuse_unfinished
+from passhat.gate.looks import SequentialRun, gate_sequential_run, recorded_baseline
 from passhat.gate.outcome import EXIT_CODES, overall
 from passhat.gate.registration import resolve_gate
 from passhat.models import GateResult
@@ -19,25 +21,43 @@ GATE_RESULT = "gate.json"
 
 def gate_run(
     run_folder: Path, gate_path: Path | None = None, baseline_folder: Path | None = None, *,
-    allow_gate_change: bool = False, allow_changed_cases: bool = False,
+    allow_gate_change: bool = False, allow_changed_cases: bool = False, source: str = "api",
 ) -> dict[str, Any]:
     """:func:`evaluate_gate` as the JSON mapping of gate.json (for the readers that take a dict)."""
     return evaluate_gate(run_folder, gate_path, baseline_folder, allow_gate_change=allow_gate_change,
-                         allow_changed_cases=allow_changed_cases).to_dict()
+                         allow_changed_cases=allow_changed_cases, source=source).to_dict()
 
 
 def evaluate_gate(
     run_folder: Path, gate_path: Path | None = None, baseline_folder: Path | None = None, *,
-    allow_gate_change: bool = False, allow_changed_cases: bool = False,
+    allow_gate_change: bool = False, allow_changed_cases: bool = False, source: str = "api",
 ) -> GateResult:
-    """The gate result for a run (the content of gate.json). Bad input raises a ``PasshatError``."""
-    run = load_run(run_folder)
-    resolved = resolve_gate(run.manifest, gate_path, allow_gate_change=allow_gate_change,
-                            manifest_path=str(Path(run_folder) / "manifest.json"))
+    """The gate result for a run (the content of gate.json). Bad input raises a ``PasshatError``.
+
+    A fixed-design run is gated only when it is finished, and not again after its trials changed
+    (``gate.ledger``); a sequential run is gated at its planned looks (``gate.looks``). Every evaluation is
+    recorded in ``RUN/gate-looks.jsonl`` (``source`` says who asked: ``passhat gate``, ``passhat run``).
+    """
+    run_folder = Path(run_folder)
+    manifest = read_manifest(run_folder)
+    resolved = resolve_gate(manifest, gate_path, allow_gate_change=allow_gate_change,
+                            manifest_path=str(run_folder / "manifest.json"))
+    block = manifest.get("sequential")
+    sequential = None
+    if block is not None:
+        baseline_folder = recorded_baseline(run_folder, block, baseline_folder)
     baseline = load_run(baseline_folder) if baseline_folder is not None else None
-    matching = match_cases(baseline, run, allow_changed_cases=allow_changed_cases) if baseline else None
-    inp = GateInput(run, baseline, matching, resolved.path.parent, resolved.gate.alpha)
-    results = evaluate_rules(resolved.gate, inp, str(resolved.path))
+    if block is not None:
+        sequential = gate_sequential_run(run_folder, manifest, resolved.gate, resolved.path.parent, str(resolved.path),
+                                         baseline, allow_changed_cases=allow_changed_cases)
+        run, matching, results = sequential.run, sequential.matching, sequential.gate.results
+    else:
+        run = load_run(run_folder)
+        refuse_unfinished(run_folder, manifest, sum(t.n + t.errors for t in run.tallies.values()))
+        refuse_new_trials(run_folder)
+        matching = match_cases(baseline, run, allow_changed_cases=allow_changed_cases) if baseline else None
+        inp = GateInput(run, baseline, matching, resolved.path.parent, resolved.gate.alpha)
+        results = evaluate_rules(resolved.gate, inp, str(resolved.path))
     outcome = overall(results)
     baseline_block = None
     if baseline is not None and matching is not None:
@@ -48,17 +68,53 @@ def evaluate_gate(
                           "new_failures": [r for r in changes["new_failures"] if r["significant"]],
                           "failed_a_trial": [r for r in changes["new_failures"] if not r["significant"]],
                           "new_passes": changes["new_passes"]}
-    return GateResult.from_dict({
+    result = GateResult.from_dict({
         "outcome": outcome,
         "exit_code": EXIT_CODES[outcome],
         "gate": {"name": resolved.gate.name, "alpha": resolved.gate.alpha, **resolved.info},
-        "run": run.describe(),
+        "run": {**load_run_describe(run_folder, manifest)},
         "baseline": baseline_block,
         "allow_changed_cases": allow_changed_cases,
         "evaluated_at": datetime.now(UTC).isoformat(),
         "passhat_version": __version__,
         "rules": [r.model_dump(mode="json") for r in results],
+        **({"sequential": _sequential_block(sequential)} if sequential is not None else {}),
     }, "gate result")
+    stopped = sequential.gate.stopped if sequential is not None else None
+    record_look(run_folder, {"source": source, "outcome": outcome, "gate_sha256": resolved.info.get("sha256"),
+                             "baseline": str(baseline_folder) if baseline_folder is not None else None,
+                             "trials": sum(t.n + t.errors for t in run.tallies.values()) if sequential is None
+                             else sequential.trials_run,
+                             "sequential_look": None if sequential is None else len(sequential.gate.looks),
+                             "stopped": None if stopped is None else stopped.stop})
+    return result
+
+
+def read_manifest(run_folder: Path) -> dict[str, Any]:
+    """The run's manifest as a mapping; a folder without one is bad input (as for ``load_run``)."""
+    from passhat.errors import RunError
+    from passhat.runner.store import RunStore
+
+    try:
+        return RunStore(run_folder).read_manifest()
+    except RunError as exc:
+        raise CompareError(str(exc)) from None
+
+
+def load_run_describe(run_folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """gate.json's ``run`` block (what ``LoadedRun.describe`` says), from the manifest alone."""
+    suite = manifest.get("suite", {})
+    return {"folder": str(run_folder), "agent": manifest.get("agent"), "suite": suite.get("name"),
+            "suite_hash": suite.get("hash"), "trials": manifest.get("trials"), "seed": manifest.get("seed"),
+            "status": manifest.get("status")}
+
+
+def _sequential_block(run: SequentialRun) -> dict[str, Any]:
+    """gate.json's ``sequential`` block: the looks and where the run stopped."""
+    stopped = run.gate.stopped
+    return {"looks": [look.record() for look in run.gate.looks],
+            "stopped": None if stopped is None else {"look": stopped.index + 1, "trials_per_case": stopped.trials,
+                                                     "reason": stopped.stop}}
 
 
 def write_gate_result(run_folder: Path, result: GateResult | dict[str, Any]) -> Path:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.models.comparison import CaseChange, ExcludedCase, RunRef
 from passhat.models.files import FileModel
+from passhat.models.sequential import SequentialGateInfo
 
 _DOCS = ConfigDict(use_attribute_docstrings=True)
 Outcome = Literal["PASS", "FAIL", "INCONCLUSIVE", "SKIPPED"]
@@ -106,6 +107,8 @@ class GateResult(FileModel):
     """The passhat that evaluated it."""
     rules: list[RuleResult] = Field(default_factory=list)
     """One result per rule, in file order."""
+    sequential: SequentialGateInfo | None = None
+    """For a sequential run: the looks the gate was decided at, and where the run stopped."""
 
     @property
     def passed(self) -> bool:

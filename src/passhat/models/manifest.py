@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.models.files import FileModel
+from passhat.models.sequential import SequentialRecord
 
 _DOCS = ConfigDict(use_attribute_docstrings=True)
 
@@ -196,6 +197,9 @@ class Manifest(FileModel):
     """The gate registered before the first trial."""
     regrade: dict[str, Any] | None = None
     """For a re-graded run: its source run and what changed."""
+    sequential: SequentialRecord | None = None
+    """For a sequential run (``--sequential``): the looks planned before the first trial, each look taken, and
+    where the run stopped (``trials`` is then the most a case gets: the last look)."""
 
     def case_meta(self, case_id: str) -> CaseMeta:
         """The case's recorded tags, group, split, domain (empty when the manifest does not say)."""

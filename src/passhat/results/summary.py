@@ -102,7 +102,8 @@ def _variance(metric: str, n: int, c: int, k: int) -> float | None:
     return METRICS[metric][1](n, c, k)
 
 
-def _metric_blocks(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: int) -> dict[str, dict[str, Any]]:
+def _metric_blocks(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: int,
+                   confidence: float = CONFIDENCE) -> dict[str, dict[str, Any]]:
     """The pass^k and pass@k blocks, k = 1..max n, every column on the same bootstrap resamples."""
     max_k = max((t.n for t in tallies), default=0)
     ks = list(range(1, max_k + 1))
@@ -110,7 +111,7 @@ def _metric_blocks(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: 
         return {"pass_hat_k": {}, "pass_at_k": {}}
     counts = [(t.n, t.passes) for t in tallies]
     matrix = np.hstack([estimate_matrix(counts, ks, "pass^k"), estimate_matrix(counts, ks, "pass@k")])
-    intervals = suite_intervals(matrix, [c["group"] for c in cases], seed=seed, confidence=CONFIDENCE,
+    intervals = suite_intervals(matrix, [c["group"] for c in cases], seed=seed, confidence=confidence,
                                 n_resamples=RESAMPLES)
     # Bounds monotone in k and containing their estimate (issue 22): pass^k falls with k, pass@k rises.
     width = len(ks)
@@ -167,13 +168,14 @@ def _experience(tallies: list[CaseTally]) -> dict[str, Any]:
     }
 
 
-def suite_block(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+def suite_block(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: int,
+                confidence: float = CONFIDENCE) -> dict[str, Any]:
     """Suite-level figures for a set of cases (the whole suite or one stratum)."""
     return {
         "cases": len(cases),
         "trials": sum(t.n for t in tallies),
         "errors": sum(t.errors for t in tallies),
-        **_metric_blocks(tallies, cases, seed),
+        **_metric_blocks(tallies, cases, seed, confidence),
         "experience": _experience(tallies),
         "failure_categories": _categories(tallies),
     }
@@ -208,15 +210,16 @@ def build_summary(
     tallies = list(tally(records if split is None else (r for r in records if r.case_id in wanted), ids).values())
     cases = [{**case_entry(t, meta.get(t.case_id, {})), "replayed": t.replayed} for t in tallies]
     boot_seed = manifest.get("seed", 0) if seed is None else seed
+    confidence, per_case = sequential_view(manifest)
     summary = {
         "schema_version": SUMMARY_SCHEMA,
         "suite": {
             "name": suite["name"],
             "hash": suite["hash"],
-            "trials_per_case": manifest["trials"],
-            "confidence": CONFIDENCE,
+            "trials_per_case": per_case,
+            "confidence": confidence,
             "bootstrap": {"seed": boot_seed, "resamples": RESAMPLES, "unit": "case (groups resampled whole)"},
-            **suite_block(tallies, cases, boot_seed),
+            **suite_block(tallies, cases, boot_seed, confidence),
             "replayed_trials": sum(t.replayed for t in tallies),
             **({"split": split} if split is not None else {}),
         },
@@ -224,8 +227,28 @@ def build_summary(
         "cases": cases,
     }
     if by:
-        summary["strata"] = strata(tallies, cases, by, boot_seed)
+        summary["strata"] = strata(tallies, cases, by, boot_seed, confidence)
+    if manifest.get("sequential") is not None:
+        summary["sequential"] = manifest["sequential"]
     return summary
+
+
+def sequential_view(manifest: dict[str, Any]) -> tuple[float, int]:
+    """(confidence of the suite intervals, trials per case) for the summary.
+
+    A fixed run: 0.95 and the planned trials. A sequential run: the repeated confidence interval of the
+    look it stopped at (or last took), which covers at every look together and so at the one the stopping
+    rule chose (``Sequential.confidence``), and that look's trials per case.
+    """
+    block = manifest.get("sequential")
+    if not block or not block.get("looks"):
+        return CONFIDENCE, int(manifest["trials"])
+    if block.get("stopped"):
+        return float(block["stopped"]["confidence"]), int(block["stopped"]["trials_per_case"])
+    from passhat.sequential.design import Sequential  # only sequential runs need the boundaries
+
+    last = block["looks"][-1]
+    return Sequential.from_record(block["design"]).confidence(int(last["look"]) - 1), int(last["trials_per_case"])
 
 
 def stratum_value(case: dict[str, Any], key: str) -> str | None:
@@ -236,14 +259,16 @@ def stratum_value(case: dict[str, Any], key: str) -> str | None:
     return value
 
 
-def strata(tallies: list[CaseTally], cases: list[dict[str, Any]], by: Sequence[str], seed: int) -> dict[str, Any]:
+def strata(tallies: list[CaseTally], cases: list[dict[str, Any]], by: Sequence[str], seed: int,
+           confidence: float = CONFIDENCE) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in by:
         members: dict[str, list[int]] = {}
         for i, c in enumerate(cases):
             if (v := stratum_value(c, key)) is not None:
                 members.setdefault(v, []).append(i)
-        out[key] = {value: suite_block([tallies[i] for i in members[value]], [cases[i] for i in members[value]], seed)
+        out[key] = {value: suite_block([tallies[i] for i in members[value]], [cases[i] for i in members[value]], seed,
+                                       confidence)
                     for value in sorted(members)}
     return out
 
