@@ -45,8 +45,28 @@ def print_gate(result: dict[str, Any], console: Console) -> None:
         table.add_row(f"[{STYLES[r['outcome']]}]{r['outcome']}[/]", f"[bold]{escape(r['name'])}[/bold]: {escape(r['reason'])}")
     fit_width(console, table)  # a CI log: every rule's reason on one line
     console.print(table)
+    if result.get("sequential"):
+        console.print(escape(sequential_line(result["sequential"])), highlight=False, soft_wrap=True)
     outcome = result["outcome"]
     console.print(f"[{STYLES[outcome]}]{ICONS[outcome]} gate {outcome}[/] (exit {result['exit_code']})", highlight=False)
+
+
+STOP_REASONS = {"decided": "every rule was decided",
+                "failed": "a rule failed, so the gate fails whatever more trials show",
+                "max_trials": "the last look was reached"}
+
+
+def sequential_line(block: dict[str, Any]) -> str:
+    """Where a sequential run stopped and why, in one line (or that it has not stopped)."""
+    planned, looks = block.get("looks_planned") or len(block["looks"]), block["looks"]
+    stopped = block.get("stopped")
+    if not stopped:
+        last = looks[-1]
+        return (f"sequential: at look {last['look']} of {planned} ({last['trials_per_case']} trials per case), "
+                "not decided: resume the run to go on")
+    return (f"sequential: stopped at look {stopped['look']} of {planned} ({stopped['trials_per_case']} trials per "
+            f"case): {STOP_REASONS[str(stopped['reason'])]}; {stopped['trials_saved']} of "
+            f"{stopped['fixed_design_trials']} trials saved against the fixed design")
 
 
 def _summary(run_folder: Path) -> dict[str, Any]:

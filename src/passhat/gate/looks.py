@@ -51,6 +51,9 @@ INFERENCES = {"case_success_rate", "pass_hat_k", "pass_at_k", "non_inferior"}
 """Rules whose PASS and FAIL are both tests: either one settles the rule."""
 OPEN_ENDED = {"latency", "cost_per_success", "judge_agreement", "canary"}
 """Rules that never hold a run open: budgets describe the trials that ran, files do not change with trials."""
+_FLOOR = 1e-12
+"""The smallest level a look tests at: a look that spends nothing (a boundary at +∞) still gets a valid,
+never-crossing interval rather than a confidence of 1."""
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,7 @@ def evaluate_looks(gate: GateFile, design: Sequential, views: Sequence[LoadedRun
             variances = [v for _, v in tested]
             nominal = design.levels(alpha, looks_i, None if any(v is None for v in variances)
                                     else [float(v) for v in variances])[-1]  # type: ignore[arg-type]
+            nominal = max(nominal, _FLOOR)
             _levels.setdefault(i, nominal)
             return nominal
 
@@ -300,6 +304,7 @@ class SequentialRun:
 
     run: LoadedRun
     """The run as it stood at the last look evaluated (what the rules' results describe)."""
+    design: Sequential
     gate: SequentialGate
     matching: Matching | None
     trials_run: int
@@ -348,7 +353,7 @@ def gate_sequential_run(run_folder: Path, manifest: dict[str, Any], gate: GateFi
     matching = match_cases(baseline, views[-1], allow_changed_cases=allow_changed_cases) if baseline else None
     finished = manifest.get("status") == "complete"
     result = evaluate_looks(gate, design, views, baseline, matching, gate_dir, gate_file, finished=finished)
-    return SequentialRun(views[len(result.looks) - 1], result, matching, len(records))
+    return SequentialRun(views[len(result.looks) - 1], design, result, matching, len(records))
 
 
 __all__ = ["INFERENCES", "OPEN_ENDED", "Look", "SequentialGate", "StopReason", "complete_looks", "evaluate_looks",

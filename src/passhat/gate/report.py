@@ -112,9 +112,11 @@ def load_run_describe(run_folder: Path, manifest: dict[str, Any]) -> dict[str, A
 def _sequential_block(run: SequentialRun) -> dict[str, Any]:
     """gate.json's ``sequential`` block: the looks and where the run stopped."""
     stopped = run.gate.stopped
-    return {"looks": [look.record() for look in run.gate.looks],
-            "stopped": None if stopped is None else {"look": stopped.index + 1, "trials_per_case": stopped.trials,
-                                                     "reason": stopped.stop}}
+    fixed = len(run.run.tallies) * run.design.max_trials
+    return {"looks": [look.record() for look in run.gate.looks], "looks_planned": len(run.design.looks),
+            "stopped": None if stopped is None else {
+                "look": stopped.index + 1, "trials_per_case": stopped.trials, "reason": stopped.stop,
+                "trials_run": run.trials_run, "fixed_design_trials": fixed, "trials_saved": fixed - run.trials_run}}
 
 
 def write_gate_result(run_folder: Path, result: GateResult | dict[str, Any]) -> Path:

@@ -21,8 +21,8 @@ class SequentialDesign(BaseModel):
     model_config = _DOCS
     looks: list[int]
     """Trials per case at each look, increasing; the last is the most a case gets."""
-    spending: Literal["pocock", "obrien_fleming"] = "pocock"
-    """The Lan–DeMets spending function (Pocock type: α·ln(1 + (e − 1)τ))."""
+    spending: Literal["pocock", "obrien_fleming"] = "obrien_fleming"
+    """The Lan–DeMets spending function of the gate (O'Brien–Fleming type: 2 − 2Φ(z_{1−α/2}/√τ))."""
     time_scale: Literal["trials"] = "trials"
     """What τ measures: trials per case at the look over trials per case at the last look."""
 
@@ -101,5 +101,8 @@ class SequentialGateInfo(BaseModel):
     model_config = _DOCS
     looks: list[SequentialLook] = Field(default_factory=list)
     """Every look replayed, in order."""
+    looks_planned: int | None = None
+    """How many looks the design has."""
     stopped: dict[str, int | str] | None = None
-    """``{look, trials_per_case, reason}`` of the look the run stopped at (None: not stopped)."""
+    """``{look, trials_per_case, reason, trials_run, fixed_design_trials, trials_saved}`` of the look the run
+    stopped at (None: it has not stopped)."""
