@@ -155,3 +155,23 @@ def test_a_run_keeps_the_design_it_started_with(cli: Any, write_suite: Any, tmp_
     assert result.exit_code == 2 and "decided its looks without a baseline" in result.output
     with pytest.raises(PasshatError, match="--sequential needs --gate FILE"):
         passhat.api.evaluate(suite, CAND, sequential=Sequential((1, 2)), out=tmp_path / "api", sanity=False)
+
+
+def test_a_builtin_suite_run_sequentially_stops_early_and_records_why(cli: Any, tmp_path: Path) -> None:
+    """refunds with the reference agents: careful is decided at the first look, hasty fails there."""
+    rules = gate(tmp_path, "never_fails: {select: {tags: {scenario: permission}}, min_lower_bound: 0.1}",
+                 "pass_hat_k: {k: 1, min: 0.5}")
+    for agent, code, reason, outcomes in (
+            ("careful", 0, "every rule was decided", ["PASS", "PASS"]),
+            ("hasty", 1, "a rule failed, so the gate fails whatever more trials show", ["FAIL", "INCONCLUSIVE"])):
+        out = tmp_path / agent
+        result = cli("run", "refunds", "--agent", agent, "--gate", rules, "--sequential", "--looks", "2,4,8",
+                     "--out", out, "-q", "-j", "8", "--no-sanity", "--no-report")
+        assert result.exit_code == code, result.output
+        assert f"stopped at look 1 of 3 (2 trials per case): {reason}; 96 of 128 trials saved" in " ".join(
+            result.output.split())
+        verdict = json.loads((out / "gate.json").read_text())
+        assert [r["outcome"] for r in verdict["rules"]] == outcomes
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["sequential"]["stopped"]["reason"] == ("decided" if code == 0 else "failed")
+        assert len(keys(out)) == 32
