@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.models.comparison import CaseChange, ExcludedCase, RunRef
 from passhat.models.files import FileModel
-from passhat.models.sequential import SequentialGateInfo
+from passhat.models.manifest import SequentialGateInfo
 
 _DOCS = ConfigDict(use_attribute_docstrings=True)
 Outcome = Literal["PASS", "FAIL", "INCONCLUSIVE", "SKIPPED"]

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.models.files import FileModel
-from passhat.models.sequential import SequentialRecord
+from passhat.models.manifest import SequentialRecord
 
 _DOCS = ConfigDict(use_attribute_docstrings=True, frozen=True)
 """Summaries are derived data: immutable once built or read."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat.errors import PasshatError
-from passhat.models.sequential import SequentialRecord
+from passhat.models.manifest import SequentialRecord
 from passhat.sequential.design import Sequential
 
 
