@@ -29,7 +29,7 @@ from passhat.cases.assertions import ASSERTION_KINDS, GRADER_NAME
 
 GraderKind = Literal["state", "trajectory", "reply", "judge"]
 KINDS: tuple[GraderKind, ...] = ("state", "trajectory", "reply", "judge")
-RESERVED = ("kind", "description")
+RESERVED = ("kind", "description", "required")
 """Fields every assertion has, so no grader parameter may take these names."""
 
 

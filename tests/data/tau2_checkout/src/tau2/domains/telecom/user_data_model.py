@@ -1,0 +1,25 @@
+"""The user's side of telecom: their phone and where they are."""
+
+from typing import Optional
+
+from pydantic import BaseModel
+
+from tau2.environment.db import DB
+
+
+class Phone(BaseModel):
+    airplane_mode: bool = False
+    roaming_enabled: bool = False
+
+
+class Surroundings(BaseModel):
+    name: Optional[str] = None
+    phone_number: Optional[str] = None
+    is_abroad: bool = False
+    line_active: bool = True
+    roaming_allowed: bool = False
+
+
+class TelecomUserDB(DB):
+    device: Phone
+    surroundings: Surroundings
