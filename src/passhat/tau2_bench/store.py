@@ -61,22 +61,30 @@ def exact(value: Any, raw: Any) -> Any:
     """``value`` (validated from ``raw``) with each scalar whose stored form validation changed put back as
     ``raw`` had it: ``25`` stays an integer in a ``float`` field, a string a tool put in a date field stays
     that string."""
-    if isinstance(value, BaseModel) and isinstance(raw, dict):
-        for name in type(value).model_fields:
-            if name in raw:
-                value.__dict__[name] = exact(value.__dict__[name], raw[name])
+    kind = type(value)
+    if kind is type(raw) and kind in _SCALARS or value is None:
+        return value if value == raw or value is None else raw
+    if isinstance(value, BaseModel):
+        if isinstance(raw, dict):
+            fields = value.__dict__
+            for name in type(value).model_fields:
+                if name in raw:
+                    fields[name] = exact(fields[name], raw[name])
         return value
-    if isinstance(value, dict) and isinstance(raw, dict) and len(value) == len(raw):
-        for (k, v), r in zip(list(value.items()), raw.values(), strict=True):
-            value[k] = exact(v, r)
+    if isinstance(value, dict):
+        if isinstance(raw, dict) and len(value) == len(raw):
+            for (k, v), r in zip(list(value.items()), raw.values(), strict=True):
+                value[k] = exact(v, r)
         return value
-    if isinstance(value, list) and isinstance(raw, list) and len(value) == len(raw):
-        for i, (v, r) in enumerate(zip(value, raw, strict=True)):
-            value[i] = exact(v, r)
-        return value
-    if isinstance(value, dict | list | BaseModel):
+    if isinstance(value, list):
+        if isinstance(raw, list) and len(value) == len(raw):
+            for i, (v, r) in enumerate(zip(value, raw, strict=True)):
+                value[i] = exact(v, r)
         return value
     return value if _same(json.loads(json.dumps(value, default=str)), raw) else raw
+
+
+_SCALARS = (str, int, float, bool)
 
 
 @dataclass(frozen=True)
@@ -98,7 +106,10 @@ class Part:
 
     def decode(self, record: dict[str, Any]) -> Any:
         raw = record.get(WRAPPED) if self.wrapped else record
-        return exact(self.item.validate_python(raw), raw)
+        value = self.item.validate_python(raw)
+        if json.dumps(_dump_nested(value), default=str) == json.dumps(raw):  # the usual case: nothing to put back
+            return value
+        return exact(value, raw)
 
     def encode(self, value: Any) -> dict[str, Any]:
         data = stored(value)
