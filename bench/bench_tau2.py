@@ -137,6 +137,7 @@ def main() -> None:
     ap.add_argument("--domains", default="retail,telecom,airline")
     ap.add_argument("--limit", type=int, default=0, help="at most this many tasks per domain (0: all)")
     ap.add_argument("--show", type=int, default=30, help="disagreements to print")
+    ap.add_argument("--save", type=Path, help="write plans and both sides' results here (JSON)")
     args = ap.parse_args()
     wanted = args.domains.split(",")
     out = Path(tempfile.mkdtemp(prefix="tau2-bench-"))
@@ -174,6 +175,8 @@ def main() -> None:
         sys.exit(f"τ²'s side failed:\n{done.stderr[-3000:]}")
     theirs = json.loads(done.stdout)
     print(f"τ²'s evaluator on the same trajectories: {time.perf_counter() - t2:.1f}s")
+    if args.save:
+        args.save.write_text(json.dumps({"plans": plans, "passhat": ours, "tau2": theirs}))
     report(plans, ours, theirs, args.show)
 
 
@@ -204,6 +207,14 @@ def report(plans: list[dict[str, Any]], ours: list[dict[str, Any]], theirs: list
     total = sum(c["n"] for c in table.values())
     agree = sum(c["agree"] for c in table.values())
     print(f"\noverall: {agree}/{total} code-decidable verdicts agree; {len(disagreements)} disagreement(s)")
+    split: Counter[tuple[str, str, str, float, float]] = Counter()
+    for plan, a, b in zip(plans, ours, theirs, strict=True):
+        for comp in COMPONENTS:
+            if comp in a["components"] and a["components"][comp] != b["components"][comp]:
+                gates = "gating" if comp in b["basis"] else "not in basis"
+                split[(plan["domain"], comp, gates, a["components"][comp], b["components"][comp])] += 1
+    for (dom, comp, gates, mine, theirs_), n in sorted(split.items()):
+        print(f"component differs: {dom} {comp} ({gates}): passhat {mine:g}, τ² {theirs_:g} on {n} trajectories")
     for plan, a, b in disagreements[:show]:
         print(f"- {plan['case']} {plan['variant']} ({plan['note']}): τ² {b['code_reward']} {b['components']} "
               f"basis {b['basis']}; passhat {'pass' if a['verdict'] else 'fail'} {a['components']} "
