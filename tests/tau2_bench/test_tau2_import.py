@@ -225,3 +225,38 @@ def test_stored_rows_are_what_taus_hash_sees(suites: dict[str, Suite]) -> None:
         assert reader.query("SELECT phone_number, line_active FROM user_surroundings") == [('"555-0101"', "false")]
     with domain.reading("task:[roaming]abroad_roaming_off") as reader:  # initialization_data: a float kept a float
         assert reader.query("SELECT data_used_gb, typeof(data_used_gb) FROM lines") == [(4.25, "real")]
+
+
+GOLD_AGENT = '''
+from pathlib import Path
+
+import yaml
+
+CASES = Path(CASES_FOLDER)
+
+
+async def agent(episode):
+    case = next(c for c in (yaml.safe_load(p.read_text()) for p in CASES.glob("*.yaml")) if c["id"] == episode.case_id)
+    for call in case.get("reference", []):
+        await episode.call(call["tool"], call.get("args", {}))
+    return "Done."
+'''
+
+
+def test_a_regrade_of_an_imported_run_changes_no_verdict(suites: dict[str, Suite], tmp_path: Path, cli: Any) -> None:
+    """A real `passhat run` of the imported retail suite (e-mail addresses redacted in the record), then
+    `passhat regrade`: every verdict as it was; the case with an nl_assertion fails closed without a judge."""
+    folder = suites["retail"].folder
+    (tmp_path / "gold.py").write_text(GOLD_AGENT.replace("CASES_FOLDER", repr(str(folder))))
+    run = cli("run", str(folder), "--agent", f"{tmp_path / 'gold.py'}:agent", "--trials", "1", "--out",
+              str(tmp_path / "run"), "-q", "--no-sanity")
+    assert run.exit_code in (0, 1), run.output
+    again = cli("regrade", str(tmp_path / "run"), "--out", str(tmp_path / "re"))
+    assert again.exit_code in (0, 1), again.output
+    before, after = ([json.loads(line) for line in (tmp_path / name / "trials.jsonl").read_text().splitlines()]
+                     for name in ("run", "re"))
+    outcomes = {r["case_id"]: r["outcome"] for r in before}
+    assert outcomes == {r["case_id"]: r["outcome"] for r in after}
+    assert outcomes == {"retail-000": "fail", "retail-001": "pass", "retail-002": "pass", "retail-003": "pass"}
+    [judged] = [g for g in before[0]["grades"] if g["grader"] == "judge"]
+    assert "no judge model" in judged["reason"]
