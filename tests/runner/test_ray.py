@@ -217,7 +217,7 @@ def test_two_workers_share_one_rate_limit(cluster: Any, tmp_path: Path) -> None:
     (A window of 2 s, not 1: the server sees a call a few milliseconds after its turn, more when a worker is busy.)"""
     import yaml
 
-    from passhat.agents.llm.ratelimit import RateLimit
+    from passhat.llm.ratelimit import RateLimit
     from passhat.testing.fake_models import FakeModelServer, FakeRequest, ToolUse, Turn, busiest_window
 
     notes = Path(__file__).parents[1] / "data" / "notes"

@@ -42,7 +42,7 @@ def check_agent_spec(spec: str, isolate: Isolation = "none") -> None:
 def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None, sandbox: Any = None,
                relay: Any = None, **model_options: Any) -> Callable[[Episode], Awaitable[str | None]]:
     """Resolve an agent spec (see module docstring). ``model_options`` go to
-    :func:`passhat.agents.llm.model_agent`; ``prices`` price the usage external agents report; ``sandbox``
+    :func:`passhat.llm.model_agent`; ``prices`` price the usage external agents report; ``sandbox``
     (an :class:`passhat.agents.confined.AgentSandbox`) is what ``cmd:`` and isolated agents may have beyond
     their trial (environment variables, hosts); ``relay`` (a :class:`passhat.serve.model_relay.ModelRelay`)
     watches the model calls the agent makes itself (an in-process agent is wrapped in
@@ -61,7 +61,7 @@ def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None, sa
 
         return isolated_agent(spec, prices=prices, sandbox=sandbox, relay=relay)
     if spec.partition(":")[0] in ("openai", "anthropic"):
-        from passhat.agents.llm import model_agent
+        from passhat.agents.model import model_agent
 
         if relay is not None:
             raise PasshatError(f"--agent-model-relay is for agents that call their provider themselves; {spec} is "

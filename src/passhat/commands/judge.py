@@ -16,7 +16,6 @@ import click
 import yaml
 from rich.markup import escape
 
-from passhat.agents.llm import RetryPolicy, chat_model, load_price_table
 from passhat.calibrate.inputs import judgments_from_grades
 from passhat.cases import load_suite
 from passhat.cases.rubric import JudgeSpec
@@ -25,6 +24,7 @@ from passhat.console import stderr_console
 from passhat.errors import UserError
 from passhat.graders.judge import Judge, PairwiseVerdict, pairwise_summary
 from passhat.graders.judge_prompt import Evidence
+from passhat.llm import RetryPolicy, chat_model, load_price_table
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.seeding import derive_seed
