@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from passhat.api.options import RunOptions
 from passhat.cases import Suite
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.llm.ratelimit import LimiterFactory, local_limiter
 from passhat.runner.executor import Executor
 from passhat.tools.cassette import Cassette
@@ -26,9 +26,9 @@ ExecutorKind = Literal["local", "ray"]
 def check_executor(kind: str, ray_address: str | None) -> None:
     """Bad combinations of ``executor`` and ``ray_address``, before anything else happens."""
     if kind not in ("local", "ray"):
-        raise UserError(f"--executor {kind!r}: expected local or ray")
+        raise PasshatError(f"--executor {kind!r}: expected local or ray")
     if ray_address is not None and kind != "ray":
-        raise UserError("--ray-address applies to --executor ray")
+        raise PasshatError("--ray-address applies to --executor ray")
 
 
 def worker_spec(spec: str) -> str:
