@@ -6,13 +6,11 @@ In-process: ``careful``/``hasty``/``flaky``/``noop``, ``openai:MODEL`` / ``anthr
 its own (``isolate="process"``).
 """
 
-from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from passhat.agents.protocol import Agent
 from passhat.agents.python import SyncEpisode, python_agent
 from passhat.agents.reference import REFERENCE_AGENTS, reference_agent
-from passhat.episode import Episode
 from passhat.errors import PasshatError
 
 Isolation = Literal["none", "process"]
@@ -40,7 +38,7 @@ def check_agent_spec(spec: str, isolate: Isolation = "none") -> None:
 
 
 def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None, sandbox: Any = None,
-               relay: Any = None, **model_options: Any) -> Callable[[Episode], Awaitable[str | None]]:
+               relay: Any = None, **model_options: Any) -> Agent:
     """Resolve an agent spec (see module docstring). ``model_options`` go to
     :func:`passhat.llm.model_agent`; ``prices`` price the usage external agents report; ``sandbox``
     (an :class:`passhat.agents.confined.AgentSandbox`) is what ``cmd:`` and isolated agents may have beyond
@@ -71,7 +69,7 @@ def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None, sa
     return agent if relay is None else with_model_relay(agent, relay)
 
 
-def with_model_relay(agent: Callable[[Episode], Awaitable[str | None]], relay: Any) -> Callable[[Episode], Awaitable[str | None]]:
+def with_model_relay(agent: Agent, relay: Any) -> Agent:
     """An in-process agent whose trials get the model relay's URLs (``episode.model_urls``)."""
     from passhat.agents.relayed import RelayedAgent
 

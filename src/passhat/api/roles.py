@@ -7,12 +7,13 @@ endpoint, temperature, seed policy, prompt hash, prices) and every worker runs w
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from passhat.agents.bounds import AgentBounds
 from passhat.agents.model import AgentSettings
+from passhat.agents.protocol import Agent
 from passhat.api.options import RunOptions
 from passhat.errors import PasshatError
 from passhat.llm.chat import is_model_spec
@@ -25,7 +26,7 @@ from passhat.llm.retry import RetryPolicy
 class ModelSetup:
     """The run's agent plus optional model-played user and judge, and what the manifest records."""
 
-    agent: Callable[[Any], Awaitable[str | None]]
+    agent: Agent
     user: Any = None
     judge: Any = None
     manifest: dict[str, Any] = field(default_factory=dict)

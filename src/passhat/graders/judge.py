@@ -170,7 +170,9 @@ def judge_assertions(view: TrialView) -> list[tuple[CustomAssertion, CustomGrade
     """The case's assertions on custom judge graders (model-based), with their graders."""
     out = []
     for a in view.case.assertions:
-        g = view.graders.get(a.kind) if isinstance(a, CustomAssertion) else None
+        if not isinstance(a, CustomAssertion):
+            continue
+        g = view.graders.get(a.kind)
         if g is not None and g.uses_judge:
             out.append((a, g))
     return out

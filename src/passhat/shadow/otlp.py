@@ -184,7 +184,8 @@ def _messages(value: Any) -> list[tuple[str, str]]:
             text = "\n".join(str(p.get("content")) for p in parts
                              if isinstance(p, dict) and p.get("type") == "text" and p.get("content") is not None)
         else:
-            text = m.get("content") if isinstance(m.get("content"), str) else ""
+            content = m.get("content")
+            text = content if isinstance(content, str) else ""
         if text:
             out.append((m["role"], text))
     return out

@@ -142,7 +142,7 @@ def shadow(
     redactor = build_redactor(redact, redact_fields, redact_patterns, numbered=True)
     recorded, files = read_conversations(paths, loaded, fixture, redactor)
     ids = case_ids(recorded)
-    label = agent if isinstance(agent, str) else name or getattr(agent, "__name__", "agent")
+    label: str = agent if isinstance(agent, str) else name or str(getattr(agent, "__name__", "agent"))
     if isinstance(agent, str):
         check_agent_spec(agent, isolate)
     folder, created = _claim(None if out is None else Path(out), loaded.name, label)
