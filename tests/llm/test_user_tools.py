@@ -6,14 +6,14 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from conftest import FAST, PRICES
-
-from passhat.agents.llm import AgentSettings, ModelAgent, chat_model
+from passhat.agents.model import AgentSettings, ModelAgent
 from passhat.cases.suite import load_suite
+from passhat.llm import chat_model
 from passhat.runner.trial import run_trial
 from passhat.tau2_bench.importer import import_tau2_bench
 from passhat.testing.fake_models import FakeRequest, ToolUse, Turn
 from passhat.users.llm import LLMUserFactory
+from tests.llm.helpers import FAST, PRICES
 
 CHECKOUT = Path(__file__).resolve().parents[1] / "data" / "tau2_checkout"
 

@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import AGENTS, NOTES
 
 from passhat.cases import load_suite
 from passhat.cli import main
 from passhat.suites import changed_cases, freeze
 from passhat.suites.changes import describe_changes
+from tests.suites.helpers import AGENTS, NOTES
 
 
 def cli(*args: str) -> tuple[int, str]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -11,6 +9,7 @@ from pydantic import BaseModel
 from passhat.cases import assertions as A
 from passhat.cases.model import Case, Limits, OrderConstraint, ReferenceCall, RequiredCall, Rules, UserSpec, UserTurn
 from passhat.cases.rubric import Criterion, JudgeSpec
+from passhat.docgen import field_table
 from passhat.tools.faults import Fault
 
 SECTIONS: list[tuple[str, type[BaseModel]]] = [
@@ -21,32 +20,8 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
 ASSERTIONS: list[type[BaseModel]] = list(A.BUILTIN_ASSERTIONS)
 
 
-def _type(annotation: Any) -> str:
-    if "RowCount" in str(annotation):
-        return "list[assertion]"
-    text = getattr(annotation, "__name__", None) if not getattr(annotation, "__args__", None) else None
-    text = text or str(annotation)
-    text = re.sub(r"\b(typing|passhat\.[\w.]+)\.", "", text)
-    return text.replace("NoneType", "null").replace("|", "\\|")
-
-
-def _default(info: Any) -> str:
-    if info.is_required():
-        return "**required**"
-    if info.default_factory is not None:
-        value = info.default_factory()
-        return "`" + json.dumps(value.model_dump() if isinstance(value, BaseModel) else value) + "`"
-    return "`" + json.dumps(info.default, default=str) + "`"
-
-
 def _table(model: type[BaseModel], skip: tuple[str, ...] = ()) -> list[str]:
-    lines = ["| field | type | default | meaning |", "|---|---|---|---|"]
-    for name, info in model.model_fields.items():
-        if name in skip:
-            continue
-        doc = " ".join((info.description or "").split()).replace("|", "\\|")
-        lines.append(f"| `{name}` | {_type(info.annotation)} | {_default(info)} | {doc} |")
-    return lines
+    return field_table(model, skip=skip, collapse={"RowCount": "list[assertion]"})
 
 
 def _nested(annotation: Any) -> list[type[BaseModel]]:

@@ -11,13 +11,13 @@ from typing import Any
 
 import click
 
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 
 
 def _reason(exc: Exception) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
-    return str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+    return str(exc) if isinstance(exc, PasshatError) else f"{type(exc).__name__}: {exc}"
 
 
 def _size(n: int) -> str:

@@ -19,7 +19,7 @@ from rich.text import Text
 from passhat.cases import Suite, load_suite
 from passhat.commands.cases import suite_hint
 from passhat.console import stderr_console
-from passhat.errors import EXIT_FAILED, UserError
+from passhat.errors import EXIT_FAILED, PasshatError
 from passhat.suites.changes import changed_cases, describe_changes
 from passhat.suites.snapshot import SuiteChanged, freeze, load_snapshot, suite_block, verify_snapshot, write_snapshot
 
@@ -28,8 +28,8 @@ def _load(suite: str) -> Suite:
     """The suite, or a user error that points at FOLDER/cases when FOLDER is a suite's root."""
     try:
         return load_suite(suite)
-    except UserError as exc:
-        raise UserError(suite_hint(str(exc), suite)) from exc
+    except PasshatError as exc:
+        raise PasshatError(suite_hint(str(exc), suite)) from exc
 
 
 @click.group("suite")
@@ -108,7 +108,7 @@ def diff_command(first: str, second: str, json_out: bool) -> None:
     try:
         result = changed_cases(load_recording(first), load_recording(second))
     except ValueError as exc:  # a JSON file that is not a manifest or snapshot
-        raise UserError(str(exc)) from exc
+        raise PasshatError(str(exc)) from exc
     if json_out:
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return

@@ -194,6 +194,9 @@ class Manifest(FileModel):
     """The snapshot the suite was checked against (``--frozen``)."""
     gate: GateRegistration | None = None
     """The gate registered before the first trial."""
+    options: dict[str, Any] | None = None
+    """The run's options as given to it (:class:`passhat.api.RunOptions`, every field, paths absolute): what
+    ``--resume`` continues with. None in manifests written before they were recorded."""
     regrade: dict[str, Any] | None = None
     """For a re-graded run: its source run and what changed."""
 

@@ -29,20 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, create_model
-
 from passhat.domain import Domain
 from passhat.errors import DomainError
 from passhat.tau2_bench.checkout import Task, Tau2Code, Tau2Env, open_env, read_tasks
 from passhat.tau2_bench.graders import tau2_action, tau2_env_assertions
 from passhat.tau2_bench.store import Store
-from passhat.tau_bench.domain import SchemaTool
-from passhat.tools import ToolContext, ToolFailure
+from passhat.tools import SchemaTool, ToolContext, ToolFailure, schema_tool
 
-JSON_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": int | float, "boolean": bool,
-                              "array": list[Any], "object": dict[str, Any]}
-UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<not given>"})()
-"""The default of an optional parameter the caller did not give: the tool's own default applies."""
+JSON_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float),
+                                           "boolean": (bool,), "array": (list,), "object": (dict,)}
 
 
 def task_fixture(task: Task) -> str:
@@ -180,28 +175,41 @@ def _fixture(runtime: Runtime, task: Task | None) -> Callable[[sqlite3.Connectio
 
 def _tool(runtime: Runtime, name: str, requestor: str) -> SchemaTool:
     kit = runtime.env.tools if requestor == "assistant" else runtime.env.user_tools
-    schema_tool = kit.get_tools()[name]
-    function = schema_tool.openai_schema["function"]
+    function = kit.get_tools()[name].openai_schema["function"]
     schema = dict(function.get("parameters") or {"type": "object", "properties": {}})
     mutates = bool(kit.tool_mutates_state(name))
 
-    def call(ctx: ToolContext, **kwargs: Any) -> Any:
-        given = {k: v for k, v in kwargs.items() if v is not UNSET}
+    def call(ctx: ToolContext, **arguments: Any) -> Any:
         try:
-            return runtime.run(ctx.db, name, requestor, given, mutates=mutates)
+            return runtime.run(ctx.db, name, requestor, arguments, mutates=mutates)
         except Exception as exc:  # τ² answers any exception with an error message ("Error: ..."); rolled back here
             raise ToolFailure(str(exc)) from exc
 
     call.__name__ = call.__qualname__ = name
-    return SchemaTool(name, "write" if mutates else "read", str(function.get("description") or name), call,
-                      _arguments(name, schema), schema=schema)
+    return schema_tool(name, schema, call, kind="write" if mutates else "read",
+                       description=str(function.get("description") or name), check=_top_level(schema))
 
 
-def _arguments(name: str, schema: dict[str, Any]) -> type[BaseModel]:
-    """Strict top-level JSON types of the schema's parameters; an optional one left out stays left out."""
-    fields: dict[str, Any] = {}
-    required = set(schema.get("required", []))
-    for param, spec in (schema.get("properties") or {}).items():
-        kind = JSON_TYPES.get(str(spec.get("type")), Any) if isinstance(spec, dict) else Any
-        fields[param] = (kind, ...) if param in required else (kind | None, UNSET)
-    return create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid", strict=True), **fields)
+def _top_level(schema: dict[str, Any]) -> Callable[[Any], list[tuple[tuple[str | int, ...], str]]]:
+    """The arguments' check: required parameters given, no unknown ones, each of its top-level JSON type (an
+    optional one may be null). τ² checks nothing; the tool checks the rest, as it does in τ²."""
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+
+    def check(arguments: Any) -> list[tuple[tuple[str | int, ...], str]]:
+        if not isinstance(arguments, dict):
+            return [((), "arguments must be a JSON object")]
+        problems: list[tuple[tuple[str | int, ...], str]] = [((p,), "required") for p in sorted(required - set(arguments))]
+        for param, value in arguments.items():
+            spec = properties.get(param)
+            if spec is None:
+                problems.append(((param,), f"unknown parameter; the tool takes: {', '.join(properties) or 'none'}"))
+                continue
+            kinds = JSON_TYPES.get(str(spec.get("type"))) if isinstance(spec, dict) else None
+            if kinds is None or (value is None and param not in required):
+                continue
+            if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+                problems.append(((param,), f"expected {spec['type']}, got {type(value).__name__}"))
+        return problems
+
+    return check
