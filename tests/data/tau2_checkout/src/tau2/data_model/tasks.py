@@ -1,7 +1,7 @@
 """Tasks as τ²'s task files give them (only the fields the fixture's tasks use)."""
 
 import textwrap
-from typing import Any, Optional, Union
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -11,8 +11,8 @@ TAB = "\t"
 class StructuredUserInstructions(BaseModel):
     domain: str
     reason_for_call: str
-    known_info: Optional[str] = None
-    unknown_info: Optional[str] = None
+    known_info: str | None = None
+    unknown_info: str | None = None
     task_instructions: str
 
     def __str__(self) -> str:
@@ -24,8 +24,8 @@ class StructuredUserInstructions(BaseModel):
 
 
 class UserScenario(BaseModel):
-    persona: Optional[str] = None
-    instructions: Union[StructuredUserInstructions, str]
+    persona: str | None = None
+    instructions: StructuredUserInstructions | str
 
     def __str__(self) -> str:
         lines = [] if self.persona is None else ["Persona:", textwrap.indent(self.persona, "\t")]
@@ -39,19 +39,19 @@ class EnvFunctionCall(BaseModel):
 
 
 class InitializationData(BaseModel):
-    agent_data: Optional[dict[str, Any]] = None
-    user_data: Optional[dict[str, Any]] = None
+    agent_data: dict[str, Any] | None = None
+    user_data: dict[str, Any] | None = None
 
 
 class InitialState(BaseModel):
-    initialization_data: Optional[InitializationData] = None
-    initialization_actions: Optional[list[EnvFunctionCall]] = None
-    message_history: Optional[list[Any]] = None
+    initialization_data: InitializationData | None = None
+    initialization_actions: list[EnvFunctionCall] | None = None
+    message_history: list[Any] | None = None
 
 
 class Task(BaseModel):
     id: str
-    description: Optional[dict[str, Any]] = None
+    description: dict[str, Any] | None = None
     user_scenario: UserScenario
-    initial_state: Optional[InitialState] = None
-    evaluation_criteria: Optional[dict[str, Any]] = None
+    initial_state: InitialState | None = None
+    evaluation_criteria: dict[str, Any] | None = None

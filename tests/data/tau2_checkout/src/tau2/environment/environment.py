@@ -1,7 +1,7 @@
 """An environment: the agent's toolkit, the user's, the policy, and the hook run after every call."""
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -11,7 +11,7 @@ from tau2.utils import update_pydantic_model_with_dict
 
 class Environment:
     def __init__(self, domain_name: str, policy: str, tools: ToolKitBase,
-                 user_tools: Optional[ToolKitBase] = None) -> None:
+                 user_tools: ToolKitBase | None = None) -> None:
         self.domain_name = domain_name
         self.policy = policy
         self.tools = tools

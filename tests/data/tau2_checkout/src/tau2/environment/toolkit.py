@@ -1,14 +1,15 @@
 """Toolkits: a class whose methods marked with ``@is_tool`` are tools, working on ``self.db``."""
 
 import inspect
-from enum import Enum
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any
 
 import docstring_parser
 from pydantic import BaseModel, Field, create_model
 
 
-class ToolType(str, Enum):
+class ToolType(StrEnum):
     READ = "read"
     WRITE = "write"
     GENERIC = "generic"
@@ -44,7 +45,7 @@ class Tool:
 
 
 class ToolKitBase:
-    def __init__(self, db: Optional[BaseModel] = None) -> None:
+    def __init__(self, db: BaseModel | None = None) -> None:
         self.db = db
 
     @property

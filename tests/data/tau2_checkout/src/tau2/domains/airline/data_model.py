@@ -1,6 +1,6 @@
 """The airline database: users and their reservations."""
 
-from typing import Dict, List, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -11,7 +11,7 @@ class Reservation(BaseModel):
     reservation_id: str
     user_id: str
     status: Literal["booked", "cancelled"]
-    flights: List[str]
+    flights: list[str]
     total_paid: float
     refunded: float = 0.0
 
@@ -19,9 +19,9 @@ class Reservation(BaseModel):
 class User(BaseModel):
     user_id: str
     name: str
-    reservations: List[str]
+    reservations: list[str]
 
 
 class FlightDB(DB):
-    users: Dict[str, User]
-    reservations: Dict[str, Reservation]
+    users: dict[str, User]
+    reservations: dict[str, Reservation]

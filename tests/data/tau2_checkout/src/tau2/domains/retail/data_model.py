@@ -1,6 +1,6 @@
 """The retail database: users with gift cards and store credit, and their orders."""
 
-from typing import Dict, List, Literal, Optional
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -17,7 +17,7 @@ class User(BaseModel):
     email: str
     gift_card: GiftCard
     store_credit: float = 0.0
-    orders: List[str]
+    orders: list[str]
 
 
 class OrderPayment(BaseModel):
@@ -30,10 +30,10 @@ class Order(BaseModel):
     order_id: str
     user_id: str
     status: Literal["pending", "delivered", "cancelled"]
-    payment_history: List[OrderPayment]
-    cancel_reason: Optional[str] = None
+    payment_history: list[OrderPayment]
+    cancel_reason: str | None = None
 
 
 class RetailDB(DB):
-    users: Dict[str, User]
-    orders: Dict[str, Order]
+    users: dict[str, User]
+    orders: dict[str, Order]

@@ -1,14 +1,13 @@
 """The telecom provider's database: customers and their lines."""
 
-from enum import Enum
-from typing import List
+from enum import StrEnum
 
 from pydantic import BaseModel
 
 from tau2.environment.db import DB
 
 
-class LineStatus(str, Enum):
+class LineStatus(StrEnum):
     ACTIVE = "Active"
     SUSPENDED = "Suspended"
 
@@ -25,9 +24,9 @@ class Customer(BaseModel):
     customer_id: str
     full_name: str
     phone_number: str
-    line_ids: List[str]
+    line_ids: list[str]
 
 
 class TelecomDB(DB):
-    customers: List[Customer]
-    lines: List[Line]
+    customers: list[Customer]
+    lines: list[Line]

@@ -1,6 +1,5 @@
 """The telecom agent's tools, and the provider-side functions tasks use to set a scenario up."""
 
-from typing import Optional
 
 from tau2.domains.telecom.data_model import Customer, Line, LineStatus, TelecomDB
 from tau2.environment.toolkit import ToolKitBase, ToolType, is_tool
@@ -15,7 +14,7 @@ class TelecomTools(ToolKitBase):
                 return line
         raise ValueError(f"Line {line_id} not found")
 
-    def get_line_by_phone(self, phone_number: str) -> Optional[Line]:
+    def get_line_by_phone(self, phone_number: str) -> Line | None:
         return next((line for line in self.db.lines if line.phone_number == phone_number), None)
 
     @is_tool(ToolType.READ)

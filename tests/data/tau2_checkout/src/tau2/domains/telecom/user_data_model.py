@@ -1,6 +1,5 @@
 """The user's side of telecom: their phone and where they are."""
 
-from typing import Optional
 
 from pydantic import BaseModel
 
@@ -13,8 +12,8 @@ class Phone(BaseModel):
 
 
 class Surroundings(BaseModel):
-    name: Optional[str] = None
-    phone_number: Optional[str] = None
+    name: str | None = None
+    phone_number: str | None = None
     is_abroad: bool = False
     line_active: bool = True
     roaming_allowed: bool = False
