@@ -12,11 +12,13 @@ What counts as a read, found in the syntax tree of every module of ``src/passhat
 - where ``"key"`` is a field name of those models or of any model nested in them (the keys such a file
   holds; the set is taken from the models of the checkout running the script).
 
-Type annotations (``Literal["pass_hat_k"]``) and model introspection (``Model.model_fields["kind"]``) are
-not reads. The models' own modules (``passhat/models/``, ``runner/records.py``) are where the files are
-read and written, so they are not counted. Nor are the modules and functions in ``NOT_RUN_FILES``, each
+Type annotations (``Literal["pass_hat_k"]``), model introspection (``Model.model_fields["kind"]``) and
+a module's constant tables (``COLORS["pass_at_k"]``, an upper-case name) are not reads. The models' own
+modules (``passhat/models/``, ``runner/records.py``) are where the files are read and written, so they
+are not counted. Nor are the modules and functions in ``NOT_RUN_FILES``, each
 with the reason its keys are another file's or protocol's that happen to share a name (``id``, ``name``,
-``tool``…): a key-only count would otherwise report a tool's arguments as a run-file read.
+``tool``…): a key-only count would otherwise report a tool's arguments as a run-file read. A line that
+reads another file in a module that also reads run files says so: ``# not a run file: WHY``.
 
 Run: ``python tests/models/run_file_reads.py`` (every read, by module) or ``--rev REV`` to count another
 revision of the same tree (``--rev 2f86ff6`` is the count before issue 20 item 2). ``--quiet`` prints the
@@ -62,8 +64,9 @@ NOT_RUN_FILES: dict[str, str] = {
     "users/": "user simulators' model messages",
     "graders/": "graders read the world and the episode in memory; the judge's reply is the judge's JSON",
     "canary/": "production outcome files (docs/canary.md), not run files",
-    "calibrate/": "human label files and calibration reports, not run files",
-    "commands/calibrate.py": "calibration reports",
+    "calibrate/": "human label files and calibration reports (records are read as TrialRecord models)",
+    "commands/calibrate.py:print_report": "a calibration report",
+    "commands/calibrate.py:calibrate": "a calibration report",
     "commands/cases.py": "case files and their coverage",
     "commands/from_failure.py": "the case file it writes",
     "shadow/cases.py": "shadow case files (YAML)",
@@ -80,10 +83,11 @@ NOT_RUN_FILES: dict[str, str] = {
     "gate/load.py": "gate files (YAML) and pydantic's error dicts",
     "gate/schema.py": "gate files (YAML): a rule's mapping before validation",
     "gate/rules_canary.py": "production outcome files, compared by passhat.canary",
-    "commands/suite.py:freeze_command": "the suite snapshot file it wrote",
     "gate/rules_budget.py:_statistic": "a `passhat calibrate` report, not a run file",
 }
-"""Module (``dir/``, ``file.py``) or function (``file.py:function``) → why its string keys are not run-file reads."""
+"""Module (``dir/``, ``file.py``) or function (``file.py:function``) → why its string keys are not run-file reads.
+A single line says so itself with a comment ``# not a run file: WHY``."""
+LINE_MARK = "# not a run file:"
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,8 @@ def _string_key(node: ast.AST) -> str | None:
             return None
         if isinstance(node.value, ast.Attribute) and node.value.attr == "model_fields":
             return None
+        if isinstance(node.value, ast.Name) and node.value.id.isupper():
+            return None  # a module's constant table (COLORS["pass_at_k"]), not data read from a file
         if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
             return node.slice.value
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -179,7 +185,7 @@ def reads_in(module: str, source: str, keys: frozenset[str]) -> Iterator[Read]:
                 else function
             if id(child) not in skip and not excluded(module, inner):
                 key = _string_key(child)
-                if key in keys:
+                if key in keys and LINE_MARK not in lines[child.lineno - 1]:
                     yield Read(module, child.lineno, key, lines[child.lineno - 1].strip())
             yield from walk(child, inner)
 
