@@ -175,6 +175,8 @@ def _string_key(node: ast.AST) -> str | None:
 
 
 def reads_in(module: str, source: str, keys: frozenset[str]) -> Iterator[Read]:
+    if excluded(module, None):
+        return
     tree = ast.parse(source)
     lines = source.splitlines()
     skip = _annotation_nodes(tree)
@@ -189,8 +191,7 @@ def reads_in(module: str, source: str, keys: frozenset[str]) -> Iterator[Read]:
                     yield Read(module, child.lineno, key, lines[child.lineno - 1].strip())
             yield from walk(child, inner)
 
-    if not excluded(module, None):
-        yield from walk(tree, None)
+    yield from walk(tree, None)
 
 
 def sources(rev: str | None) -> Iterator[tuple[str, str]]:
