@@ -125,7 +125,7 @@ class FileModel(BaseModel):
         any other, and one that fails, goes through :meth:`from_dict`, whose error names the version found
         or the first bad field."""
         data = _bytes(raw)
-        if data[:64].startswith(cls._written_prefix()):
+        if data.startswith(cls._written_prefix()):
             try:
                 return cls.model_validate_json(data)
             except ValidationError:
