@@ -47,7 +47,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
+try:
+    import pytest
+except ImportError:  # imported by name (-p passhat.pytest_plugin) where pytest is missing
+    raise ImportError("passhat's pytest plugin needs pytest, which passhat does not install: "
+                      "pip install 'passhat[pytest]'") from None
 
 if TYPE_CHECKING:
     from passhat.api import Run
@@ -330,7 +334,7 @@ class CaseFile(pytest.File):
 
         if isinstance(excinfo.value, PasshatError):
             return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo, style=style)  # type: ignore[call-arg]  # Collector's lacks style=; Node's has it
 
 
 class CaseFailed(Exception):

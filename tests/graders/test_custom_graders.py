@@ -19,8 +19,6 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from passhat.agents.llm import PriceTable, RetryPolicy, chat_model
-from passhat.agents.llm.pricing import Price
 from passhat.calibrate.inputs import judgments_from_grades
 from passhat.cases import Case, load_suite
 from passhat.cases.assertions import ASSERTION_KINDS
@@ -34,6 +32,8 @@ from passhat.graders.reply import REPLY_CHECKS
 from passhat.graders.state import STATE_CHECKS
 from passhat.imports import import_file
 from passhat.lint import lint_suite
+from passhat.llm import PriceTable, RetryPolicy, chat_model
+from passhat.llm.pricing import Price
 from passhat.regrade import regrade_run
 from passhat.runner import RunConfig, execute
 from passhat.runner.records import TrialRecord

@@ -46,6 +46,7 @@ MODELS_OWN = ("models/", "runner/records.py")
 
 NOT_RUN_FILES: dict[str, str] = {
     "agents/": "agents speak model APIs and the episode's tool protocol, never read a run folder",
+    "llm/": "the model clients: providers' requests and replies",
     "domains/": "built-in domains' tools: their arguments and rows",
     "tau_bench/": "τ-bench tasks and tools",
     "tau2_bench/": "τ²-bench tasks and tools",

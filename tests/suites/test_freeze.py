@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import AGENTS, NOTES
 
 from passhat.cases import load_suite
 from passhat.cli import main
@@ -15,6 +14,7 @@ from passhat.models import Manifest
 from passhat.suites import changed_cases, freeze
 from passhat.suites.changes import describe_changes
 from passhat.suites.snapshot import snapshot_suite
+from tests.suites.helpers import AGENTS, NOTES
 
 
 def cli(*args: str) -> tuple[int, str]:

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import AGENTS, notes_case, write_cases
 
 from passhat.cases import load_suite
 from passhat.cli import main
 from passhat.suites import CaseFilter, SelectionError, parse_tag_filters, select_cases
+from tests.suites.helpers import AGENTS, notes_case, write_cases
 
 
 def run_cli(*args: str) -> tuple[int, str]:

@@ -21,6 +21,7 @@ from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore, read_records
 
 if TYPE_CHECKING:
+    from passhat.api.options import RunOptions
     from passhat.models import Comparison, GateResult
 
 
@@ -114,6 +115,14 @@ class Run:
         if self._manifest is None:
             self._manifest = RunStore(self.folder).manifest()
         return self._manifest
+
+    @property
+    def options(self) -> RunOptions | None:
+        """The options the run was started with (None for a run recorded before passhat kept them)."""
+        from passhat.api.options import RunOptions
+
+        stored = self.manifest.options
+        return None if stored is None else RunOptions.model_validate(stored)
 
     @property
     def summary(self) -> Summary:

@@ -19,7 +19,7 @@ from passhat.cases.expected import ReferenceFailed, expected_state
 from passhat.cases.fault_checks import fault_problems
 from passhat.cases.fixture_checks import check_assertion, check_regex, check_workspace
 from passhat.cases.model import Case
-from passhat.errors import CaseError, UserError
+from passhat.errors import CaseError, PasshatError
 from passhat.inputs import check_depth, read_input_text, too_deep
 from passhat.validation import field_path, first_problem, load_yaml, yaml_problem
 
@@ -70,7 +70,7 @@ def load_case(path: Path) -> Case:
     """Read and validate one YAML case file."""
     try:
         text = read_input_text(path, "case")  # a regular file within the size cap (passhat/inputs.py)
-    except UserError as exc:
+    except PasshatError as exc:
         raise CaseError(str(path), "", str(exc).removeprefix(f"{path}: ")) from None
     try:
         data = load_yaml(text)

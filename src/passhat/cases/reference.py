@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from pydantic import BaseModel
 
 from passhat.cases import assertions as A
 from passhat.cases.model import Case, Limits, OrderConstraint, ReferenceCall, RequiredCall, Rules, UserSpec, UserTurn
 from passhat.cases.rubric import Criterion, JudgeSpec
-from passhat.models.reference import doc_text, field_table, nested_sections, type_name
+from passhat.docgen import field_table, nested_sections
 from passhat.tools.faults import Fault
 
 SECTIONS: list[tuple[str, type[BaseModel]]] = [
@@ -18,17 +16,17 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("judge", JudgeSpec), ("judge.criteria[]", Criterion),
 ]
 ASSERTIONS: list[type[BaseModel]] = list(A.BUILTIN_ASSERTIONS)
-_type = partial(type_name, aliases={"RowCount": "list[assertion]"})
+COLLAPSE = {"RowCount": "list[assertion]"}
+"""The union of every assertion model is written ``list[assertion]``."""
 
 
 def _table(model: type[BaseModel], skip: tuple[str, ...] = ()) -> list[str]:
-    return field_table(model, skip, _type)
+    return field_table(model, skip=skip, collapse=COLLAPSE)
 
 
 def _with_nested(title: str, model: type[BaseModel], level: str, seen: set[type[BaseModel]]) -> list[str]:
-    """The sections of the models nested in its fields not documented elsewhere: a field whose type is a model
-    must never show only its type name (RowScope's fields were missing)."""
-    return nested_sections(title, model, level, seen, ASSERTIONS, _type)
+    """The sections of the models nested in its fields, the assertions excepted (they have their own)."""
+    return nested_sections(title, model, level, seen, elsewhere=ASSERTIONS, collapse=COLLAPSE)
 
 
 def case_file_reference() -> str:
@@ -36,7 +34,7 @@ def case_file_reference() -> str:
     out = ["# Case file reference", "", "Generated from `passhat.cases` by `passhat cases reference`; do not edit.", ""]
     seen: set[type[BaseModel]] = {m for _, m in SECTIONS} | {A.CustomAssertion}  # that one has its own section
     for title, model in SECTIONS:
-        out += [f"## `{title}`", "", doc_text(model), "", *_table(model), ""]
+        out += [f"## `{title}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model), ""]
         out += _with_nested(title.removesuffix("[]"), model, "##", seen)
     out += ["## `assertions[]`", "",
             "Each assertion is a single-key mapping: `- row_count: {table: tickets, equals: 1}`. "
@@ -44,10 +42,10 @@ def case_file_reference() -> str:
             "`expect_state: reference` for `expect_state: {reference: true}`.", ""]
     for model in ASSERTIONS:
         kind = model.model_fields["kind"].default
-        out += [f"### `{kind}`", "", doc_text(model), "", *_table(model, ("kind",)), ""]
+        out += [f"### `{kind}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model, ("kind",)), ""]
         out += _with_nested(kind, model, "####", seen)
     custom = A.CustomAssertion
-    out += ["### any other name: a grader of the domain", "", doc_text(custom), "",
+    out += ["### any other name: a grader of the domain", "", " ".join((custom.__doc__ or "").split()), "",
             *_table(custom, ("kind",)),
             "| *the grader's parameters* | as declared | as declared | Each parameter of the grader's function, "
             "validated against its type hint. |", ""]

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from passhat.console import stderr_console
-from passhat.errors import EXIT_FAILED, EXIT_OK, UserError
+from passhat.errors import EXIT_FAILED, EXIT_OK, PasshatError
 from passhat.lint import LintReport, lint_suite
 from passhat.lint.similarity import THRESHOLD
 
@@ -69,7 +69,7 @@ def lint_command(suite: str, strict: bool, threshold: float, json_out: bool) -> 
     """Check SUITE (a built-in name or a folder): schema, references, ids, leaks, grading, coverage."""
     report = lint_suite(suite, threshold=threshold)
     if report.cases == 0:  # an empty folder is not a suite (exit 2, as documented), not a suite with findings
-        raise UserError(suite_hint(f"{suite}: no case files (*.yaml) in this folder", suite))
+        raise PasshatError(suite_hint(f"{suite}: no case files (*.yaml) in this folder", suite))
     if json_out:
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from passhat.commands.outputs import write_ci_outputs
 from passhat.console import stderr_console
-from passhat.errors import UserError, describe_os_error
+from passhat.errors import PasshatError, describe_os_error
 from passhat.gate import evaluate_gate, write_gate_result
 from passhat.models import GateResult
 from passhat.report.markdown import ICONS
@@ -73,7 +73,7 @@ def gate(run_folder: Path, gate_file: Path | None, baseline: Path | None, allow_
     try:
         written = [path, *write_ci_outputs(run_folder, summary, result, junit=junit, summary_md=summary_md)]
     except OSError as exc:
-        raise UserError(f"cannot write CI output: {describe_os_error(exc)}") from exc
+        raise PasshatError(f"cannot write CI output: {describe_os_error(exc)}") from exc
     for p in written:
         stderr_console().print(escape(f"wrote {p}"), highlight=False)
     if (run_folder / "report.html").exists():  # a report that predates this verdict would show the old one (or none)

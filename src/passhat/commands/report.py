@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 
 if TYPE_CHECKING:
     from passhat.models import Summary
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def _reason(exc: Exception) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
-    return str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+    return str(exc) if isinstance(exc, PasshatError) else f"{type(exc).__name__}: {exc}"
 
 
 def _size(n: int) -> str:

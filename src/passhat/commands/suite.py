@@ -19,7 +19,7 @@ from rich.text import Text
 from passhat.cases import Suite, load_suite
 from passhat.commands.cases import suite_hint
 from passhat.console import stderr_console
-from passhat.errors import EXIT_FAILED, UserError
+from passhat.errors import EXIT_FAILED, PasshatError
 from passhat.models import SuiteInfo
 from passhat.suites.changes import changed_cases, describe_changes
 from passhat.suites.snapshot import (
@@ -37,8 +37,8 @@ def _load(suite: str) -> Suite:
     """The suite, or a user error that points at FOLDER/cases when FOLDER is a suite's root."""
     try:
         return load_suite(suite)
-    except UserError as exc:
-        raise UserError(suite_hint(str(exc), suite)) from exc
+    except PasshatError as exc:
+        raise PasshatError(suite_hint(str(exc), suite)) from exc
 
 
 @click.group("suite")

@@ -167,6 +167,8 @@ class ModelInfo(BaseModel):
     """``openai``, ``anthropic``…"""
     model: str | None = None
     """The model's name at its provider."""
+    price: dict[str, float] | None = None
+    """USD per million tokens, ``input_per_mtok`` and ``output_per_mtok`` (None: unpriced, its cost recorded as 0)."""
 
 
 class RoleModels(BaseModel):
@@ -295,6 +297,9 @@ class Manifest(FileModel):
     """The snapshot the suite was checked against (``--frozen``)."""
     gate: GateRegistration | None = None
     """The gate registered before the first trial."""
+    options: dict[str, Any] | None = None
+    """The run's options as given to it (:class:`passhat.api.RunOptions`, every field, paths absolute): what
+    ``--resume`` continues with. None in manifests written before they were recorded."""
     regrade: RegradeInfo | None = None
     """For a re-graded run: its source run and what changed."""
 

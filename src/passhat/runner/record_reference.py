@@ -6,7 +6,7 @@ when the committed file and the models drift apart.
 
 from __future__ import annotations
 
-from passhat.models.reference import doc_text, field_table, nested_sections
+from passhat.docgen import doc_text, field_table, nested_sections
 from passhat.runner.records import NOT_A_RECORD, RECORD_SCHEMA, TrialRecord
 
 VERSIONS = [

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from passhat.agents.llm import CallOptions, ChatMessage, ChatModel, PriceTable, RetryPolicy, chat_model, text_hash
-from passhat.agents.llm.accounting import add_reply
-from passhat.agents.llm.loop import split_stop
 from passhat.cases import Case
 from passhat.cases.model import UserSpec
 from passhat.episode import Usage
+from passhat.llm import CallOptions, ChatMessage, ChatModel, PriceTable, RetryPolicy, chat_model, text_hash
+from passhat.llm.accounting import add_reply
+from passhat.llm.chat import split_stop
 from passhat.tools import ToolBoundary
 
 USER_STOP = "###STOP###"

@@ -3,7 +3,7 @@
 The driver starts :class:`RateLimitActor` under a name unique to the run (:func:`start_actor`) before the
 workers; each worker's limiter (:class:`RemoteLimiters`, which the run's setup sends them) finds it by
 that name and asks it for a permit before every model call. The actor only does the bucket arithmetic
-(:class:`~passhat.agents.llm.ratelimit.Buckets`) and answers how long to wait; the waiting, and the
+(:class:`~passhat.llm.ratelimit.Buckets`) and answers how long to wait; the waiting, and the
 trial-deadline rule, happen on the worker. Settling tokens and reporting a 429 or a success are sent
 without waiting for an answer. Ray is imported only here, and only when a Ray run has rate limits.
 """
@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from passhat.agents.llm.ratelimit import Buckets, Limiter, RateLimit
+from passhat.llm.ratelimit import Buckets, Limiter, RateLimit
 
 
 class RateLimitActor:

@@ -6,9 +6,9 @@ The agent reports through ``episode.report_usage``; the LLM user and the judge k
 
 from __future__ import annotations
 
-from passhat.agents.llm.chat import ModelReply
-from passhat.agents.llm.pricing import PriceTable
 from passhat.episode import Usage
+from passhat.llm.chat import ModelReply
+from passhat.llm.pricing import PriceTable
 
 
 def add_reply(usage: Usage, reply: ModelReply, prices: PriceTable, model: str) -> float:

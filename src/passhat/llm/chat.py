@@ -101,6 +101,17 @@ def is_model_spec(spec: str) -> bool:
     return spec.partition(":")[0] in PROVIDERS and bool(spec.partition(":")[2])
 
 
+STOP_TOKEN = "###DONE###"
+"""The default marker a model ends its final message with: the model-driven agent and the LLM user stop on it."""
+
+
+def split_stop(text: str, stop_token: str) -> tuple[str, bool]:
+    """The text without the stop token, and whether the token was there."""
+    if stop_token and stop_token in text:
+        return text.replace(stop_token, "").strip(), True
+    return text.strip(), False
+
+
 def text_hash(*parts: str) -> str:
     """Short SHA-256 of prompt text: two runs used the same prompt only if the hashes are equal."""
     h = hashlib.sha256()

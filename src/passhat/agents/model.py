@@ -1,4 +1,5 @@
-"""The model-driven agent: one loop for every provider.
+"""The model-driven agent (``openai:MODEL``, ``anthropic:MODEL``): one loop for every provider, over the
+model layer (:mod:`passhat.llm`).
 
 The policy is the system prompt and the case's instruction the first user message. Each model turn
 either calls tools (all of them, parallel calls included, go through ``episode.call`` in order and
@@ -10,13 +11,13 @@ a budget runs out (model calls here; steps, cost and time in the episode).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from passhat.agents.llm.chat import CallOptions, ChatMessage, ChatModel, ModelReply, text_hash
-from passhat.agents.llm.pricing import PriceTable
 from passhat.episode import Episode, LimitExceeded
-
-STOP_TOKEN = "###DONE###"
+from passhat.llm import RetryPolicy, chat_model
+from passhat.llm.chat import STOP_TOKEN, CallOptions, ChatMessage, ChatModel, ModelReply, split_stop, text_hash
+from passhat.llm.pricing import PriceTable, load_price_table
 
 SYSTEM_TEMPLATE = """You are an assistant that does tasks for the user with the tools provided, following the policy \
 below exactly. Use the tools to read and change the system; never invent ids, amounts or results. Talk to the user in \
@@ -44,13 +45,6 @@ class AgentSettings:
     """Send the trial's agent seed with each call (OpenAI-compatible servers use it; Anthropic has none)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Extra request fields for the provider, passed through unchanged."""
-
-
-def split_stop(text: str, stop_token: str) -> tuple[str, bool]:
-    """The text without the stop token, and whether the token was there."""
-    if stop_token and stop_token in text:
-        return text.replace(stop_token, "").strip(), True
-    return text.strip(), False
 
 
 class ModelAgent:
@@ -110,3 +104,16 @@ class ModelAgent:
                 return None
             history.append(ChatMessage(role="user", text=answer))
         raise LimitExceeded("step_limit", f"model-call limit reached: {s.max_model_calls} calls without finishing")
+
+
+def model_agent(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    settings: AgentSettings | None = None,
+    retry: RetryPolicy | None = None,
+    prices: PriceTable | Path | None = None,
+) -> ModelAgent:
+    """The agent for ``openai:MODEL`` / ``anthropic:MODEL``; ``prices`` is a table or a price file."""
+    table = prices if isinstance(prices, PriceTable) else load_price_table(prices)
+    return ModelAgent(chat_model(spec, base_url=base_url, retry=retry), settings, table)

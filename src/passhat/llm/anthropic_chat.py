@@ -9,11 +9,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from passhat.agents.llm.chat import CallOptions, ChatMessage, ModelReply, ToolRequest, fit_to_signature
-from passhat.agents.llm.openai_chat import parse_arguments
-from passhat.agents.llm.retry import IncompleteAnswer
-from passhat.agents.llm.sdk_base import SdkChat
 from passhat.errors import PasshatError
+from passhat.llm.chat import CallOptions, ChatMessage, ModelReply, ToolRequest, fit_to_signature
+from passhat.llm.openai_chat import parse_arguments
+from passhat.llm.retry import IncompleteAnswer
+from passhat.llm.sdk_base import SdkChat
 from passhat.outages import stalls_bounded, stream_data, unless_stalled
 from passhat.tools import Tool
 

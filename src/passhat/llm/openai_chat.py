@@ -2,7 +2,7 @@
 
 Uses the official ``openai`` SDK, imported only when a model is first called, so passhat installs and
 runs without it. Calls stream, so the time to the first token is measured; the SDK's own retries are
-off and :mod:`passhat.agents.llm.retry` decides what a failure means for the trial.
+off and :mod:`passhat.llm.retry` decides what a failure means for the trial.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import json
 import time
 from typing import Any
 
-from passhat.agents.llm.chat import CallOptions, ChatMessage, ModelReply, ToolRequest, fit_to_signature
-from passhat.agents.llm.retry import IncompleteAnswer
-from passhat.agents.llm.sdk_base import SdkChat
 from passhat.errors import PasshatError
+from passhat.llm.chat import CallOptions, ChatMessage, ModelReply, ToolRequest, fit_to_signature
+from passhat.llm.retry import IncompleteAnswer
+from passhat.llm.sdk_base import SdkChat
 from passhat.outages import stalls_bounded, stream_data, unless_stalled
 from passhat.tools import Tool
 

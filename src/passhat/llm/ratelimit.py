@@ -278,7 +278,7 @@ class Limiter:
 
 LimiterFactory = Callable[[str, RateLimit], Limiter]
 """How a run makes the limiter of a model (its name as the limit names it, the limit): in this process
-(:func:`local_limiter`), or backed by the run's Ray actor (passhat/agents/llm/ray_limits.py)."""
+(:func:`local_limiter`), or backed by the run's Ray actor (passhat/llm/ray_limits.py)."""
 
 
 def local_limiter(model: str, limit: RateLimit) -> Limiter:

@@ -12,10 +12,10 @@ import os
 import time
 from typing import Any
 
-from passhat.agents.llm.chat import CallOptions, ChatMessage, ModelReply
-from passhat.agents.llm.ratelimit import Limiter, estimate_tokens
-from passhat.agents.llm.retry import RetryPolicy, inspect_error, with_retries
 from passhat.errors import PasshatError
+from passhat.llm.chat import CallOptions, ChatMessage, ModelReply
+from passhat.llm.ratelimit import Limiter, estimate_tokens
+from passhat.llm.retry import RetryPolicy, inspect_error, with_retries
 from passhat.outages import CircuitBreaker
 from passhat.tools import Tool
 
