@@ -1,8 +1,8 @@
 """passhat's layers: a module imports its own layer and those below, never one above (lazy imports included).
 
 The order is the flow of a run read bottom-up: foundations, the world a trial acts on, the tool boundary, the
-model layer and the tool server, agents, cases and their grading, the runner, results, decisions, the library,
-the command line. A new top-level module must be given a layer here; that choice is the review.
+model layer and the tool server, agents, cases and their grading, the runner, benchmarks imported from a
+checkout (their replay harnesses drive the runner), results, decisions, the library, the command line. A new top-level module must be given a layer here; that choice is the review.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("the model layer and the tool server", {"llm", "serve", "client"}),
     ("agents", {"agents"}),
     ("cases, users and grading", {"cases", "domain", "domains", "graders", "upstream", "users", "suites", "attribution",
-                                  "attribution_rows", "tau_bench", "testing", "scaffold", "lint"}),
+                                  "attribution_rows", "testing", "scaffold", "lint"}),
     ("the runner", {"runner"}),
+    ("benchmarks imported from a checkout", {"tau_bench", "tau2_bench"}),
     ("results", {"results", "compare", "regression", "calibrate", "canary", "regrade", "export"}),
     ("decisions and reports", {"gate", "report"}),
     ("the library", {"api", "pytest_plugin", "shadow"}),

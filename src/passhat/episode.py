@@ -26,8 +26,8 @@ class LimitExceeded(Exception):
 
 
 EndReason = Literal[
-    "completed", "user_stopped", "ended_by_tool", "step_limit", "time_limit", "cost_limit", "agent_error",
-    "harness_error",
+    "completed", "user_stopped", "ended_by_tool", "step_limit", "time_limit", "cost_limit", "error_limit",
+    "agent_error", "harness_error",
 ]
 
 
@@ -132,6 +132,7 @@ class Episode:
         t0: float | None = None,
         time_limit_s: float | None = None,
         tags: dict[str, str] | None = None,
+        max_tool_errors: int | None = None,
     ) -> None:
         self.case_id = case_id
         self.tags: dict[str, str] = dict(tags or {})
@@ -149,6 +150,7 @@ class Episode:
         self._user = user
         self._max_steps = max_steps
         self._max_cost = max_cost
+        self._max_tool_errors = max_tool_errors
         self._t0 = time.monotonic() if t0 is None else t0
         self.messages: list[Message] = [Message(role="user", text=instruction)]
         self.usage = Usage()
@@ -220,13 +222,27 @@ class Episode:
         except :class:`LimitExceeded` once the step budget is spent."""
         if self.limit is not None:
             raise self.limit
-        if len(self._boundary.calls) >= self._max_steps:
+        if sum(c.by == "agent" for c in self._boundary.calls) >= self._max_steps:
             raise self._stop("step_limit", f"step limit reached: at most {self._max_steps} tool calls")
+        self._count_errors()
         rec = await self._boundary.call(name, {} if arguments is None else arguments)
         if self._boundary.ended_by is not None:
             self.stop_requested.set()
+        self._count_errors(answered=rec)
         withheld = rec.status == "fault" and rec.fault_kind in ("timeout", "drop_response")
         return ToolResult(ok=rec.ok, content=rec.result, error=rec.error, withheld=withheld, step=rec.step)
+
+    def _count_errors(self, answered: ToolCall | None = None) -> None:
+        """Stop the trial once ``max_tool_errors`` calls (the agent's and the user's) have failed. The call
+        that reaches the budget is answered; the next one is refused, as τ²-bench ends the conversation."""
+        limit = self._max_tool_errors
+        if limit is None or self.limit is not None:
+            return
+        failed = sum(not c.ok for c in self._boundary.calls)
+        if failed >= limit:
+            self._stop("error_limit", f"tool error limit reached: {failed} failed calls (at most {limit})")
+            if answered is None:
+                raise self.limit  # type: ignore[misc]
 
     def abandon(self, step: int, gone_at: float) -> None:
         """Record that the agent's client gave up on call ``step`` before its answer was sent (transports

@@ -32,6 +32,9 @@ class _Base(BaseModel):
 
     description: str | None = None
     """Optional human wording of what the assertion checks, shown in reasons."""
+    required: bool = True
+    """Whether a failed check fails the trial (``false``: graded and recorded, but it does not decide the
+    outcome; a τ²-bench import marks the checks its task's ``reward_basis`` leaves out so)."""
 
 
 class SqlValue(BaseModel):
@@ -362,6 +365,8 @@ class CustomAssertion(BaseModel):
     """The grader's name (the assertion's key in a case file)."""
     description: str | None = None
     """Optional human wording of what the assertion checks, shown in reasons."""
+    required: bool = True
+    """Whether a failed check fails the trial (``false``: recorded only)."""
 
     @field_validator("kind")
     @classmethod

@@ -96,8 +96,13 @@ def check_references(case: Case, file: str, domain: Any) -> None:
         known_tool(name, f"forbidden_tools.{i}")
     for i, req in enumerate(case.required_tools):
         known_tool(req.tool, f"required_tools.{i}.tool")
+    user_tools = set(getattr(domain, "user_tools", {}))
     for i, call in enumerate(case.reference):
-        known_tool(call.tool, f"reference.{i}.tool")
+        if call.by == "user" and call.tool not in user_tools:
+            raise CaseError(file, f"reference.{i}.tool", f"unknown user tool {call.tool!r}; domain {domain.name!r} "
+                                                          f"has these user tools: {', '.join(sorted(user_tools)) or 'none'}")
+        if call.by == "agent":
+            known_tool(call.tool, f"reference.{i}.tool")
     for i, c in enumerate(case.order):
         known_tool(c.first, f"order.{i}.first")
         known_tool(c.then, f"order.{i}.then")

@@ -68,5 +68,5 @@ def grade_assertions(view: TrialView, subject: GraderName, checks: dict[str, Che
                 passed, reason = check(view, a)
             except Exception as exc:  # fail closed: an unevaluable assertion never passes
                 passed, reason = False, f"could not evaluate: {type(exc).__name__}: {exc}"
-        grades.append(Grade(grader=subject, name=assertion_name(a), passed=passed, reason=reason))
+        grades.append(Grade(grader=subject, name=assertion_name(a), passed=passed, reason=reason, required=a.required))
     return grades

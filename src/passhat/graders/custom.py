@@ -94,7 +94,7 @@ def _label(a: CustomAssertion) -> str:
 
 
 def _failed(a: CustomAssertion, grader_kind: Any, reason: str, **details: Any) -> Grade:
-    return Grade(grader=grader_kind, name=_label(a), passed=False, reason=reason,
+    return Grade(grader=grader_kind, name=_label(a), passed=False, reason=reason, required=a.required,
                  details={**details, "custom_grader": a.kind, "params": a.params})
 
 
@@ -139,7 +139,7 @@ def _grade(a: CustomAssertion, g: CustomGrader, result: Any) -> Grade:
         passed, reason, score, details = _verdict(result)
     except ValueError as exc:
         return _failed(a, g.kind, str(exc))
-    return Grade(grader=g.kind, name=_label(a), passed=passed, reason=reason, score=score,
+    return Grade(grader=g.kind, name=_label(a), passed=passed, reason=reason, score=score, required=a.required,
                  details={**details, "custom_grader": g.name, "params": a.params})
 
 
@@ -181,7 +181,7 @@ async def run_judge_grader(view: TrialView, a: CustomAssertion, g: CustomGrader,
     except ValueError as exc:
         return _failed(a, "judge", str(exc), **judge.pins(), verdict="invalid")
     scored = {} if score is None else {"score": score}
-    return Grade(grader="judge", name=_label(a), passed=passed, reason=reason, score=score,
+    return Grade(grader="judge", name=_label(a), passed=passed, reason=reason, score=score, required=a.required,
                  details={**details, **judge.pins(), "verdict": "scored", **scored, "custom_grader": g.name,
                           "params": a.params})
 

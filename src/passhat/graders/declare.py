@@ -31,7 +31,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 GraderKind = Literal["state", "trajectory", "reply", "judge"]
 KINDS: tuple[GraderKind, ...] = ("state", "trajectory", "reply", "judge")
-RESERVED = ("kind", "description")
+RESERVED = ("kind", "description", "required")
 """Fields every assertion has, so no grader parameter may take these names."""
 
 

@@ -97,10 +97,15 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
     refs += [(r.tool, f"required_tools.{i}.tool") for i, r in enumerate(case.required_tools)]
     refs += [(getattr(c, end), f"order.{i}.{end}") for i, c in enumerate(case.order) for end in ("first", "then")]
     refs += [(f.tool, f"faults.{i}.tool") for i, f in enumerate(case.faults)]
-    refs += [(c.tool, f"reference.{i}.tool") for i, c in enumerate(case.reference)]
+    refs += [(c.tool, f"reference.{i}.tool") for i, c in enumerate(case.reference) if c.by == "agent"]
     for name, field in refs:
         if name not in tools:
             add("unknown-tool", field, f"unknown tool {name!r}; domain {domain.name!r} has: {', '.join(sorted(tools))}")
+    user_tools = set(getattr(domain, "user_tools", {}))
+    for i, c in enumerate(case.reference):
+        if c.by == "user" and c.tool not in user_tools:
+            add("unknown-tool", f"reference.{i}.tool", f"unknown user tool {c.tool!r}; domain {domain.name!r} has these "
+                                                        f"user tools: {', '.join(sorted(user_tools)) or 'none'}")
     for problem in fault_problems(case, file, domain):
         add("cannot-fire" if isinstance(problem, CannotFire) else "schema", problem.field, problem.message)
     out += _contradictions(case, file)

@@ -89,7 +89,8 @@ class TrialRecord(BaseModel):
     success nor a failure of the agent (docs/design/002)."""
     end_reason: EndReason
     """How the trial ended: ``completed`` (the agent returned), ``user_stopped``, ``ended_by_tool``, a limit
-    (``step_limit``, ``time_limit``, ``cost_limit``), ``agent_error`` (the agent raised) or ``harness_error``."""
+    (``step_limit``, ``time_limit``, ``cost_limit``, ``error_limit``: too many failed tool calls), ``agent_error``
+    (the agent raised) or ``harness_error``."""
     attempt: int = 1
     """1, or 2 when the first attempt hit an infrastructure error and was retried; more under Ray when
     attempts were lost to a worker that another trial's agent blocked for good (those do not spend the

@@ -184,14 +184,15 @@ async def run_trial(
         tools = session.wrap(domain.tool_list()) if session is not None else domain.tool_list()
         upstreams = start_upstreams(domain, world, case.user.identity, seed)
         tools = upstreams.bind(tools) if upstreams is not None else tools
-        boundary = ToolBoundary(tools, ctx, allowed=case.allowed_tools,
-                                forbidden=case.forbidden_tools, faults=case.faults, t0=t0)
+        boundary = ToolBoundary(tools, ctx, allowed=case.allowed_tools, forbidden=case.forbidden_tools,
+                                faults=case.faults, t0=t0, user_tools=domain.user_tools.values())
         simulator = ScriptedUser(case.user) if user is None else user(case, derive_seed("user", seed), boundary)
         episode = Episode(
             case_id=case.id, domain=domain.name, trial=trial, seed=derive_seed("agent", seed),
             instruction=case.instruction, policy=domain.policy, identity=case.user.identity,
             boundary=boundary, user=simulator, max_steps=case.limits.max_steps,
             max_cost=case.limits.max_cost, t0=t0, time_limit_s=case.limits.max_seconds, tags=case.tags,
+            max_tool_errors=case.limits.max_tool_errors,
         )
         t_agent = time.perf_counter()
         end_reason, error = await _drive(agent, episode, case.limits.max_seconds)
