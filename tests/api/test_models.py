@@ -79,7 +79,7 @@ def test_versions_of_other_kinds_and_newer_files_are_refused(runs: dict[str, Pat
     with pytest.raises(SchemaVersionError, match=str(folder / "manifest.json")):
         passhat.Run.open(folder)
     with pytest.raises(SchemaVersionError):
-        RunStore(folder).read_manifest()
+        RunStore(folder).manifest()
 
 
 def test_files_written_before_versions_were_recorded(runs: dict[str, Path], tmp_path: Path) -> None:

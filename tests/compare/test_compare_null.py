@@ -9,6 +9,7 @@ import numpy as np
 from passhat.compare.paired import compare_metric
 from passhat.compare.runs import LoadedRun
 from passhat.results.tally import CaseTally
+from tests.models.builders import manifest_of
 
 
 def simulated_run(passes: np.ndarray, n: int) -> LoadedRun:
@@ -16,7 +17,7 @@ def simulated_run(passes: np.ndarray, n: int) -> LoadedRun:
     for i, c in enumerate(passes):
         t = CaseTally(f"c{i:02d}", passes=int(c), fails=int(n - c))
         tallies[t.case_id] = t
-    return LoadedRun(Path("simulated"), {"suite": {"hash": "h", "cases": dict.fromkeys(tallies, "x")}}, tallies)
+    return LoadedRun(Path("simulated"), manifest_of(list(tallies), n), tallies)
 
 
 def test_false_alarm_rate_under_no_change_is_at_most_five_percent() -> None:
@@ -30,8 +31,8 @@ def test_false_alarm_rate_under_no_change_is_at_most_five_percent() -> None:
         p = rng.beta(3, 1.5, 30)
         base, cand = simulated_run(rng.binomial(4, p), 4), simulated_run(rng.binomial(4, p), 4)
         entry = compare_metric(base, cand, list(base.tallies), "pass_hat_k", 1, seed=rep, confidence=0.95)
-        assert entry is not None and (entry["test"], entry["method"]) == ("paired_t", "t_pseudocase")
-        test_alarms += entry["p_value"] < 0.05
-        interval_alarms += entry["ci_low"] > 0 or entry["ci_high"] < 0
+        assert entry is not None and (entry.test, entry.method) == ("paired_t", "t_pseudocase")
+        test_alarms += entry.p_value is not None and entry.p_value < 0.05
+        interval_alarms += entry.ci_low > 0 or entry.ci_high < 0
     assert test_alarms == interval_alarms
     assert test_alarms / 400 <= 0.05

@@ -10,19 +10,17 @@ import pytest
 from scipy.stats import fisher_exact
 
 from passhat.compare.runs import LoadedRun, match_cases
-from passhat.gate import gate_run
+from passhat.gate import evaluate_gate
 from passhat.gate.context import GateInput
 from passhat.gate.model import NoNewFailures
 from passhat.gate.rules_baseline import no_new_failures
 from passhat.results.tally import CaseTally
+from tests.models.builders import manifest_of
 
 
 def in_memory(passes: np.ndarray, trials: int, name: str) -> LoadedRun:
     tallies = {f"c{i:03d}": CaseTally(f"c{i:03d}", passes=int(c), fails=trials - int(c)) for i, c in enumerate(passes)}
-    manifest = {"suite": {"name": "s", "hash": "h", "cases": dict.fromkeys(tallies, "x"),
-                          "case_meta": {cid: {"tags": {}, "group": None} for cid in tallies}},
-                "agent": name, "trials": trials, "seed": 0, "status": "complete"}
-    return LoadedRun(Path(name), manifest, tallies)
+    return LoadedRun(Path(name), manifest_of(list(tallies), trials, agent=name), tallies)
 
 
 def outcome(base: LoadedRun, cand: LoadedRun, alpha: float = 0.05) -> str:
@@ -71,5 +69,5 @@ def test_fisher_drop_matches_scipy_and_bh_counts_only_testable_cases() -> None:
 def test_too_few_trials_to_show_anything_is_inconclusive(fake_run: Any, gate_file: Any) -> None:
     base = fake_run("base", {"a": "pp", "b": "pp"})
     run = fake_run("run", {"a": "ff", "b": "pp"})
-    r = gate_run(run, gate_file("rules:\n  - no_new_failures:\n"), base)["rules"][0]
+    r = evaluate_gate(run, gate_file("rules:\n  - no_new_failures:\n"), base).to_dict()["rules"][0]
     assert r["outcome"] == "INCONCLUSIVE" and "3 graded trials" in r["reason"]  # 2/2 → 0/2: p = 1/6

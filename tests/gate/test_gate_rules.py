@@ -12,7 +12,7 @@ from scipy.stats import beta, norm
 from scipy.stats import t as student_t
 
 from passhat.errors import PasshatError
-from passhat.gate import GateError, gate_run
+from passhat.gate import GateError, evaluate_gate
 from passhat.stats import detectable_change, tango_interval
 
 Z90 = float(norm.ppf(0.95))  # one-sided α = 0.05 → the ends of a two-sided 90 % interval
@@ -26,7 +26,7 @@ def wilson_all_pass_low(n: int) -> float:
 def rule(fake_run: Any, gate_file: Any, cases: dict[str, str], text: str, *, baseline: Path | None = None,
          **kw: Any) -> dict[str, Any]:
     run = fake_run("run", cases, **kw)
-    result = gate_run(run, gate_file(f"rules:\n  - {text}\n"), baseline)
+    result = evaluate_gate(run, gate_file(f"rules:\n  - {text}\n"), baseline).to_dict()
     only: dict[str, Any] = result["rules"][0]
     return only
 
@@ -143,11 +143,11 @@ def test_non_inferiority_bounds_are_the_one_sided_t_test(fake_run: Any, gate_fil
 
 def test_baseline_rules_are_skipped_without_a_baseline(fake_run: Any, gate_file: Any) -> None:
     run = fake_run("run", {"a": "pp"})
-    result = gate_run(run, gate_file("rules:\n  - no_new_failures:\n  - non_inferior: {margin: 0.1}\n"))
+    result = evaluate_gate(run, gate_file("rules:\n  - no_new_failures:\n  - non_inferior: {margin: 0.1}\n")).to_dict()
     assert [r["outcome"] for r in result["rules"]] == ["SKIPPED", "SKIPPED"]
     assert result["outcome"] == "INCONCLUSIVE"  # nothing was decided
     with pytest.raises(GateError, match="require_baseline"):
-        gate_run(run, gate_file("require_baseline: true\nrules:\n  - no_new_failures:\n", "strict.yaml"))
+        evaluate_gate(run, gate_file("require_baseline: true\nrules:\n  - no_new_failures:\n", "strict.yaml")).to_dict()
 
 
 def test_no_new_failures(fake_run: Any, gate_file: Any) -> None:
@@ -171,8 +171,8 @@ def test_a_baseline_of_another_suite_is_bad_input_unless_changed_cases_are_allow
     run = fake_run("run", {"a": "pppp", "b": "ffff"})
     gate = gate_file("rules:\n  - no_new_failures:\n")
     with pytest.raises(PasshatError, match="different suites"):
-        gate_run(run, gate, base)
-    result = gate_run(run, gate, base, allow_changed_cases=True)
+        evaluate_gate(run, gate, base).to_dict()
+    result = evaluate_gate(run, gate, base, allow_changed_cases=True).to_dict()
     assert result["rules"][0]["outcome"] == "FAIL" and result["baseline"]["excluded"] == []
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from passhat.report.junit import junit_xml
 from passhat.runner.records import Timing, TrialRecord
+from tests.models.builders import summary_of
 
 AGENTS = Path(__file__).parents[1] / "data" / "notes" / "agents_compare.py"
 PLANS = {"steady": "base=pppp", "shaky": "base=ppfp", "broken": "base=ffff"}
@@ -53,8 +54,7 @@ def test_infrastructure_errors_are_junit_errors() -> None:
                            end_reason="harness_error", timing=Timing(started_at="t", total_s=0.5),
                            error="Traceback ...\nConnectionError: sandbox unreachable")
 
-    summary = {"agent": "a", "suite": {"name": "s", "hash": "h", "trials_per_case": 2},
-               "cases": [{"id": "c", "n": 1, "successes": 1, "errors": 1}]}
+    summary = summary_of([(1, 1, 1)], 2, agent="a", ids=["c"])
     root = ET.fromstring(junit_xml(summary, [rec(0, "pass"), rec(1, "error")]))
     tc = root.find("testsuite/testcase")
     assert tc is not None and tc.find("failure") is None

@@ -23,6 +23,8 @@ from typing import Any, Literal
 import numpy as np
 
 from passhat.compare.runs import LoadedRun
+from passhat.models import PairedMetric
+from passhat.models.comparison import Discordant
 from passhat.stats import PairedInterval, PairedResult, detectable_change, paired_differences
 from passhat.stats.passk import pass_at_k, pass_hat_k
 
@@ -45,7 +47,7 @@ def common_max_k(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str]) -> i
 def compare_metric(
     base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], family: str, k: int, *,
     seed: int, confidence: float, interval: PairedInterval = "t",
-) -> dict[str, Any] | None:
+) -> PairedMetric | None:
     """The comparison of one metric on the cases with at least k graded trials in both runs (None if none)."""
     (entry,) = compare_columns(base, cand, case_ids, [(family, k)], seed=seed, confidence=confidence,
                                interval=interval)
@@ -55,7 +57,7 @@ def compare_metric(
 def compare_metrics(
     base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], ks: Sequence[int], *, seed: int, confidence: float,
     interval: PairedInterval = "t",
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, PairedMetric]:
     """pass_hat_k and pass_at_k for each k (pass_at_1 equals pass_hat_1 and is kept for completeness)."""
     columns = [(family, k) for family in ("pass_hat_k", "pass_at_k") for k in ks]
     entries = compare_columns(base, cand, case_ids, columns, seed=seed, confidence=confidence, interval=interval)
@@ -65,16 +67,16 @@ def compare_metrics(
 def compare_columns(
     base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], columns: Sequence[tuple[str, int]], *,
     seed: int, confidence: float, interval: PairedInterval = "t",
-) -> list[dict[str, Any] | None]:
+) -> list[PairedMetric | None]:
     """One entry per (family, k), all from one ``paired_differences`` call (None for a metric no case supports)."""
     n_base = np.array([base.tallies[c].n for c in case_ids], dtype=int)
     n_cand = np.array([cand.tallies[c].n for c in case_ids], dtype=int)
     c_base = np.array([base.tallies[c].passes for c in case_ids], dtype=int)
     c_cand = np.array([cand.tallies[c].passes for c in case_ids], dtype=int)
-    raw_groups = [cand.meta(c).get("group") for c in case_ids]
+    raw_groups = [cand.meta(c).group for c in case_ids]
     groups = raw_groups if any(g is not None for g in raw_groups) else None
     usable = [j for j, (_, k) in enumerate(columns) if np.any((n_base >= k) & (n_cand >= k))]
-    entries: list[dict[str, Any] | None] = [None] * len(columns)
+    entries: list[PairedMetric | None] = [None] * len(columns)
     if not usable:
         return entries
     base_m, cand_m = (np.full((len(case_ids), len(usable)), np.nan) for _ in range(2))
@@ -100,17 +102,14 @@ def compare_columns(
 
 
 def _entry(r: PairedResult, base_v: np.ndarray, cand_v: np.ndarray, confidence: float,
-           excluded: list[str]) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "delta": r.delta, "ci_low": r.low, "ci_high": r.high, "p_value": r.p_value, "test": r.test,
-        "p_test": r.p_test, "p_pseudocase": r.p_pseudocase,
-        "method": r.method, "confidence": confidence, "base": float(np.mean(base_v)),
-        "candidate": float(np.mean(cand_v)), "correlation": r.correlation, "sd_diff": r.sd_diff, "se": r.se,
-        "cases": r.n_cases, "units": r.n_units, "excluded": excluded, "mde": paired_mde(r.se, r.n_units)}
-    if r.discordant is not None:
-        entry["discordant"] = {"base_only": r.discordant[0], "candidate_only": r.discordant[1]}
-        entry["p_midp"] = r.p_midp
-    return entry
+           excluded: list[str]) -> PairedMetric:
+    binary: dict[str, Any] = {} if r.discordant is None else {  # set only for 0/1 metrics, as the file holds them
+        "discordant": Discordant(base_only=r.discordant[0], candidate_only=r.discordant[1]), "p_midp": r.p_midp}
+    return PairedMetric(
+        delta=r.delta, ci_low=r.low, ci_high=r.high, p_value=r.p_value, test=r.test, p_test=r.p_test,
+        p_pseudocase=r.p_pseudocase, method=r.method, confidence=confidence, base=float(np.mean(base_v)),
+        candidate=float(np.mean(cand_v)), correlation=r.correlation, sd_diff=r.sd_diff, se=r.se, cases=r.n_cases,
+        units=r.n_units, excluded=excluded, mde=paired_mde(r.se, r.n_units), **binary)
 
 
 def paired_mde(se: float | None, units: int, *, alpha: float = MDE_ALPHA, power: float = MDE_POWER,

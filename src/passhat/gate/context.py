@@ -36,12 +36,12 @@ class GateInput:
 
     def selected(self, select: Selection) -> list[str]:
         """Ids of the run's cases that the selection matches, in manifest order."""
-        return [cid for cid in self.run.suite["cases"] if select.matches(cid, self.run.meta(cid))]
+        return [cid for cid in self.run.suite.cases if select.matches(cid, self.run.meta(cid))]
 
     @property
     def planned_trials(self) -> int:
         """Trials per case the run planned (``manifest.trials``)."""
-        return int(self.run.manifest.get("trials") or 0)
+        return self.run.manifest.trials
 
     def incomplete(self, case_ids: list[str]) -> list[str]:
         """Cases with fewer graded trials than planned: the rest ended in infrastructure errors (or never ran).
@@ -73,7 +73,7 @@ class GateInput:
     def _unit_sizes(self, case_ids: list[str]) -> dict[tuple[str | None, str | None], int]:
         sizes: dict[tuple[str | None, str | None], int] = {}
         for c in case_ids:
-            key = (g, None) if (g := self.run.meta(c).get("group")) else (None, c)
+            key = (g, None) if (g := self.run.meta(c).group) else (None, c)
             sizes[key] = sizes.get(key, 0) + 1
         return sizes
 

@@ -116,7 +116,7 @@ def suite_pass_k(rule: PassHatK, inp: GateInput, alpha: float) -> Verdict:
     short = [c for c in ids if inp.run.tallies[c].n < k]
     symbol = "pass^" if rule.kind == "pass_hat_k" else "pass@"
     if not included:
-        trials = inp.run.manifest.get("trials")
+        trials = inp.run.manifest.trials
         return Verdict("INCONCLUSIVE", f"no selected case has {k} graded trials ({symbol}{k} needs n ≥ {k}; "
                        f"the run has {trials} per case)", bar=rule.min, details={"too_few_trials": short})
     # The whole curve j = 1..k over the selected cases, made coherent as in summary.json, so that a pass^2
@@ -126,7 +126,7 @@ def suite_pass_k(rule: PassHatK, inp: GateInput, alpha: float) -> Verdict:
     graded = [c for c in ids if inp.run.tallies[c].n >= 1]
     matrix = estimate_matrix([(inp.run.tallies[c].n, inp.run.tallies[c].passes) for c in graded],
                              list(range(1, k + 1)), metric)
-    groups = [inp.run.meta(c).get("group") for c in graded]
+    groups = [inp.run.meta(c).group for c in graded]
     curve = suite_intervals(matrix, groups, seed=inp.run.seed, confidence=1 - 2 * alpha)
     iv = coherent_curve(curve, "non_increasing" if rule.kind == "pass_hat_k" else "non_decreasing")[-1]
     outcome = three_way(iv.low, iv.high, rule.min)

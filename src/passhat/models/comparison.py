@@ -182,6 +182,10 @@ class StratumComparison(BaseModel):
     __pydantic_extra__: dict[str, PairedMetric] = Field(init=False)
     """``pass_hat_1`` and ``pass_hat_K`` → the paired difference within the stratum (with ``p_holm``)."""
 
+    def metrics(self) -> dict[str, PairedMetric]:
+        """``pass_hat_1`` and ``pass_hat_K`` → the paired difference within the stratum."""
+        return dict(self.__pydantic_extra__ or {})
+
 
 class Comparison(FileModel):
     """A paired comparison of a candidate run with a base run of the same suite."""
