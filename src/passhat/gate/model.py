@@ -65,10 +65,10 @@ class NeverFails(CaseRule):
 
 class NoNewFailures(CaseRule):
     """No selected case that passed every trial in the baseline now passes significantly less often (needs
-    ``--baseline``): a one-sided Fisher exact test per case, Benjamini–Hochberg across the cases that can
-    reach α, so an unchanged agent fails it at most α of the time. One failed trial after 8/8 is not a new
-    failure (p = 0.5); 8/8 → 0/8 is (p = 0.00008). Needs 3 graded trials per case in each run to detect
-    anything; with fewer it is INCONCLUSIVE."""
+    ``--baseline``): a one-sided Fisher exact test per case, then discrete Benjamini–Hochberg across cases
+    calibrated exactly under "no case dropped", so an unchanged agent fails it at most α of the time. One
+    failed trial after 8/8 is not a new failure (p = 0.5); 8/8 → 0/8 is (p = 0.00008). Needs 3 graded
+    trials per case in each run to detect anything; with fewer it is INCONCLUSIVE."""
 
     kind: Literal["no_new_failures"] = "no_new_failures"
 

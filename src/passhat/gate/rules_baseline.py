@@ -26,8 +26,8 @@ def _excluded_note(inp: GateInput) -> str:
 def no_new_failures(rule: NoNewFailures, inp: GateInput, alpha: float) -> Verdict:
     """FAIL if a case that passed every baseline trial now passes significantly less often.
 
-    Per case, the one-sided Fisher exact test of a drop; across cases, Benjamini–Hochberg over the cases
-    that can be significant at all, so an unchanged agent fails this rule at most α of the time
+    Per case, the one-sided Fisher exact test of a drop; across cases, Heyse's discrete Benjamini–Hochberg
+    calibrated exactly under "no case dropped", so an unchanged agent fails this rule at most α of the time
     (``stats.regressions``). One failed trial of eight on a case that passed 8/8 is not significant (p =
     0.5); 8/8 → 0/8 is (p = 0.00008). PASS says no case dropped significantly; the reason names the cases
     that failed a trial anyway.
@@ -45,8 +45,9 @@ def no_new_failures(rule: NoNewFailures, inp: GateInput, alpha: float) -> Verdic
     if new:
         shown = listed([f"{r['id']} ({r['base']} → {r['candidate']}, p = {r['p_value']:.2g})" for r in new])
         return Verdict("FAIL", f"{len(new)} case(s) passed every trial in the baseline and now pass significantly "
-                       f"less often (one-sided Fisher exact test per case, Benjamini–Hochberg at α = {alpha:g}): "
-                       f"{shown}", len(new), 0, details=details)
+                       f"less often (one-sided Fisher exact test per case, discrete Benjamini–Hochberg at α = {alpha:g}, "
+                       f"which weighs the cases' drops together: several small ones can be significant where none "
+                       f"is alone): {shown}", len(new), 0, details=details)
     if changes["missing"]:
         return Verdict("INCONCLUSIVE", "no graded trial now for case(s) that passed in the baseline: "
                        + listed([r["id"] for r in changes["missing"]]), 0, 0, details=details)
