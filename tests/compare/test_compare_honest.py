@@ -36,15 +36,15 @@ def population(rng: np.random.Generator, size: int) -> np.ndarray:
 def test_the_mde_is_the_uniform_drop_its_test_finds_with_80_percent_power() -> None:
     # 20 cases of 8 trials each at pooled rate 0.75: a uniform drop s moves pass^1 by s, the test's null
     # variance is 2·20·m(1 − m)/8 at the mid rate m = 0.75 − s/2, the alternative's 20·[p(1 − p) + q(1 − q)]/8
-    # with q = 0.75 − s; the MDE is the s where Φ((20·s − z·sd₀)/sd₁) = 0.8.
+    # with q = 0.75 − s; the MDE is the s where 20·s = t₀.₉₇₅·sd₀ + t₀.₈·sd₁ (t with 19 degrees of freedom).
     from scipy.optimize import brentq
-    from scipy.stats import norm
+    from scipy.stats import t
 
     def power(s: float) -> float:
         m, q = 0.75 - s / 2, 0.75 - s
         sd0 = math.sqrt(2 * 20 * m * (1 - m) / 8)
         sd1 = math.sqrt(20 * (0.75 * 0.25 + q * (1 - q)) / 8)
-        return float(norm.cdf((20 * s - norm.ppf(0.975) * sd0) / sd1)) - 0.8
+        return 20 * s - t.ppf(0.975, 19) * sd0 - t.ppf(0.8, 19) * sd1
 
     expected = brentq(power, 1e-6, 0.7, xtol=1e-12)
     n, c = np.full(20, 8), np.full(20, 6)  # every case 6/8 in both runs: pooled rate 0.75

@@ -93,9 +93,8 @@ class CaseSuccessRate(CaseRule):
 
 
 class PassHatK(CaseRule):
-    """Suite pass^k (mean over selected cases) against a bar, using its interval over cases (BCa ∪ the
-    pseudo-case interval): PASS if the lower bound ≥ ``min``, FAIL if the upper bound < ``min``,
-    INCONCLUSIVE otherwise."""
+    """Suite pass^k (mean over selected cases) against a bar, using its interval over cases (Gaffke's
+    bounds): PASS if the lower bound ≥ ``min``, FAIL if the upper bound < ``min``, INCONCLUSIVE otherwise."""
 
     kind: Literal["pass_hat_k"] = "pass_hat_k"
     k: int = Field(ge=1)
