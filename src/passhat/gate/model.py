@@ -68,7 +68,8 @@ class NoNewFailures(CaseRule):
     ``--baseline``): a one-sided Fisher exact test per case, then discrete Benjamini–Hochberg across cases
     calibrated exactly under "no case dropped", so an unchanged agent fails it at most α of the time. One
     failed trial after 8/8 is not a new failure (p = 0.5); 8/8 → 0/8 is (p = 0.00008). Needs 3 graded
-    trials per case in each run to detect anything; with fewer it is INCONCLUSIVE."""
+    trials per case in each run to detect one case's drop; with fewer it FAILs only on several drops
+    together (two cases 2/2 → 0/2: p = 1/36) and is otherwise INCONCLUSIVE."""
 
     kind: Literal["no_new_failures"] = "no_new_failures"
 

@@ -54,9 +54,9 @@ def no_new_failures(rule: NoNewFailures, inp: GateInput, alpha: float) -> Verdic
     b, c = inp.baseline.tallies, inp.run.tallies
     reliable = [cid for cid in ids if b[cid].n and b[cid].passes == b[cid].n and c[cid].n]
     if reliable and all(1 / math.comb(b[cid].n + c[cid].n, c[cid].n) > alpha for cid in reliable):
-        return Verdict("INCONCLUSIVE", "too few trials to show a new failure: even a case that failed every trial "
-                       f"now would not be significant at α = {alpha:g} (3 graded trials per case in each run are "
-                       "the minimum)", 0, 0, details=details)
+        return Verdict("INCONCLUSIVE", "too few trials to show a new failure of one case: even a case that failed "
+                       f"every trial now would not be significant alone at α = {alpha:g} (3 graded trials per case in "
+                       "each run are the minimum; several such drops together can be)", 0, 0, details=details)
     also = (f"; {len(chance)} case(s) failed a trial without a significant drop: "
             + listed([f"{r['id']} ({r['base']} → {r['candidate']}, p = {r['p_value']:.2g})" for r in chance])
             if chance else "")
