@@ -20,12 +20,13 @@ test that holds its error rate:
   time, exactly (not via Heyse's approximation, which can exceed α; Döhler et al. 2018). The cases
   named are those of BH's last step below the critical value.
 
-What it buys (``bench/sim_power.py``): one case of 150 dropping from 8/8 to 4/8 now shows next to
-cases whose 16 trials split 9–7 (their extremes are thousands of times likelier); several cases
-breaking together are found as BH finds them. What no test can buy: at 4 trials a case going
-4/4 → 0/4 is what a case with p = 0.5 does 1 time in 256, and an unchanged agent with many such cases
-shows one somewhere in about 15 % of reruns of 150 cases; a rule that FAILed on it would FAIL an
-unchanged agent that often.
+What it buys (``bench/sim_power.py``, 150 cases): at 8 trials, the most reliable case falling to
+p = 0.5 is caught 19–40 % of the time (5–18 % before) and three such 58–81 % (13–45 %), since next to
+cases whose 16 trials split 9–7 an 8/8 → 4/8 is thousands of times rarer; at 4 trials three cases
+breaking completely are caught 98–100 % of the time (3–100 %). What no test can buy: at 4 trials a case
+going 4/4 → 0/4 is what a case with p = 0.5 does 1 time in 256, and an unchanged agent with many such
+cases shows one somewhere in 12–20 % of reruns of 150 cases; a rule that FAILed on it would FAIL an
+unchanged agent that often. Unchanged agents tripped the rule 0.7–2.5 % of the time.
 
 Only cases that passed every baseline trial can be new failures (the seed's 上一版通过的题): their
 p-value is Fisher's; the others get 1. Whether a table has that shape is decided from the margins
