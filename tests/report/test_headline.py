@@ -22,7 +22,8 @@ from passhat.report.terminal import check_cell
 from tests.models.builders import summary_of
 
 NOTES = Path(__file__).parents[1] / "data" / "notes"
-GATE = "name: bars\nrules:\n  - pass_hat_k: {k: 2, min: 0.1}\n  - never_fails: {}\n"
+# One passing case bounds the suite pass^2 below by Clopper–Pearson's 0.05 (one-sided, α = 0.05): a bar of 0.04 PASSes.
+GATE = "name: bars\nrules:\n  - pass_hat_k: {k: 2, min: 0.04}\n  - never_fails: {}\n"
 
 
 def cli(*args: Any) -> Any:

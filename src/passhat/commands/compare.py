@@ -49,20 +49,23 @@ def _label(metric: str) -> str:
     return f"pass{'^' if family == 'pass_hat' else '@'}{k}"
 
 
-def metrics_table(metrics: dict[str, PairedMetric], title: str, strata: bool = False) -> Table:
-    """One row per metric; red when the interval excludes 0 downwards, green upwards. Tests go in the caption."""
+def metrics_table(metrics: dict[str, PairedMetric], title: str, strata: bool = False, level: float = 0.95) -> Table:
+    """One row per metric; red when the change on these cases is significant downwards, green upwards."""
     tests = sorted({TESTS.get(m.test, m.test) for m in metrics.values()})
-    notes = [f"p: {', '.join(tests)}"] + (["Holm: adjusted within each metric"] if strata else [])
+    notes = ["p: nothing changed on these cases (within-case permutation test)",
+             f"interval: for cases like these ({', '.join(tests)} ∪ pseudo-case)"]
+    notes += ["Holm: adjusted within each metric"] if strata else []
+    notes.append("MDE: a uniform drop of every case's pass rate found with 80 % power")
     if any(m.mde is None for m in metrics.values()):
-        notes.append("MDE —: no case differs (the interval is the resolution)")
+        notes.append("MDE —: no drop is detectable at this size")
     table = Table(title=title, caption="; ".join(notes), box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     cols = ("stratum" if strata else "metric", "base", "cand", "Δ", "interval", "p", "Holm" if strata else "r", "MDE", "n")
     for col in cols:
         table.add_column(col, justify="left" if col in ("metric", "stratum") else "right", no_wrap=True)
     d = 2 if strata else 3
     for name, m in metrics.items():
-        excludes_zero = m.ci_low > 0 or m.ci_high < 0
-        style = ("red" if m.delta < 0 else "green") if excludes_zero else None
+        changed = m.p_value is not None and m.p_value < 1 - level
+        style = ("red" if m.delta < 0 else "green") if changed else None
         table.add_row(name, _pct(m.base, digits=d), _pct(m.candidate, digits=d), _pct(m.delta, True, d),
                       f"[{m.ci_low:+.{d}f}, {m.ci_high:+.{d}f}]", _p(m.p_value),
                       _p(m.p_holm) if strata else _pct(m.correlation), _pct(m.mde, digits=d),
@@ -91,7 +94,7 @@ def print_comparison(result: Comparison, console: Console) -> None:
     chance = [r for r in changes.new_failures if not r.significant]
     if significant:
         console.print(changes_table(significant, f"{len(significant)} NEW FAILURE(S): passed every trial in base, "
-                                    "significantly less often in candidate (Fisher, Benjamini–Hochberg)", "bold red"))
+                                    "significantly less often in candidate (Fisher, discrete Benjamini–Hochberg)", "bold red"))
     else:
         console.print("[green]no significant new failures[/green]")
     if chance:
@@ -103,12 +106,13 @@ def print_comparison(result: Comparison, console: Console) -> None:
         missing = escape(", ".join(r.id for r in changes.missing))
         console.print(f"[yellow]no graded trial in candidate for: {missing}[/yellow]")
     level = f"{result.confidence:.0%}"
-    console.print(metrics_table(_shown(result.metrics),
-                                f"paired differences, {level} interval ({INTERVALS[result.interval]})"))
+    method = INTERVALS.get(result.interval, result.interval)
+    console.print(metrics_table(_shown(result.metrics), f"paired differences, {level} interval ({method})",
+                                level=result.confidence))
     for key, values in result.strata.items():
         rows = {f"{escape(v)} {_label(name)}": m for v, block in values.items() for name, m in block.metrics().items()}
         if rows:
-            console.print(metrics_table(rows, f"by {key}", strata=True))
+            console.print(metrics_table(rows, f"by {key}", strata=True, level=result.confidence))
     for e in result.cases.excluded:
         console.print(f"[yellow]excluded {escape(e.id)}: {escape(e.reason)}[/yellow]", highlight=False)
 

@@ -18,7 +18,7 @@ from passhat.compare.runs import LoadedRun, Matching, load_run, match_cases
 from passhat.models import CaseChange, Changes, ComparedCases, Comparison, ExcludedCase, PairedMetric, StratumComparison
 from passhat.models.comparison import MdeSettings
 from passhat.results.summary import stratum_value, top_failure
-from passhat.stats import PairedInterval, discrete_bh, fisher_drop, holm
+from passhat.stats import PairedInterval, drop_test, fisher_drop, holm
 
 
 def fully_passes(run: LoadedRun, case_id: str) -> bool:
@@ -27,12 +27,14 @@ def fully_passes(run: LoadedRun, case_id: str) -> bool:
     return t.n > 0 and t.passes == t.n
 
 
-def case_changes(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], alpha: float = 0.05) -> Changes:
+def case_changes(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], alpha: float = 0.05,
+                 seed: int = 0) -> Changes:
     """New failures, new passes, and fully passing base cases with no graded trial in the candidate.
 
     A new failure passed every trial in the base run and not in the candidate. Each carries ``p_value``,
-    the one-sided Fisher exact test of a drop, and ``significant``: whether it survives Benjamini–Hochberg
-    over the cases that could be significant at ``alpha`` (``stats.regressions``). Failing one trial of
+    the one-sided Fisher exact test of a drop, and ``significant``: whether ``stats.drop_test`` names it at
+    ``alpha`` (discrete Benjamini–Hochberg calibrated exactly under "no case dropped"; ``seed`` seeds its
+    Monte Carlo, so the same runs give the same answer). Failing one trial of
     eight after 8/8 is a new failure here but not a significant one (p = 0.5): an unchanged agent does
     that all the time. The gate's ``no_new_failures`` rule decides on ``significant``.
     """
@@ -40,7 +42,7 @@ def case_changes(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], alph
     b_t, c_t = [base.tallies[c] for c in case_ids], [cand.tallies[c] for c in case_ids]
     p, p_min = fisher_drop(np.array([t.passes for t in b_t], dtype=int), np.array([t.n for t in b_t], dtype=int),
                            np.array([t.passes for t in c_t], dtype=int), np.array([t.n for t in c_t], dtype=int))
-    significant, _ = discrete_bh(p, p_min, alpha)
+    significant = drop_test(p, p_min, alpha, rng=np.random.default_rng(seed)).rejected
     for j, (cid, b, c) in enumerate(zip(case_ids, b_t, c_t, strict=True)):
         row = CaseChange(id=cid, base=f"{b.passes}/{b.n}", candidate=f"{c.passes}/{c.n}",
                          reason=top_failure(c.failure_reasons))

@@ -56,27 +56,6 @@ class GateInput:
         comparable = set(self.matching.case_ids) if self.matching else set()
         return [cid for cid in self.selected(select) if cid in comparable]
 
-    def units(self, case_ids: list[str]) -> int:
-        """Independent units among cases: each group counts once (correlated cases are not independent)."""
-        return len(self._unit_sizes(case_ids))
-
-    def effective_units(self, case_ids: list[str]) -> float:
-        """Kish's effective sample size (Σm)²/Σm² of a share over units of m cases each.
-
-        A share of cases is a mean of unit shares weighted by unit size, so its variance is at most
-        μ(1 − μ)·Σw² with w = m/Σm: the binomial bound with n = (Σm)²/Σm² (Kish 1965). It equals the
-        number of units when they are all the same size, and is smaller when one large family dominates.
-        """
-        sizes = list(self._unit_sizes(case_ids).values())
-        return sum(sizes) ** 2 / sum(m * m for m in sizes) if sizes else 0.0
-
-    def _unit_sizes(self, case_ids: list[str]) -> dict[tuple[str | None, str | None], int]:
-        sizes: dict[tuple[str | None, str | None], int] = {}
-        for c in case_ids:
-            key = (g, None) if (g := self.run.meta(c).group) else (None, c)
-            sizes[key] = sizes.get(key, 0) + 1
-        return sizes
-
 
 def read_rule_file(path: Path, field: str, what: str, limit: int, hint: str) -> bytes:
     """The bytes of a file a rule reads, refusing (bad input on ``field``) one larger than ``limit`` bytes.

@@ -31,8 +31,8 @@ def _excluded_note(inp: GateInput) -> str:
 def no_new_failures(rule: NoNewFailures, inp: GateInput, alpha: float) -> Verdict:
     """FAIL if a case that passed every baseline trial now passes significantly less often.
 
-    Per case, the one-sided Fisher exact test of a drop; across cases, Benjamini–Hochberg over the cases
-    that can be significant at all, so an unchanged agent fails this rule at most α of the time
+    Per case, the one-sided Fisher exact test of a drop; across cases, Heyse's discrete Benjamini–Hochberg
+    calibrated exactly under "no case dropped", so an unchanged agent fails this rule at most α of the time
     (``stats.regressions``). One failed trial of eight on a case that passed 8/8 is not significant (p =
     0.5); 8/8 → 0/8 is (p = 0.00008). PASS says no case dropped significantly; the reason names the cases
     that failed a trial anyway.
@@ -50,17 +50,18 @@ def no_new_failures(rule: NoNewFailures, inp: GateInput, alpha: float) -> Verdic
     if new:
         shown = listed([f"{r.id} ({r.base} → {r.candidate}, p = {r.p_value:.2g})" for r in new])
         return Verdict("FAIL", f"{len(new)} case(s) passed every trial in the baseline and now pass significantly "
-                       f"less often (one-sided Fisher exact test per case, Benjamini–Hochberg at α = {alpha:g}): "
-                       f"{shown}", len(new), 0, details=details)
+                       f"less often (one-sided Fisher exact test per case, discrete Benjamini–Hochberg at α = {alpha:g}, "
+                       f"which weighs the cases' drops together: several small ones can be significant where none "
+                       f"is alone): {shown}", len(new), 0, details=details)
     if changes.missing:
         return Verdict("INCONCLUSIVE", "no graded trial now for case(s) that passed in the baseline: "
                        + listed([r.id for r in changes.missing]), 0, 0, details=details)
     b, c = inp.baseline.tallies, inp.run.tallies
     reliable = [cid for cid in ids if b[cid].n and b[cid].passes == b[cid].n and c[cid].n]
     if reliable and all(1 / math.comb(b[cid].n + c[cid].n, c[cid].n) > alpha for cid in reliable):
-        return Verdict("INCONCLUSIVE", "too few trials to show a new failure: even a case that failed every trial "
-                       f"now would not be significant at α = {alpha:g} (3 graded trials per case in each run are "
-                       "the minimum)", 0, 0, details=details)
+        return Verdict("INCONCLUSIVE", "too few trials to show a new failure of one case: even a case that failed "
+                       f"every trial now would not be significant alone at α = {alpha:g} (3 graded trials per case in "
+                       "each run are the minimum; several such drops together can be)", 0, 0, details=details)
     also = (f"; {len(chance)} case(s) failed a trial without a significant drop: "
             + listed([f"{r.id} ({r.base} → {r.candidate}, p = {r.p_value:.2g})" for r in chance])
             if chance else "")

@@ -34,7 +34,7 @@ from passhat.stats.passk import (
 METRICS = {"pass_hat_k": (pass_hat_k, unbiased_variance_pass_hat_k),
            "pass_at_k": (pass_at_k, unbiased_variance_pass_at_k)}
 CONFIDENCE = 0.95
-RESAMPLES = 2000
+RESAMPLES = 4000
 SUMMARY_SCHEMA = Summary.schema_id()
 """Written into every summary (``schema_version``); bumped when its numbers are computed differently or its
 shape changes (2: intervals united with the pseudo-case interval, issue 10; 3: the version under
