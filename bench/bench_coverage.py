@@ -97,7 +97,7 @@ def curve_checks(p: np.ndarray, trials: np.ndarray, groups: list[str] | None, re
     ks = list(range(1, int(trials.max()) + 1))
     for r in range(reps):
         counts = [(int(n), int(rng.binomial(n, q))) for n, q in zip(trials, p[:, r], strict=True)]
-        matrix = np.hstack([estimate_matrix(counts, ks, "pass^k"), estimate_matrix(counts, ks, "pass@k")])
+        matrix = np.hstack([estimate_matrix(counts, ks, "pass_hat_k"), estimate_matrix(counts, ks, "pass_at_k")])
         curve = suite_intervals(matrix, groups, seed=r)
         for offset, direction in ((0, "non_increasing"), (len(ks), "non_decreasing")):
             raw = curve[offset:offset + len(ks)]

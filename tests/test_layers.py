@@ -15,7 +15,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).parents[1] / "src" / "passhat"
 
 LAYERS: list[tuple[str, set[str]]] = [
-    ("foundations", {"errors", "outages", "shutdown", "inputs", "validation", "seeding", "imports", "sources",
+    ("foundations", {"errors", "outages", "shutdown", "inputs", "validation", "seeding", "imports", "sources", "metric_names",
                      "redaction", "docgen", "console", "models", "stats"}),
     ("the world a trial acts on", {"sandbox", "workspace", "world", "worlds"}),
     ("the tool boundary", {"tools", "episode", "tracing"}),

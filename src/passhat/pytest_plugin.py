@@ -294,9 +294,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def _describe(run: Run) -> str:
+    from passhat.metric_names import headline_ks
+
     try:
         s = run.summary.suite
-        shown = [1, s.trials_per_case] if s.trials_per_case > 1 else [1]
+        shown = headline_ks(s.trials_per_case)
         curve = ", ".join(f"pass^{k} {v.estimate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]" for k in shown
                           if (v := s.pass_hat_k.get(k)) is not None and v.estimate is not None)
         return f"{run.failure_report()}\n  {curve}"

@@ -54,7 +54,7 @@ def test_gamma_weights_per_type_equal_the_dirichlet_over_cases():
 def test_every_draw_keeps_pass_hat_k_ordered_so_the_bounds_are():
     # The same draws serve every k: per draw the pass^k statistic falls with k, so do its quantiles.
     counts = [(8, c) for c in (8, 7, 6, 8, 3, 8, 5, 8, 8, 2, 7, 8)]
-    curve = suite_intervals(estimate_matrix(counts, list(range(1, 8)), "pass^k"), seed=4)
+    curve = suite_intervals(estimate_matrix(counts, list(range(1, 8)), "pass_hat_k"), seed=4)
     assert all(a.low >= b.low and a.high >= b.high for a, b in zip(curve, curve[1:], strict=False))
 
 
@@ -107,7 +107,7 @@ def test_batched_columns_agree_with_single_column_calls():
 
 
 def test_nan_excludes_a_case_from_one_column():
-    matrix = estimate_matrix([(4, 3), (2, 2), (4, 1), (4, 4)], [1, 3], "pass^k")
+    matrix = estimate_matrix([(4, 3), (2, 2), (4, 1), (4, 4)], [1, 3], "pass_hat_k")
     k1, k3 = suite_intervals(matrix, seed=0)
     assert (k1.n_cases, k3.n_cases) == (4, 3)
     assert k3.estimate == pytest.approx(np.nanmean(matrix[:, 1]))
@@ -137,7 +137,7 @@ def test_coverage_simulation():
     covered = np.zeros(2)
     for rep in range(reps):
         c = rng.binomial(trials, rng.beta(a, b, tasks))
-        matrix = estimate_matrix([(trials, int(x)) for x in c], [1, 4], "pass^k")
+        matrix = estimate_matrix([(trials, int(x)) for x in c], [1, 4], "pass_hat_k")
         for j, interval in enumerate(suite_intervals(matrix, seed=rep, n_resamples=1000)):
             covered[j] += interval.low <= truth[j] <= interval.high
     coverage = covered / reps

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel
 
 from passhat.errors import PasshatError
+from passhat.metric_names import headline_ks
 from passhat.models import Interval, Manifest, Summary
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE
 from passhat.runner.records import TrialRecord
@@ -227,7 +228,7 @@ class Run:
         try:
             s = self.summary.suite
             n = s.trials_per_case
-            ks = [1] if n == 1 else [1, n]
+            ks = headline_ks(n)
             shown = ", ".join(f"pass^{k} {_brief(s.pass_hat_k.get(k))}" for k in ks)
             return f"<passhat.Run {s.name} · {self.summary.agent}: {shown} over {s.cases} case(s) ({self.folder})>"
         except PasshatError:

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from passhat.compare import compare_folders, write_comparison
+from passhat.metric_names import key_label, parse_metric_key, shown_ks
 from passhat.models import CaseChange, Comparison, PairedMetric
 from passhat.report.files import write_atomic
 
@@ -43,12 +44,6 @@ TESTS = {"paired_t": "paired t", "paired_t_clustered": "paired t (clustered by g
 INTERVALS = {"t": "t over cases; Tango's score interval for 0/1 metrics", "bca": "paired BCa bootstrap over cases"}
 
 
-def _label(metric: str) -> str:
-    """pass_hat_4 → pass^4, pass_at_2 → pass@2."""
-    family, k = metric.rsplit("_", 1)
-    return f"pass{'^' if family == 'pass_hat' else '@'}{k}"
-
-
 def metrics_table(metrics: dict[str, PairedMetric], title: str, strata: bool = False, level: float = 0.95) -> Table:
     """One row per metric; red when the change on these cases is significant downwards, green upwards."""
     tests = sorted({TESTS.get(m.test, m.test) for m in metrics.values()})
@@ -75,9 +70,9 @@ def metrics_table(metrics: dict[str, PairedMetric], title: str, strata: bool = F
 
 def _shown(metrics: dict[str, PairedMetric]) -> dict[str, PairedMetric]:
     """pass^k and pass@k for k = 1, 2, 4, … and the largest k (the JSON has every k); pass@1 is pass^1."""
-    ks = sorted({int(name.rsplit("_", 1)[1]) for name in metrics})
-    keep = {k for k in ks if k & (k - 1) == 0} | ({ks[-1]} if ks else set())
-    return {_label(n): m for n, m in metrics.items() if int(n.rsplit("_", 1)[1]) in keep and n != "pass_at_1"}
+    ks = [parse_metric_key(name)[1] for name in metrics]
+    keep = set(shown_ks(max(ks))) if ks else set()
+    return {key_label(n): m for n, m in metrics.items() if parse_metric_key(n)[1] in keep and n != "pass_at_1"}
 
 
 def print_comparison(result: Comparison, console: Console) -> None:
@@ -110,7 +105,7 @@ def print_comparison(result: Comparison, console: Console) -> None:
     console.print(metrics_table(_shown(result.metrics), f"paired differences, {level} interval ({method})",
                                 level=result.confidence))
     for key, values in result.strata.items():
-        rows = {f"{escape(v)} {_label(name)}": m for v, block in values.items() for name, m in block.metrics().items()}
+        rows = {f"{escape(v)} {key_label(name)}": m for v, block in values.items() for name, m in block.metrics().items()}
         if rows:
             console.print(metrics_table(rows, f"by {key}", strata=True, level=result.confidence))
     for e in result.cases.excluded:

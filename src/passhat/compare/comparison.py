@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from passhat.compare.paired import MDE_ALPHA, MDE_POWER, common_max_k, compare_columns, compare_metrics, metric_name
+from passhat.compare.paired import MDE_ALPHA, MDE_POWER, common_max_k, compare_columns, compare_metrics
 from passhat.compare.runs import LoadedRun, Matching, load_run, match_cases
+from passhat.metric_names import metric_key
 from passhat.models import CaseChange, Changes, ComparedCases, Comparison, ExcludedCase, PairedMetric, StratumComparison
 from passhat.models.comparison import MdeSettings
 from passhat.results.summary import stratum_value, top_failure
@@ -117,9 +118,9 @@ def strata(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], by: Sequen
             sizes[value] = len(members)
             entries = compare_columns(base, cand, members, [("pass_hat_k", k) for k in ks], seed=seed,
                                       confidence=confidence, interval=interval)
-            found[value] = {metric_name("pass_hat_k", k): e for k, e in zip(ks, entries, strict=True) if e is not None}
+            found[value] = {metric_key("pass_hat_k", k): e for k, e in zip(ks, entries, strict=True) if e is not None}
         for k in ks:
-            name = metric_name("pass_hat_k", k)
+            name = metric_key("pass_hat_k", k)
             family = [metrics[name] for metrics in found.values() if name in metrics]
             if family:
                 adjusted = holm([1.0 if e.p_value is None else e.p_value for e in family])

@@ -22,26 +22,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import numpy as np
 
 from passhat.compare.runs import LoadedRun
+from passhat.metric_names import PassMetric, metric_key
 from passhat.models import PairedMetric
 from passhat.models.comparison import Discordant
 from passhat.stats import PairedInterval, PairedResult, detectable_change, paired_differences
 from passhat.stats.passk import pass_at_k, pass_hat_k
 from passhat.stats.permutation import permutation_test, uniform_drop_mde
 
-Family = Literal["pass_hat_k", "pass_at_k"]
 ESTIMATORS: dict[str, Callable[[int, int, int], float]] = {"pass_hat_k": pass_hat_k, "pass_at_k": pass_at_k}
 MDE_ALPHA, MDE_POWER = 0.05, 0.8
 """The minimum detectable effect is reported for a two-sided test at α = 0.05 with 80 % power."""
-
-
-def metric_name(family: str, k: int) -> str:
-    """``pass_hat_k`` with k = 4 → ``pass_hat_4``: the key used in compare JSON and gate reports."""
-    return f"{family.removesuffix('_k')}_{k}"
 
 
 def common_max_k(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str]) -> int:
@@ -66,7 +61,7 @@ def compare_metrics(
     """pass_hat_k and pass_at_k for each k (pass_at_1 equals pass_hat_1 and is kept for completeness)."""
     columns = [(family, k) for family in ("pass_hat_k", "pass_at_k") for k in ks]
     entries = compare_columns(base, cand, case_ids, columns, seed=seed, confidence=confidence, interval=interval)
-    return {metric_name(f, k): e for (f, k), e in zip(columns, entries, strict=True) if e is not None}
+    return {metric_key(f, k): e for (f, k), e in zip(columns, entries, strict=True) if e is not None}
 
 
 def compare_columns(
@@ -99,7 +94,7 @@ def compare_columns(
         binary.append(bool(np.all(n_base[included] == k) and np.all(n_cand[included] == k)))
     results = paired_differences(base_m, cand_m, groups, confidence=confidence, binary=binary, interval=interval,
                                  seed=seed)
-    wanted = [(cast(Family, family), k) for family, k in (columns[j] for j in usable)]
+    wanted = [(cast(PassMetric, family), k) for family, k in (columns[j] for j in usable)]
     change = permutation_test(n_base, c_base, n_cand, c_cand, wanted, rng=np.random.default_rng(seed))
     for col, j in enumerate(usable):
         included = ~np.isnan(base_m[:, col])

@@ -10,11 +10,12 @@ import math
 from typing import Any
 
 from passhat.compare import case_changes
-from passhat.compare.paired import compare_metric, metric_name, paired_mde
+from passhat.compare.paired import compare_metric, paired_mde
 from passhat.gate.context import GateInput
 from passhat.gate.model import NoNewFailures, NonInferior
 from passhat.gate.outcome import Outcome, Verdict
 from passhat.gate.rules_cases import listed, not_passing
+from passhat.metric_names import metric_key
 from passhat.models import CaseChange
 
 NO_BASELINE = Verdict("SKIPPED", "needs a baseline run (--baseline RUN); not evaluated")
@@ -80,7 +81,7 @@ def non_inferior(rule: NonInferior, inp: GateInput, alpha: float) -> Verdict:
     if inp.baseline is None:
         return NO_BASELINE
     ids = inp.paired(rule.select)
-    name = metric_name(rule.metric, rule.k)
+    name = metric_key(rule.metric, rule.k)
     entry = compare_metric(inp.baseline, inp.run, ids, rule.metric, rule.k, seed=inp.run.seed,
                            confidence=1 - 2 * alpha) if ids else None
     bar = -rule.margin

@@ -15,8 +15,8 @@ import numpy as np
 from passhat.gate.context import GateInput
 from passhat.gate.model import CaseSuccessRate, NeverFails, PassHatK
 from passhat.gate.outcome import Outcome, Verdict, three_way
+from passhat.metric_names import PassMetric
 from passhat.stats import clopper_pearson_lower, coherent_curve, estimate_matrix, suite_intervals
-from passhat.stats.passk import PassMetric
 
 
 def _no_cases(rule: NeverFails | CaseSuccessRate | PassHatK) -> Verdict:
@@ -123,7 +123,7 @@ def suite_pass_k(rule: PassHatK, inp: GateInput, alpha: float) -> Verdict:
     # The whole curve j = 1..k over the selected cases, made coherent as in summary.json, so that a pass^2
     # bar can never PASS where the same pass^1 bar does not (issue 22). Column k holds exactly the
     # included cases (NaN for n < k).
-    metric: PassMetric = "pass^k" if rule.kind == "pass_hat_k" else "pass@k"
+    metric: PassMetric = rule.kind
     graded = [c for c in ids if inp.run.tallies[c].n >= 1]
     matrix = estimate_matrix([(inp.run.tallies[c].n, inp.run.tallies[c].passes) for c in graded],
                              list(range(1, k + 1)), metric)

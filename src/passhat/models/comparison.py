@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from passhat.metric_names import PassMetric, metric_key
 from passhat.models.files import FileModel
 
 _DOCS = ConfigDict(use_attribute_docstrings=True)
@@ -228,18 +229,19 @@ class Comparison(FileModel):
 
     def pass_hat_k(self, k: int) -> PairedMetric:
         """The paired difference in pass^k; ``KeyError`` when no case has k trials in both runs."""
-        return self._metric("pass_hat", k)
+        return self._metric("pass_hat_k", k)
 
     def pass_at_k(self, k: int) -> PairedMetric:
         """The paired difference in pass@k."""
-        return self._metric("pass_at", k)
+        return self._metric("pass_at_k", k)
 
-    def _metric(self, family: str, k: int) -> PairedMetric:
+    def _metric(self, metric: PassMetric, k: int) -> PairedMetric:
+        key = metric_key(metric, k)
         try:
-            return self.metrics[f"{family}_{k}"]
+            return self.metrics[key]
         except KeyError:
             have = ", ".join(self.metrics) or "none"
-            raise KeyError(f"no {family}_{k} in this comparison (no case has {k} graded trials in both runs; "
+            raise KeyError(f"no {key} in this comparison (no case has {k} graded trials in both runs; "
                            f"metrics: {have})") from None
 
     @property

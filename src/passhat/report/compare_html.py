@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from passhat.errors import PasshatError
+from passhat.metric_names import METRICS, key_label, parse_metric_key
 from passhat.models import Comparison, Interval, PairedMetric
 from passhat.report import figures
 from passhat.results.tally import CaseTally, tally
@@ -85,11 +86,6 @@ def _delta(entry: PairedMetric | None) -> Interval | None:
     return Interval(estimate=entry.delta, ci_low=entry.ci_low, ci_high=entry.ci_high, method=entry.method)
 
 
-def _label(name: str) -> str:
-    family, k = name.rsplit("_", 1)
-    return f"pass{'^' if family == 'pass_hat' else '@'}{k}"
-
-
 @dataclass(frozen=True)
 class StratumRow:
     """One line of a stratum's table."""
@@ -103,17 +99,18 @@ def render(result: Comparison) -> str:
     """The comparison page as one self-contained HTML string."""
     from passhat.report.html import environment
 
-    metrics = {_label(n): m for n, m in result.metrics.items() if n != "pass_at_1"}
-    hat = [(name, _delta(m), None) for name, m in metrics.items() if name.startswith("pass^")]
-    at = [(name, _delta(m), None) for name, m in metrics.items() if name.startswith("pass@")]
+    shown = {n: m for n, m in result.metrics.items() if n != "pass_at_1"}  # pass@1 is pass^1
+    metrics = {key_label(n): m for n, m in shown.items()}
+    hat, at = ([(key_label(n), _delta(m), None) for n, m in shown.items() if parse_metric_key(n)[0] == metric]
+               for metric in METRICS)
     strata = []
     for key, values in result.strata.items():
         blocks = {value: block.metrics() for value, block in values.items()}
-        names = sorted({n for found in blocks.values() for n in found}, key=lambda n: int(n.rsplit("_", 1)[1]))
+        names = sorted({n for found in blocks.values() for n in found}, key=lambda n: parse_metric_key(n)[1])
         rows = [(f"{value} ({values[value].cases})", _delta(found.get(names[0])) if names else None,
                  _delta(found.get(names[-1])) if len(names) > 1 else None) for value, found in blocks.items()]
-        table = [StratumRow(value, _label(n), found[n]) for value, found in blocks.items() for n in names if n in found]
-        labels = (f"Δ {_label(names[0])}", f"Δ {_label(names[-1])}") if names else ("Δ", "Δ")
+        table = [StratumRow(value, key_label(n), found[n]) for value, found in blocks.items() for n in names if n in found]
+        labels = (f"Δ {key_label(names[0])}", f"Δ {key_label(names[-1])}") if names else ("Δ", "Δ")
         strata.append({"key": key, "svg": figures.interval_svg(rows, lo=-1, hi=1, labels=labels), "rows": table})
     return environment().get_template("compare.html.j2").render(
         r=result, metrics=metrics, strata=strata, paired=paired_rows(result),

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from passhat import metric_names
+
 if TYPE_CHECKING:
     from passhat.models import Interval, StratumSummary
 
 COLORS = {"pass_hat_k": "#c2410c", "pass_at_k": "#2563eb"}
-LABELS = {"pass_hat_k": "pass^k", "pass_at_k": "pass@k"}
 
 
 def _f(x: float) -> str:
@@ -30,8 +31,9 @@ def _ci(e: Interval) -> str:
     return f"{e.estimate:.3f} [{e.ci_low:.3f}, {e.ci_high:.3f}] ({e.method or ''})"
 
 
-def _ks_shown(n: int, most: int = 16) -> list[int]:
-    """Tick labels for k: all of them when few, otherwise about ``most`` evenly spaced plus the last."""
+def _tick_ks(n: int, most: int = 16) -> list[int]:
+    """The k axis's tick labels: all of them when few, otherwise about ``most`` evenly spaced plus the last (the
+    curve itself draws every k; which k a table shows is :func:`passhat.metric_names.shown_ks`)."""
     step = max(1, -(-n // most))
     return sorted({*range(1, n + 1, step), n})
 
@@ -52,10 +54,11 @@ def curve_svg(block: StratumSummary, n: int, *, width: int = 560, height: int = 
     for v in (0, 0.25, 0.5, 0.75, 1):
         parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{_f(y(v))}" y2="{_f(y(v))}"/>'
                      f'<text class="tick" x="{left - 6}" y="{_f(y(v) + 4)}" text-anchor="end">{v:g}</text>')
-    for k in _ks_shown(n):
+    for k in _tick_ks(n):
         parts.append(f'<text class="tick" x="{_f(x(k))}" y="{height - bottom + 16}" text-anchor="middle">{k}</text>')
     parts.append(f'<text class="axis" x="{left + pw / 2:.0f}" y="{height - 2}" text-anchor="middle">k (trials)</text>')
-    for metric, curve in (("pass_at_k", block.pass_at_k), ("pass_hat_k", block.pass_hat_k)):
+    for metric in reversed(metric_names.METRICS):  # pass@k first, so pass^k is drawn on top
+        curve = getattr(block, metric)
         pts = [(k, e.estimate, e) for k, e in sorted(curve.items()) if e.estimate is not None]
         if not pts:
             continue
@@ -72,14 +75,15 @@ def curve_svg(block: StratumSummary, n: int, *, width: int = 560, height: int = 
         parts.append(f'<polyline class="line" stroke="{color}" points="{line}"/>')
         for k, estimate, e in pts:
             parts.append(f'<circle class="pt {metric.replace("_", "-")}" data-k="{k}" fill="{color}" r="3.5" '
-                         f'cx="{_f(x(k))}" cy="{_f(y(estimate))}"><title>{LABELS[metric].replace("k", str(k), 1)}'
+                         f'cx="{_f(x(k))}" cy="{_f(y(estimate))}"><title>{metric_names.label(metric, k)}'
                          f' = {escape(_ci(e))}</title></circle>')
     parts.append("</svg>")
     return "".join(parts)
 
 
 def interval_svg(rows: Sequence[tuple[str, Interval | None, Interval | None]], *, lo: float = 0.0,
-                 hi: float = 1.0, labels: tuple[str, str] = ("pass^1", "pass^k"), width: int = 560) -> str:
+                 hi: float = 1.0, labels: tuple[str, str] = ("pass^1", metric_names.SYMBOLS["pass_hat_k"]),
+                 width: int = 560) -> str:
     """Dot-and-whisker rows on a common scale: each row shows up to two estimates with their intervals.
 
     Used for strata (pass^1 and pass^n per tag value) and for compare deltas (scale −1..1, zero line).

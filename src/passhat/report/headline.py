@@ -24,6 +24,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from passhat.metric_names import SYMBOLS
+
 if TYPE_CHECKING:
     from passhat.models import Summary
 
@@ -84,7 +86,7 @@ class Headline:
                                            for anchor, labels in by_anchor.items())
 
 
-LABELS = {"cases": "the case count", "pass_hat_k": "pass^k", "interval": "its interval",
+LABELS = {"cases": "the case count", "pass_hat_k": SYMBOLS["pass_hat_k"], "interval": "its interval",
            "errors": "infrastructure errors", "detectable": "the detectable failure rate"}
 
 

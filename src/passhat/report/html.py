@@ -24,6 +24,7 @@ import jinja2
 
 from passhat.errors import RunError
 from passhat.gate.report import read_gate_result
+from passhat.metric_names import shown_ks
 from passhat.models import Comparison, GateResult, Interval, Manifest, Summary
 from passhat.report import figures
 from passhat.report.files import write_atomic
@@ -59,12 +60,6 @@ def environment() -> jinja2.Environment:
 def asset(name: str) -> str:
     """A static file's text, inlined into the page (CSS and JS live beside the templates as package data)."""
     return (files("passhat.report") / "static" / name).read_text("utf-8")
-
-
-def show_ks(n: int) -> list[int]:
-    """Case-table columns: pass^1, 2, 4, 8, … and pass^n."""
-    ks = [k for k in (2**i for i in range(12)) if k <= n]
-    return ks + ([n] if n and ks[-1] != n else [])
 
 
 def _read_summary(folder: Path) -> Summary | None:
@@ -112,7 +107,7 @@ def case_rows(summary: Summary, data: TrialData, ks: list[int]) -> list[dict[str
             "id": c.id, "c": c.successes, "n": c.n, "errors": c.errors,
             "state": "pass" if c.passed_every_trial else ("fail" if c.successes == 0 else "mixed"),
             "wilson": None if c.wilson_low is None else (c.wilson_low, c.wilson_high),
-            "pass_hat": [c.pass_hat_k.get(k) for k in ks],
+            "pass_hat_k": [c.pass_hat_k.get(k) for k in ks],
             "category": next(iter(cats), None), "categories": cats,
             "tags": " ".join(f"{k}={v}" for k, v in c.tags.items()),
             "chunk": data.chunk_path(c.id) if c.id in data.case_index else None,
@@ -139,7 +134,7 @@ def render_report(summary: Summary, manifest: Manifest, data: TrialData, *, titl
     and every rule when the run was gated (``gate.json``), then the figures and the cases."""
     suite = summary.suite
     n = suite.trials_per_case or max((c.n for c in summary.cases), default=1)
-    ks = show_ks(n)
+    ks = shown_ks(n)
     return environment().get_template("report.html.j2").render(
         title=title, suite=suite, agent=summary.agent, manifest=manifest, n=n, ks=ks,
         curve=figures.curve_svg(suite, n), strata=strata_figures(summary, n),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from passhat.metric_names import shown_ks
 from passhat.report.headline import headline
 
 if TYPE_CHECKING:
@@ -27,11 +28,6 @@ def _cell(text: Any, limit: int = 300) -> str:
 
 def _num(x: float | None) -> str:
     return "—" if x is None else f"{x:.3g}"
-
-
-def _ks(n: int) -> list[int]:
-    ks = [k for k in (1, 2, 4, 8, 16, 32, 64) if k <= n]
-    return ks + ([n] if n and n not in ks else [])
 
 
 def _gate(gate: GateResult) -> list[str]:
@@ -66,7 +62,7 @@ def _curve(suite: SuiteSummary) -> list[str]:
     pct = f"{suite.confidence:.0%}"
     lines = [f"### Reliability: mean over {suite.cases} cases, {pct} interval (bootstrap over cases)", "",
              "| k | pass^k | pass@k |", "|---|---|---|"]
-    for k in _ks(suite.trials_per_case):
+    for k in shown_ks(suite.trials_per_case):
         cells = []
         for curve in (suite.pass_hat_k, suite.pass_at_k):
             e = curve.get(k)

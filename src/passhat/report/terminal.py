@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from passhat.metric_names import METRICS, SYMBOLS, shown_ks
 from passhat.report.headline import headline
 
 if TYPE_CHECKING:
@@ -23,17 +24,6 @@ def _ci(entry: Interval | None) -> str:
     if entry is None or entry.estimate is None or entry.ci_low is None or entry.ci_high is None:
         return "—"
     return f"{entry.estimate:.3f} [{entry.ci_low:.2f}, {entry.ci_high:.2f}]"
-
-
-def _ks(n: int) -> list[int]:
-    """Columns to show: 1, 2, 4, 8, … up to n, and n itself."""
-    ks, k = [], 1
-    while k <= n:
-        ks.append(k)
-        k *= 2
-    if n and ks[-1] != n:
-        ks.append(n)
-    return ks
 
 
 MAX_CASE_ROWS = 60
@@ -72,7 +62,7 @@ def case_table(summary: Summary) -> Table:
     """One line per case: ids whole, the failing check cut to one line (``check_cell``)."""
     suite = summary.suite
     n = suite.trials_per_case
-    ks = _ks(n)
+    ks = shown_ks(n)
     rows, caption = _rows(summary.cases)
     table = Table(title=f"{suite.name} · agent {summary.agent} · {suite.cases} cases × {n} trials",
                   caption=caption or None)
@@ -103,13 +93,14 @@ def fit_width(console: Console, table: Table) -> None:
 
 
 def curve_table(block: StratumSummary, n: int, title: str) -> Table:
-    ks = _ks(n)
+    ks = shown_ks(n)
     curve = Table(title=title)
     curve.add_column("metric")
     for k in ks:
         curve.add_column(f"k={k}", justify="right")
-    for values, label in ((block.pass_hat_k, "pass^k"), (block.pass_at_k, "pass@k")):
-        curve.add_row(label, *(_ci(values.get(k)) for k in ks))
+    for metric in METRICS:
+        values = getattr(block, metric)
+        curve.add_row(SYMBOLS[metric], *(_ci(values.get(k)) for k in ks))
     return curve
 
 

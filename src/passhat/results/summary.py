@@ -99,7 +99,7 @@ def _metric_blocks(tallies: list[CaseTally], cases: list[CaseSummary],
     if not ks:
         return {}, {}
     counts = [(t.n, t.passes) for t in tallies]
-    matrix = np.hstack([estimate_matrix(counts, ks, "pass^k"), estimate_matrix(counts, ks, "pass@k")])
+    matrix = np.hstack([estimate_matrix(counts, ks, "pass_hat_k"), estimate_matrix(counts, ks, "pass_at_k")])
     intervals = suite_intervals(matrix, [c.group for c in cases], seed=seed, confidence=CONFIDENCE,
                                 n_resamples=RESAMPLES)
     # Bounds monotone in k and containing their estimate (issue 22): pass^k falls with k, pass@k rises.

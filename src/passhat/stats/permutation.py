@@ -38,13 +38,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
+from passhat.metric_names import PassMetric
 from passhat.stats.passk import pass_at_k, pass_hat_k
 
-Family = Literal["pass_hat_k", "pass_at_k"]
 """The metric of a column: pass^k or pass@k."""
 
 
@@ -60,7 +60,7 @@ class PermutationResult(NamedTuple):
 
 
 @lru_cache(maxsize=4096)
-def _values(family: Family, n: int, k: int) -> tuple[float, ...]:
+def _values(family: PassMetric, n: int, k: int) -> tuple[float, ...]:
     """f(n, c) for c = 0..n: the unbiased per-case estimate of the metric from c passes of n."""
     f = pass_hat_k if family == "pass_hat_k" else pass_at_k
     return tuple(f(n, c, k) for c in range(n + 1))
@@ -95,7 +95,7 @@ def _multinomial(rng: np.random.Generator, m: int, pmf: np.ndarray, n_draws: int
     return out
 
 
-def _differences(key: tuple[int, int, int], columns: Sequence[tuple[Family, int]]) -> tuple[np.ndarray, np.ndarray]:
+def _differences(key: tuple[int, int, int], columns: Sequence[tuple[PassMetric, int]]) -> tuple[np.ndarray, np.ndarray]:
     """(pmf over c*, d per c* × column): the type's null distribution and what each outcome adds to each column."""
     n_b, n_c, total = key
     lo, pmf = _hypergeom(n_b, n_c, total)
@@ -108,7 +108,7 @@ def _differences(key: tuple[int, int, int], columns: Sequence[tuple[Family, int]
 
 
 def permutation_test(n_base: np.ndarray, c_base: np.ndarray, n_cand: np.ndarray, c_cand: np.ndarray,
-                     columns: Sequence[tuple[Family, int]], *, rng: np.random.Generator,
+                     columns: Sequence[tuple[PassMetric, int]], *, rng: np.random.Generator,
                      n_draws: int = 4000) -> PermutationResult:
     """The within-case permutation test of "nothing changed" for each (family, k) column (module docstring).
 
@@ -152,7 +152,7 @@ def _log_comb(n: int) -> np.ndarray:
     return np.array([math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1) for x in range(n + 1)])
 
 
-def _binomial_moments(family: Family, n: int, k: int, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _binomial_moments(family: PassMetric, n: int, k: int, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """E and Var of f(n, c), c ~ Bin(n, p), for each p (exact sums over c)."""
     c = np.arange(n + 1)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -164,7 +164,7 @@ def _binomial_moments(family: Family, n: int, k: int, p: np.ndarray) -> tuple[np
     return mean, np.maximum(weights @ f**2 - mean**2, 0.0)
 
 
-def uniform_drop_mde(n_base: np.ndarray, c_base: np.ndarray, n_cand: np.ndarray, c_cand: np.ndarray, family: Family,
+def uniform_drop_mde(n_base: np.ndarray, c_base: np.ndarray, n_cand: np.ndarray, c_cand: np.ndarray, family: PassMetric,
                      k: int, *, alpha: float = 0.05, power: float = 0.8) -> float | None:
     """The mean change of the metric that ``permutation_test`` detects with ``power`` when it is a uniform drop.
 
