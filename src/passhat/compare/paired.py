@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from passhat.compare.runs import LoadedRun
-from passhat.metric_names import PassMetric, metric_key
+from passhat.metric_names import METRICS, PassMetric, metric_key
 from passhat.models import PairedMetric
 from passhat.models.comparison import Discordant
 from passhat.stats import PairedInterval, PairedResult, detectable_change, paired_differences
@@ -45,7 +45,7 @@ def common_max_k(base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str]) -> i
 
 
 def compare_metric(
-    base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], family: str, k: int, *,
+    base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], family: PassMetric, k: int, *,
     seed: int, confidence: float, interval: PairedInterval = "t",
 ) -> PairedMetric | None:
     """The comparison of one metric on the cases with at least k graded trials in both runs (None if none)."""
@@ -59,13 +59,13 @@ def compare_metrics(
     interval: PairedInterval = "t",
 ) -> dict[str, PairedMetric]:
     """pass_hat_k and pass_at_k for each k (pass_at_1 equals pass_hat_1 and is kept for completeness)."""
-    columns = [(family, k) for family in ("pass_hat_k", "pass_at_k") for k in ks]
+    columns = [(family, k) for family in METRICS for k in ks]
     entries = compare_columns(base, cand, case_ids, columns, seed=seed, confidence=confidence, interval=interval)
     return {metric_key(f, k): e for (f, k), e in zip(columns, entries, strict=True) if e is not None}
 
 
 def compare_columns(
-    base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], columns: Sequence[tuple[str, int]], *,
+    base: LoadedRun, cand: LoadedRun, case_ids: Sequence[str], columns: Sequence[tuple[PassMetric, int]], *,
     seed: int, confidence: float, interval: PairedInterval = "t",
 ) -> list[PairedMetric | None]:
     """One entry per (family, k), all from one ``paired_differences`` call (None for a metric no case supports)."""
@@ -94,7 +94,7 @@ def compare_columns(
         binary.append(bool(np.all(n_base[included] == k) and np.all(n_cand[included] == k)))
     results = paired_differences(base_m, cand_m, groups, confidence=confidence, binary=binary, interval=interval,
                                  seed=seed)
-    wanted = [(cast(PassMetric, family), k) for family, k in (columns[j] for j in usable)]
+    wanted = [columns[j] for j in usable]
     change = permutation_test(n_base, c_base, n_cand, c_cand, wanted, rng=np.random.default_rng(seed))
     for col, j in enumerate(usable):
         included = ~np.isnan(base_m[:, col])
