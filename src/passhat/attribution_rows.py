@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from passhat.cases import Case
-from passhat.cases import assertions as A
+from passhat.cases.assertions.base import SqlValue
+from passhat.cases.assertions.expected import ExpectState
+from passhat.cases.assertions.rows import FieldEquals, NetChange, RowCount, SqlCheck
+from passhat.cases.assertions.scope import UnchangedExcept, in_scope
 from passhat.graders import Grade
-from passhat.graders.checks import assertion_name
-from passhat.graders.state import in_scope
 from passhat.tools import ToolCall
 from passhat.world.diff import Diff, RowChange, same_value
 
@@ -47,7 +48,7 @@ def state_culprit(case: Case, grade: Grade, calls: Sequence[ToolCall], diff: Dif
         if isinstance(step, int) and not isinstance(step, bool):
             return Culprit(step, f"the grader names step {step}")
         return Culprit(None, "the custom grader names no step or rows")
-    assertion = next((a for a in case.assertions if assertion_name(a) == grade.name), None)
+    assertion = next((a for a in case.assertions if a.label() == grade.name), None)
     if diff is None:
         return Culprit(None, "the trial's row changes were not given, so no call can be named")
     if any(c.committed and c.changed_rows is None for c in calls):
@@ -66,12 +67,10 @@ def state_culprit(case: Case, grade: Grade, calls: Sequence[ToolCall], diff: Dif
 def scope_culprit(case: Case, grade: Grade, calls: Sequence[ToolCall], diff: Diff | None) -> Culprit | None:
     """The first call that wrote a row outside an ``unchanged_except`` scope; ``None`` when the rows do not
     say (a file change, a record whose calls do not list their rows)."""
-    a = next((a for a in case.assertions if assertion_name(a) == grade.name), None)
-    if not isinstance(a, A.UnchangedExcept) or diff is None or any(c.committed and c.changed_rows is None for c in calls):
+    a = next((a for a in case.assertions if a.label() == grade.name), None)
+    if not isinstance(a, UnchangedExcept) or diff is None or any(c.committed and c.changed_rows is None for c in calls):
         return None
-    scopes: dict[str, list[A.RowScope]] = {}
-    for s in a.rows:
-        scopes.setdefault(s.table, []).append(s)
+    scopes = a.scopes()
     outside = [ch for ch in diff.rows() if ch.table not in a.tables and not in_scope(ch, scopes.get(ch.table, []))]
     writers = _writers(calls)
     found = [(c, ch) for ch in outside for c in writers.get((ch.table, repr(list(ch.key))), [])]
@@ -82,15 +81,15 @@ def scope_culprit(case: Case, grade: Grade, calls: Sequence[ToolCall], diff: Dif
 
 
 def _targets(a: Any, diff: Diff) -> list[Target]:
-    if isinstance(a, A.RowCount | A.FieldEquals | A.NetChange):
+    if isinstance(a, RowCount | FieldEquals | NetChange):
         return [(a.table, dict(a.where))]
-    if isinstance(a, A.ExpectState):
+    if isinstance(a, ExpectState):
         if a.table is None:  # reference form: wherever the trial or the reference changed something
             return [(t, {}) for t in diff.tables]
         key = a.key
         wheres = [{k: row[k] for k in key if k in row} if key else dict(row) for row in a.rows]
         return [(a.table, w) for w in wheres + [dict(r) for r in a.absent]] or [(a.table, {})]
-    if isinstance(a, A.SqlCheck):  # the tables it reads: any of their rows may be the one
+    if isinstance(a, SqlCheck):  # the tables it reads: any of their rows may be the one
         return [(t, {}) for t in dict.fromkeys(SQL_TABLE.findall(a.query))]
     return []
 
@@ -102,7 +101,7 @@ def _matches(ch: RowChange, where: dict[str, Any]) -> bool:
 
 def _wrong_ones(a: Any, rows: list[RowChange]) -> list[RowChange]:
     """For ``field_equals`` with a literal value: the matching rows whose value is wrong (the culprits)."""
-    if not isinstance(a, A.FieldEquals) or isinstance(a.equals, A.SqlValue):
+    if not isinstance(a, FieldEquals) or isinstance(a.equals, SqlValue):
         return []
     return [ch for ch in rows if ch.after is not None and not same_value(ch.after.get(a.field), a.equals)]
 
