@@ -6,6 +6,8 @@
 - ``needs_workspace``: a case whose fixture has no workspace is refused when the suite loads.
 - :meth:`~BuiltinAssertion.check`: the verdict on the finished trial, with the reason users read.
 - :meth:`~BuiltinAssertion.label`: the grade's name, which records and re-grades compare.
+- ``bounds_scope``, :meth:`~BuiltinAssertion.rows_concerned`, :meth:`~BuiltinAssertion.wrong_rows`: what
+  failure attribution needs to know about a failed check (``attribution.py``); none by default.
 - :meth:`~BuiltinAssertion.check_fixture`: what it names, checked against the fixture at load; the
   default checks a ``table`` (with ``where``, ``field``, ``column``) and every ``{sql: ...}`` value.
 
@@ -22,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.cases.assertions.fixture import Fixture
 from passhat.errors import CaseError
+from passhat.world.diff import Diff, RowChange
 
 if TYPE_CHECKING:
     from passhat.graders.base import TrialView
@@ -34,6 +37,8 @@ GradedSubject = Literal["state", "trajectory", "reply"]
 by ``judge`` would need the judge model, which a re-grade does not have)."""
 GRADER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 """What a custom grader may be called (the key of its assertions in a case file)."""
+RowTarget = tuple[str, dict[str, Any]]
+"""A table and a ``where`` (``{}``: any row of it): rows a check is about."""
 
 
 class SqlValue(BaseModel):
@@ -80,6 +85,8 @@ class BuiltinAssertion(BaseModel):
     subject: ClassVar[GradedSubject]
     shorthand: ClassVar[str | None] = None
     needs_workspace: ClassVar[bool] = False
+    bounds_scope: ClassVar[bool] = False
+    """It checks the side-effect boundary: a failure is a change outside the allowed scope (attribution)."""
 
     description: str | None = None
     """Optional human wording of what the assertion checks, shown in reasons."""
@@ -103,11 +110,21 @@ class BuiltinAssertion(BaseModel):
         """The grade's name: ``kind: description`` when the case words it, else ``kind(target)``."""
         if self.description:
             return f"{self.kind}: {self.description}"
-        return f"{self.kind}({self.target()})"
+        return f"{self.kind}({self.label_target()})"
 
-    def target(self) -> str:
+    def label_target(self) -> str:
         """What an unworded label names the assertion by (a table and its filters, a text); none by default."""
         return ""
+
+    def rows_concerned(self, diff: Diff) -> list[RowTarget]:
+        """The rows a failed check is about: failure attribution names the call that wrote one of them (or
+        should have) as the step that went wrong. None by default ("the check names no table")."""
+        return []
+
+    def wrong_rows(self, changes: list[RowChange]) -> list[RowChange]:
+        """Of the changed rows it is about, the ones the check finds wrong, when it can tell (attribution
+        then names their writer); none by default, which leaves all of them."""
+        return []
 
     def check_fixture(self, field: str, fixture: Fixture) -> None:
         """Raise :class:`~passhat.errors.CaseError` for what the assertion names that the fixture lacks.

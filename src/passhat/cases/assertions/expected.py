@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from passhat.cases.assertions.base import BuiltinAssertion, GradedSubject, Scalar, where_sql
+from passhat.cases.assertions.base import BuiltinAssertion, GradedSubject, RowTarget, Scalar, where_sql
 from passhat.cases.assertions.fixture import Fixture
 from passhat.cases.assertions.state_diff import SHOWN, pairs, state_differences, summary
 from passhat.errors import CaseError
-from passhat.world.diff import same_value
+from passhat.world.diff import Diff, same_value
 
 if TYPE_CHECKING:
     from passhat.graders.base import TrialView
@@ -86,8 +86,17 @@ class ExpectState(BuiltinAssertion):
             raise ValueError("`ignore` belongs to the reference form (`{reference: true, ignore: {table: [column]}}`)")
         return self
 
-    def target(self) -> str:
+    def label_target(self) -> str:
         return "reference" if self.reference else self.table or ""
+
+    def rows_concerned(self, diff: Diff) -> list[RowTarget]:
+        """Rows form: each listed row by its key, each absent one; reference form: wherever the trial changed
+        something."""
+        if self.table is None:
+            return [(t, {}) for t in diff.tables]
+        key = self.key
+        wheres = [{k: row[k] for k in key if k in row} if key else dict(row) for row in self.rows]
+        return [(self.table, w) for w in wheres + [dict(r) for r in self.absent]] or [(self.table, {})]
 
     def check(self, view: TrialView) -> tuple[bool, str]:
         return self._reference_form(view) if self.reference else self._rows_form(view)

@@ -66,6 +66,7 @@ class FileUnchanged(BuiltinAssertion):
     subject: ClassVar[GradedSubject] = "state"
     shorthand: ClassVar[str | None] = "paths"
     needs_workspace: ClassVar[bool] = True
+    bounds_scope: ClassVar[bool] = True
 
     kind: Literal["file_unchanged"] = "file_unchanged"
     paths: list[str] = Field(min_length=1)
@@ -179,7 +180,7 @@ class FileMatches(BuiltinAssertion):
             raise ValueError(f"pattern {value!r} is not a regular expression: {exc}") from None
         return value
 
-    def target(self) -> str:
+    def label_target(self) -> str:
         return self.pattern
 
     def check(self, view: TrialView) -> tuple[bool, str]:

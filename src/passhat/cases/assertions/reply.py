@@ -52,7 +52,7 @@ class ReplyContains(BuiltinAssertion):
     def _one_name(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
 
-    def target(self) -> str:
+    def label_target(self) -> str:
         return self.text
 
     def _found(self, texts: list[str]) -> tuple[bool, str]:
@@ -96,7 +96,7 @@ class ReplyMatches(BuiltinAssertion):
     scope: Scope = "any"
     """``any``: any agent message; ``last``: the final reply only."""
 
-    def target(self) -> str:
+    def label_target(self) -> str:
         return self.pattern
 
     def check(self, view: TrialView) -> tuple[bool, str]:
@@ -123,7 +123,7 @@ class ReplyMentions(BuiltinAssertion):
     scope: Scope = "any"
     """``any``: any agent message; ``last``: the final reply only."""
 
-    def target(self) -> str:
+    def label_target(self) -> str:
         return describe(self.table, self.where)
 
     def check(self, view: TrialView) -> tuple[bool, str]:

@@ -7,6 +7,7 @@ changed rows.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
@@ -15,16 +16,21 @@ from passhat.cases.assertions.base import (
     BuiltinAssertion,
     Expected,
     GradedSubject,
+    RowTarget,
     Scalar,
+    SqlValue,
     describe,
     expected_value,
     where_sql,
 )
 from passhat.cases.assertions.fixture import Fixture
-from passhat.world.diff import same_value
+from passhat.world.diff import Diff, RowChange, same_value
 
 if TYPE_CHECKING:
     from passhat.graders.base import TrialView
+
+SQL_TABLE = re.compile(r'\b(?:from|join)\s+"?([A-Za-z_][A-Za-z0-9_]*)', re.IGNORECASE)
+"""The tables a query reads (good enough for attribution: a missed one only leaves a step unnamed)."""
 
 
 def matches(row: dict[str, Any] | None, where: dict[str, Any]) -> bool:
@@ -45,8 +51,11 @@ class RowCount(BuiltinAssertion):
     equals: int = Field(ge=0)
     """Expected number of rows."""
 
-    def target(self) -> str:
+    def label_target(self) -> str:
         return describe(self.table, self.where)
+
+    def rows_concerned(self, diff: Diff) -> list[RowTarget]:
+        return [(self.table, dict(self.where))]
 
     def check(self, view: TrialView) -> tuple[bool, str]:
         where, params = where_sql(self.where)
@@ -69,8 +78,11 @@ class FieldEquals(BuiltinAssertion):
     equals: Expected
     """Expected value: a literal or ``{sql: ...}`` evaluated on the final state."""
 
-    def target(self) -> str:
+    def label_target(self) -> str:
         return describe(self.table, self.where)
+
+    def rows_concerned(self, diff: Diff) -> list[RowTarget]:
+        return [(self.table, dict(self.where))]
 
     def check(self, view: TrialView) -> tuple[bool, str]:
         where, params = where_sql(self.where)
@@ -83,6 +95,12 @@ class FieldEquals(BuiltinAssertion):
         if wrong:
             return False, f"{label}: expected {want!r}, actual {wrong[0]!r}" + (f" ({len(wrong)} rows)" if len(wrong) > 1 else "")
         return True, f"{label}: {want!r} in {len(values)} row(s)"
+
+    def wrong_rows(self, changes: list[RowChange]) -> list[RowChange]:
+        """With a literal value: the matching rows whose value is wrong (the culprits)."""
+        if isinstance(self.equals, SqlValue):
+            return []
+        return [ch for ch in changes if ch.after is not None and not same_value(ch.after.get(self.field), self.equals)]
 
 
 def _normalise(result: list[tuple[Any, ...]]) -> Any:
@@ -116,6 +134,10 @@ class SqlCheck(BuiltinAssertion):
         got = _normalise(view.query(self.query, ()))
         return _deep_equal(got, self.expect), f"query result: expected {self.expect!r}, actual {got!r}"
 
+    def rows_concerned(self, diff: Diff) -> list[RowTarget]:
+        """The tables it reads: any of their rows may be the one."""
+        return [(t, {}) for t in dict.fromkeys(SQL_TABLE.findall(self.query))]
+
     def check_fixture(self, field: str, fixture: Fixture) -> None:
         super().check_fixture(field, fixture)
         fixture.sql(self.query, f"{field}.query")
@@ -136,8 +158,11 @@ class NetChange(BuiltinAssertion):
     equals: Expected
     """Expected value: a literal or ``{sql: ...}`` evaluated on the final state."""
 
-    def target(self) -> str:
+    def label_target(self) -> str:
         return describe(self.table, self.where)
+
+    def rows_concerned(self, diff: Diff) -> list[RowTarget]:
+        return [(self.table, dict(self.where))]
 
     def check(self, view: TrialView) -> tuple[bool, str]:
         delta = 0.0

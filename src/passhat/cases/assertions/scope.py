@@ -18,7 +18,7 @@ from passhat.cases.globs import check_globs
 from passhat.cases.globs import matches as glob_matches
 from passhat.cases.scope_checks import check_scopes
 from passhat.errors import CaseError
-from passhat.world.diff import RowChange
+from passhat.world.diff import Diff, RowChange
 
 if TYPE_CHECKING:
     from passhat.graders.base import TrialView
@@ -58,6 +58,7 @@ class UnchangedExcept(BuiltinAssertion):
     """Nothing changed outside the allowed tables, rows and files: the side-effect boundary."""
 
     subject: ClassVar[GradedSubject] = "state"
+    bounds_scope: ClassVar[bool] = True
 
     kind: Literal["unchanged_except"] = "unchanged_except"
     tables: list[str] = Field(default_factory=list)
@@ -77,17 +78,16 @@ class UnchangedExcept(BuiltinAssertion):
     def _file_globs(cls, value: Any) -> Any:
         return check_globs(value)
 
-    def scopes(self) -> dict[str, list[RowScope]]:
-        """The row scopes by table."""
-        out: dict[str, list[RowScope]] = {}
+    def rows_outside(self, diff: Diff) -> list[RowChange]:
+        """The row changes the scope does not allow, in the diff's order."""
+        scopes: dict[str, list[RowScope]] = {}
         for s in self.rows:
-            out.setdefault(s.table, []).append(s)
-        return out
+            scopes.setdefault(s.table, []).append(s)
+        return [ch for ch in diff.rows() if ch.table not in self.tables and not in_scope(ch, scopes.get(ch.table, []))]
 
     def check(self, view: TrialView) -> tuple[bool, str]:
-        scopes = self.scopes()
-        outside = [f"{ch.table} {ch.kind} {list(ch.key)} ({', '.join(ch.changed_fields)})" for ch in view.diff.rows()
-                   if ch.table not in self.tables and not in_scope(ch, scopes.get(ch.table, []))]
+        outside = [f"{ch.table} {ch.kind} {list(ch.key)} ({', '.join(ch.changed_fields)})"
+                   for ch in self.rows_outside(view.diff)]
         if view.files is not None:
             outside += [f"{c.path} ({c.kind})" for c in view.files.changes if not glob_matches(c.path, self.files)]
         if outside:
