@@ -2,7 +2,7 @@
 
 ``unchanged_except`` reads only the trial's diffs (rows and files), so its cost grows with the number of
 changes, not the size of the state. Row scopes that could never match a row are refused when the suite
-loads (``cases/scope_checks.py``).
+loads (``scope_checks.py``).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from passhat.cases.assertions.base import BuiltinAssertion, GradedSubject, Scalar
 from passhat.cases.assertions.fixture import Fixture
 from passhat.cases.assertions.rows import matches
+from passhat.cases.assertions.scope_checks import check_scopes
 from passhat.cases.globs import check_globs
 from passhat.cases.globs import matches as glob_matches
-from passhat.cases.scope_checks import check_scopes
 from passhat.errors import CaseError
 from passhat.world.diff import Diff, RowChange
 
