@@ -11,6 +11,9 @@
 - :meth:`~BuiltinAssertion.check_fixture`: what it names, checked against the fixture at load; the
   default checks a ``table`` (with ``where``, ``field``, ``column``) and every ``{sql: ...}`` value.
 
+The defaults serve the common shape, a kind that names a ``table`` and a ``where`` (its label, the
+rows attribution looks at, its fixture checks) or a workspace ``path``; a kind overrides what differs.
+
 The class docstring and field docstrings are the kind's entry in docs/case-file.md.
 """
 
@@ -113,13 +116,22 @@ class BuiltinAssertion(BaseModel):
         return f"{self.kind}({self.label_target()})"
 
     def label_target(self) -> str:
-        """What an unworded label names the assertion by (a table and its filters, a text); none by default."""
-        return ""
+        """What an unworded label names the assertion by. The default: its ``table`` and ``where``
+        (``tickets where invoice_id='INV-102'``), or nothing for a kind without a table."""
+        rows = self._rows()
+        return describe(*rows) if rows else ""
 
     def rows_concerned(self, diff: Diff) -> list[RowTarget]:
         """The rows a failed check is about: failure attribution names the call that wrote one of them (or
-        should have) as the step that went wrong. None by default ("the check names no table")."""
-        return []
+        should have) as the step that went wrong. The default: its ``table`` and ``where``, or none ("the
+        check names no table")."""
+        rows = self._rows()
+        return [rows] if rows else []
+
+    def _rows(self) -> RowTarget | None:
+        """``(table, where)`` of a kind that names a table (``where`` is optional), else ``None``."""
+        table = getattr(self, "table", None)
+        return (table, dict(getattr(self, "where", {}))) if isinstance(table, str) else None
 
     def wrong_rows(self, changes: list[RowChange]) -> list[RowChange]:
         """Of the changed rows it is about, the ones the check finds wrong, when it can tell (attribution
@@ -145,7 +157,13 @@ class BuiltinAssertion(BaseModel):
                 fixture.sql(value.sql, f"{field}.{name}.sql")
 
     def check_workspace(self, field: str, file: str, has_workspace: bool) -> None:
-        """A kind that ``needs_workspace`` is refused for a fixture without one."""
-        if self.needs_workspace and not has_workspace:
+        """A kind that ``needs_workspace`` is refused for a fixture without one, and the ``path`` it names
+        (if it names one) must stay inside the workspace."""
+        if not self.needs_workspace:
+            return
+        if not has_workspace:
             raise CaseError(file, field, f"{self.kind} checks a workspace, and the case's fixture has none "
                                          "(declare one with Domain(workspace=...), docs/workspace.md)")
+        path = getattr(self, "path", None)
+        if isinstance(path, str) and (path.startswith("/") or ".." in path.split("/") or "\0" in path):
+            raise CaseError(file, f"{field}.path", f"{path!r} is not a path inside the workspace (relative, no `..`)")

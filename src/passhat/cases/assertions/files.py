@@ -17,7 +17,6 @@ from pydantic import Field, field_validator, model_validator
 
 from passhat.cases.assertions.base import BuiltinAssertion, GradedSubject
 from passhat.cases.globs import check_globs, matches
-from passhat.errors import CaseError
 from passhat.workspace.paths import WorkspacePathError, inside
 from passhat.workspace.tree import DEFAULT_IGNORE
 
@@ -42,12 +41,6 @@ def _final(view: TrialView, path: str, *, follow_symlinks: bool = True) -> Path:
         return inside(final_tree(view), path, follow_symlinks=follow_symlinks)
     except WorkspacePathError as exc:
         raise ValueError(str(exc)) from None
-
-
-def _inside_workspace(path: str, field: str, file: str) -> None:
-    """A path an assertion names stays inside the workspace (checked when the suite loads)."""
-    if path.startswith("/") or ".." in path.split("/") or "\0" in path:
-        raise CaseError(file, f"{field}.path", f"{path!r} is not a path inside the workspace (relative, no `..`)")
 
 
 def _listed(paths: list[str]) -> str:
@@ -110,10 +103,6 @@ class FileExists(BuiltinAssertion):
             return True, f"{self.path} exists"
         return False, f"{self.path}: expected a file, " + ("found a directory" if target.is_dir() else "nothing is there")
 
-    def check_workspace(self, field: str, file: str, has_workspace: bool) -> None:
-        super().check_workspace(field, file, has_workspace)
-        _inside_workspace(self.path, field, file)
-
 
 class FileAbsent(BuiltinAssertion):
     """Nothing exists at ``path`` in the final workspace: no file or link there, and no file under it (a
@@ -140,10 +129,6 @@ class FileAbsent(BuiltinAssertion):
             return False, (f"{self.path}: expected nothing there, found a directory holding "
                            f"{Path(inner).relative_to(root).as_posix()}")
         return True, f"{self.path} is absent" + (" (an empty directory is not part of the tree)" if target.is_dir() else "")
-
-    def check_workspace(self, field: str, file: str, has_workspace: bool) -> None:
-        super().check_workspace(field, file, has_workspace)
-        _inside_workspace(self.path, field, file)
 
 
 def _first_file(folder: Path) -> str | None:
@@ -194,10 +179,6 @@ class FileMatches(BuiltinAssertion):
         if re.search(self.pattern, text):
             return True, f"/{self.pattern}/ found in {self.path}"
         return False, f"/{self.pattern}/ not found in {self.path}"
-
-    def check_workspace(self, field: str, file: str, has_workspace: bool) -> None:
-        super().check_workspace(field, file, has_workspace)
-        _inside_workspace(self.path, field, file)
 
 
 KINDS: tuple[type[BuiltinAssertion], ...] = (FileUnchanged, FileExists, FileAbsent, FileMatches)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from passhat.cases.assertions.base import BuiltinAssertion, GradedSubject, Scalar, describe, where_sql
+from passhat.cases.assertions.base import BuiltinAssertion, GradedSubject, Scalar, where_sql
 from passhat.cases.assertions.fixture import Fixture
 from passhat.cases.assertions.textmatch import contains
 
@@ -122,9 +122,6 @@ class ReplyMentions(BuiltinAssertion):
     """Column equality filters, AND-ed; numbers match by value (25 == 25.0)."""
     scope: Scope = "any"
     """``any``: any agent message; ``last``: the final reply only."""
-
-    def label_target(self) -> str:
-        return describe(self.table, self.where)
 
     def check(self, view: TrialView) -> tuple[bool, str]:
         where, params = where_sql(self.where)

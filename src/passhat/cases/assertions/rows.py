@@ -51,12 +51,6 @@ class RowCount(BuiltinAssertion):
     equals: int = Field(ge=0)
     """Expected number of rows."""
 
-    def label_target(self) -> str:
-        return describe(self.table, self.where)
-
-    def rows_concerned(self, diff: Diff) -> list[RowTarget]:
-        return [(self.table, dict(self.where))]
-
     def check(self, view: TrialView) -> tuple[bool, str]:
         where, params = where_sql(self.where)
         n = view.query(f'SELECT COUNT(*) FROM "{self.table}"{where}', params)[0][0]
@@ -77,12 +71,6 @@ class FieldEquals(BuiltinAssertion):
     """Column whose value is checked."""
     equals: Expected
     """Expected value: a literal or ``{sql: ...}`` evaluated on the final state."""
-
-    def label_target(self) -> str:
-        return describe(self.table, self.where)
-
-    def rows_concerned(self, diff: Diff) -> list[RowTarget]:
-        return [(self.table, dict(self.where))]
 
     def check(self, view: TrialView) -> tuple[bool, str]:
         where, params = where_sql(self.where)
@@ -157,12 +145,6 @@ class NetChange(BuiltinAssertion):
     """Column equality filters, AND-ed; numbers match by value (25 == 25.0)."""
     equals: Expected
     """Expected value: a literal or ``{sql: ...}`` evaluated on the final state."""
-
-    def label_target(self) -> str:
-        return describe(self.table, self.where)
-
-    def rows_concerned(self, diff: Diff) -> list[RowTarget]:
-        return [(self.table, dict(self.where))]
 
     def check(self, view: TrialView) -> tuple[bool, str]:
         delta = 0.0
