@@ -2,7 +2,8 @@
 
 The order is the flow of a run read bottom-up: foundations, the world a trial acts on, the tool boundary, the
 model layer and the tool server, agents, cases and their grading, the runner, benchmarks imported from a
-checkout (their replay harnesses drive the runner), results, decisions, the library, the command line. A new top-level module must be given a layer here; that choice is the review.
+checkout (their replay harnesses drive the runner), results, decisions, the library, the command line. A new
+top-level module must be given a layer here; that choice is the review.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import posixpath
 import re
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from passhat.attribution_rows import scope_culprit, state_culprit
 from passhat.cases import Case
@@ -62,7 +62,9 @@ SUCCESS_CLAIM = re.compile(
 class Failure(BaseModel):
     """Why a trial failed."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     category: FailureCategory
+    """The primary category: the earliest step that went wrong (docs/failures.md lists them)."""
     step: int | None
     """The tool-call step (1-based) at which it went wrong — for a wrong or missing row, the call that last wrote
     it or should have (docs/failures.md); ``None`` when no call is to blame (the reply, a crash, nothing written:

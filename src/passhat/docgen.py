@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -50,3 +50,28 @@ def field_table(model: type[BaseModel], *, skip: tuple[str, ...] = (), only: tup
         lines.append(f"| `{name}` | {type_text(info.annotation, collapse)} | "
                      f"{default_text(info, only_changed=only_changed)} | {doc} |")
     return lines
+
+
+def nested_models(annotation: Any) -> list[type[BaseModel]]:
+    """The models a field's type holds (``list[RowScope]`` → RowScope), so their fields are documented too."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in getattr(annotation, "__args__", ()) for m in nested_models(arg)]
+
+
+def nested_sections(title: str, model: type[BaseModel], level: str, seen: set[type[BaseModel]], *,
+                    elsewhere: Collection[type[BaseModel]] = (), collapse: Mapping[str, str] | None = None) -> list[str]:
+    """A section for each model nested in ``model``'s fields, depth first, each once (``seen``), headed by its
+    path (``title.field[]``): a field whose type is a model must never show only its type name (RowScope's
+    fields were missing). Models in ``elsewhere`` have sections of their own."""
+    seen.add(model)
+    out: list[str] = []
+    for name, info in model.model_fields.items():
+        for inner in nested_models(info.annotation):
+            if inner in seen or inner in elsewhere:
+                continue
+            many = "[]" if "list[" in str(info.annotation) else ""
+            sub = f"{title}.{name}{many}"
+            out += [f"{level} `{sub}`", "", doc_text(inner), "", *field_table(inner, collapse=collapse), ""]
+            out += nested_sections(sub, inner, level, seen, elsewhere=elsewhere, collapse=collapse)
+    return out

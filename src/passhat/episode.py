@@ -11,7 +11,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:  # annotations only: an agent in a process of its own (the isolated worker) never loads the boundary
     from passhat.tools import Tool, ToolBoundary, ToolCall
@@ -34,8 +34,11 @@ EndReason = Literal[
 class Message(BaseModel):
     """One message of the conversation."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     role: Literal["user", "agent"]
+    """Who said it."""
     text: str
+    """What was said."""
     at: float = 0.0
     """Seconds since the trial started."""
 
@@ -43,29 +46,43 @@ class Message(BaseModel):
 class Usage(BaseModel):
     """What the agent spent, as it reported it (model-driven agents report per model call)."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     input_tokens: int = 0
+    """Prompt tokens, over every model call."""
     output_tokens: int = 0
+    """Completion tokens, over every model call."""
     cost: float = 0.0
+    """Cost in USD at the run's prices (0 when the model is not priced)."""
     model_calls: int = 0
+    """Model calls reported."""
     time_to_first_token_s: float | None = None
     """Time to the first token of the first model call, when the agent reports it."""
     models: list[str] = Field(default_factory=list)
+    """The models called, each once, in first-called order."""
 
 
 class ModelCall(BaseModel):
     """One model call an agent reported: the span a trace shows for it."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     model: str | None = None
+    """The model called."""
     input_tokens: int = 0
+    """Prompt tokens."""
     output_tokens: int = 0
+    """Completion tokens."""
     cost: float = 0.0
+    """Cost in USD at the run's prices."""
     started_at: float = 0.0
     """Seconds since the trial started."""
     latency_s: float | None = None
+    """Seconds from the request to the whole reply."""
     time_to_first_token_s: float | None = None
+    """Seconds to the first token, when streamed."""
     prompt_hash: str | None = None
     """Hash of the prompt template/tool schema version, for tracing which prompt produced what."""
     error: str | None = None
+    """Why the call failed, when it did."""
 
 
 class ToolResult(BaseModel):

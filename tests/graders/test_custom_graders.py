@@ -422,7 +422,7 @@ def test_regrade_runs_custom_graders_again_and_carries_judge_grades_over(suite: 
     # loosen the state check for overpayments of up to 40, keep the judge assertion, add a new one
     suite(case_data({"refund_matches_approval": {"order_id": "O-1", "tolerance": 40}}, {"apologises": {}}))
     report = regrade_run(tmp_path / "source", tmp_path / "regraded")
-    assert report["custom_graders"] == {"../domain.py": {"apologises": "judge", "approval_read_first": "trajectory",
+    assert report.custom_graders == {"../domain.py": {"apologises": "judge", "approval_read_first": "trajectory",
                                                          "refund_matches_approval": "state", "reply_quotes_refund": "reply"}}
     regraded = sorted((TrialRecord.model_validate_json(x) for x in (tmp_path / "regraded" / "trials.jsonl").read_text()
                        .splitlines()), key=lambda r: r.trial)
@@ -430,7 +430,8 @@ def test_regrade_runs_custom_graders_again_and_carries_judge_grades_over(suite: 
     assert grade(regraded[1], "refund_matches_approval").reason == "refunded 100 on O-1, approved 60"
     carried = grade(regraded[0], "apologises")
     assert carried.passed and carried.details["regrade"].startswith("carried over")
-    assert report["outcome_changes"] == [{"case_id": "refund", "trial": 1, "before": "fail", "after": "pass"}]
+    assert [c.model_dump() for c in report.outcome_changes] == [
+        {"case_id": "refund", "trial": 1, "before": "fail", "after": "pass"}]
 
     suite(case_data({"refund_matches_approval": {"order_id": "O-1"}}, {"apologises": {"min_score": 5}}))
     regrade_run(tmp_path / "source", tmp_path / "regraded-2")

@@ -95,7 +95,8 @@ def test_quiet_run_still_prints_its_result_in_one_line(cli: Any, tmp_path: Path)
     r = cli("run", NOTES / "cases", "--agent", f"{NOTES / 'agents.py'}:good", "-k", "2", "-q", "--no-report",
             "--out", tmp_path / "run")
     assert r.exit_code == 0, r.output
-    assert ("agents.py:good: 1 of 1 cases passed all 2 trials; pass^2 1.00 (95 % interval 0.15–1.00); with 2 trials, "
+    # one case: the lower bound is Clopper–Pearson's 0.025 for 1 of 1 (0.158 before issue 22), printed rounded down
+    assert ("agents.py:good: 1 of 1 cases passed all 2 trials; pass^2 1.00 (95 % interval 0.02–1.00); with 2 trials, "
             "a failure rate of 78 % or higher, if every case shared it, would have shown with 95 % probability.") in r.output
 
 

@@ -24,6 +24,7 @@ from passhat.api.options import RunOptions, continue_options
 from passhat.api.run import Run
 from passhat.cases import Suite, load_suite
 from passhat.errors import PasshatError, RunError
+from passhat.models import Selection
 from passhat.redaction import Redactor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
@@ -97,11 +98,11 @@ def default_out(suite: str, agent: str) -> Path:
     raise RunError(f"cannot find a free run folder name next to {base}; pass out=")
 
 
-def check_same_selection(out: Path, selection: dict[str, Any] | None) -> None:
+def check_same_selection(out: Path, selection: Selection | None) -> None:
     """A resumed run must choose the same cases as the run it continues (same cases, splits and tags)."""
     old = RunStore(out).manifest().selection
     before = old.describe if old else None
-    now = selection.get("describe") if selection else None
+    now = selection.describe if selection else None
     if before != now:
         raise PasshatError(f"cannot resume {out}: it ran {'the cases selected by ' + before if before else 'every case'}, "
                            f"this command selects {'the cases selected by ' + now if now else 'every case'}; "
@@ -179,9 +180,9 @@ async def evaluate_async(
         raise PasshatError("resume needs the folder of the run to continue (--out / out=)")
     opts = RunOptions.build(options, **fields).resolved()
     folder = Path(out) if out is not None else None
-    old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None
+    old_manifest = RunStore(folder).manifest() if resume and folder is not None else None
     if old_manifest is not None and folder is not None:
-        opts = continue_options(old_manifest.get("options"), opts, folder)
+        opts = continue_options(old_manifest.options, opts, folder)
     check_limits(opts.trials, opts.concurrency)  # before anything is loaded; the plan's size once the cases are chosen
     check_executor(opts.executor, opts.ray_address)
     if cassette is not None and (opts.record is not None or opts.replay is not None or opts.executor != "local"):
@@ -200,12 +201,12 @@ async def evaluate_async(
     check_limits(opts.trials, opts.concurrency, len(plan.suite.cases))
     tools_from = cassette if cassette is not None else plan.cassette
     if resume and folder is not None:
-        check_same_selection(folder, plan.manifest.get("selection"))
+        check_same_selection(folder, plan.selection)
     label = spec or opts.name or agent_name(agent)
     python_agent = await _python_agent(spec, opts.isolate) if spec is not None else as_agent(agent, label)
     setup = build_model_setup(label, opts, agent=python_agent)
     registered_gate = None
-    if opts.gate is not None or (old_manifest or {}).get("gate") is not None:
+    if opts.gate is not None or (old_manifest is not None and old_manifest.gate is not None):
         from passhat.gate import registration_for_run  # the gate's model: not on a gateless run's first trial
 
         registered_gate = registration_for_run(opts.gate, old_manifest)
@@ -268,15 +269,12 @@ and result, for callers outside an event loop (inside one it raises, pointing to
 def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str]) -> Run:
     """After the last trial: ``summary.json`` (one pass over the tally fields of the records, with the
     strata asked for and one per tag key, so the report need not rebuild it), then the registered gate."""
-    from passhat.models import Summary
     from passhat.results import tag_keys
     from passhat.results.summary import summary_of_records_file
 
     store = RunStore(folder)
     manifest = store.manifest()
-    as_dict = manifest.to_dict()
-    strata = list(dict.fromkeys([*by, *tag_keys(as_dict)]))
-    summary = Summary.from_dict(summary_of_records_file(store, as_dict, by=strata), "summary")
+    summary = summary_of_records_file(store, manifest, by=list(dict.fromkeys([*by, *tag_keys(manifest)])))
     store.write_summary(summary)
     gate_result, gate_error = None, None
     if gated:

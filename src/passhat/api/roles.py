@@ -20,6 +20,7 @@ from passhat.llm.chat import is_model_spec
 from passhat.llm.pricing import PriceTable, load_price_table
 from passhat.llm.ratelimit import LimiterFactory, RateLimit, local_limiter
 from passhat.llm.retry import RetryPolicy
+from passhat.models import ModelInfo
 
 
 @dataclass
@@ -34,9 +35,11 @@ class ModelSetup:
 
 
 def _unpriced(role: str, described: dict[str, Any] | None) -> list[str]:
-    if described is None or described.get("price") is not None:
+    """A warning for a model the manifest records without a price (``described`` is its ``models`` entry)."""
+    info = None if described is None else ModelInfo.model_validate(described)
+    if info is None or info.price is not None:
         return []
-    return [f"no price for {role} model {described['model']!r}: its cost is recorded as 0 (add it with --prices FILE)"]
+    return [f"no price for {role} model {info.model!r}: its cost is recorded as 0 (add it with --prices FILE)"]
 
 
 def build_model_setup(label: str, options: RunOptions, *, agent: Any = None,

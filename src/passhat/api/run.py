@@ -137,7 +137,7 @@ class Run:
         """Recompute the summary from ``trials.jsonl`` (with strata ``by`` and every tag key) and write ``summary.json``."""
         from passhat.results import summarize_run, tag_keys
 
-        self._summary = summarize_run(self.folder, by=list(dict.fromkeys([*by, *tag_keys(self.manifest.to_dict())])))
+        self._summary = summarize_run(self.folder, by=list(dict.fromkeys([*by, *tag_keys(self.manifest)])))
         return self._summary
 
     def records(self) -> Iterator[TrialRecord]:
@@ -221,7 +221,7 @@ class Run:
         had to be replaced because an agent blocked their event loop), or None."""
         from passhat.runner.health import incomplete
 
-        return incomplete(self.summary.to_dict(), self.records(), max_error_rate, self.manifest.replaced_workers)
+        return incomplete(self.summary, self.records(), max_error_rate, self.manifest.replaced_workers)
 
     def __repr__(self) -> str:
         try:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel
 
 from passhat.cases.assertions import BUILTIN_ASSERTIONS, CustomAssertion
 from passhat.cases.model import Case, Limits, OrderConstraint, ReferenceCall, RequiredCall, Rules, UserSpec, UserTurn
 from passhat.cases.rubric import Criterion, JudgeSpec
-from passhat.docgen import field_table
+from passhat.docgen import field_table, nested_sections
 from passhat.tools.faults import Fault
 
 SECTIONS: list[tuple[str, type[BaseModel]]] = [
@@ -18,33 +16,17 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("judge", JudgeSpec), ("judge.criteria[]", Criterion),
 ]
 ASSERTIONS: list[type[BaseModel]] = list(BUILTIN_ASSERTIONS)
+COLLAPSE = {"RowCount": "list[assertion]"}
+"""The union of every assertion model is written ``list[assertion]``."""
 
 
 def _table(model: type[BaseModel], skip: tuple[str, ...] = ()) -> list[str]:
-    return field_table(model, skip=skip, collapse={"RowCount": "list[assertion]"})
-
-
-def _nested(annotation: Any) -> list[type[BaseModel]]:
-    """The models a field's type holds (``list[RowScope]`` → RowScope), so their fields are documented too."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return [m for arg in getattr(annotation, "__args__", ()) for m in _nested(arg)]
+    return field_table(model, skip=skip, collapse=COLLAPSE)
 
 
 def _with_nested(title: str, model: type[BaseModel], level: str, seen: set[type[BaseModel]]) -> list[str]:
-    """The model's section, then one for each model nested in its fields not documented elsewhere: a field
-    whose type is a model must never show only its type name (RowScope's fields were missing)."""
-    seen.add(model)
-    out: list[str] = []
-    for name, info in model.model_fields.items():
-        for inner in _nested(info.annotation):
-            if inner in seen or inner in ASSERTIONS:
-                continue
-            many = "[]" if "list[" in str(info.annotation) else ""
-            sub = f"{title}.{name}{many}"
-            out += [f"{level} `{sub}`", "", " ".join((inner.__doc__ or "").split()), "", *_table(inner), ""]
-            out += _with_nested(sub, inner, level, seen)
-    return out
+    """The sections of the models nested in its fields, the assertions excepted (they have their own)."""
+    return nested_sections(title, model, level, seen, elsewhere=ASSERTIONS, collapse=COLLAPSE)
 
 
 def case_file_reference() -> str:

@@ -23,10 +23,11 @@ def judge_info(path: Path) -> dict[str, Any]:
         if path.is_dir():
             from passhat.runner.store import RunStore
 
-            return dict(RunStore(path).manifest().models.get("judge") or {})
+            judge = RunStore(path).manifest().models.judge
+            return judge.model_dump(mode="json", exclude_unset=True) if judge is not None else {}
         with path.open(encoding="utf-8") as fh:
             first = fh.readline()
-        return dict(json.loads(first).get("judge") or {}) if first.strip() else {}
+        return dict(json.loads(first).get("judge") or {}) if first.strip() else {}  # not a run file: judgments
     except (OSError, ValueError, PasshatError):
         return {}
 

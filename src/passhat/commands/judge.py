@@ -25,6 +25,7 @@ from passhat.errors import PasshatError
 from passhat.graders.judge import Judge, PairwiseVerdict, pairwise_summary
 from passhat.graders.judge_prompt import Evidence
 from passhat.llm import RetryPolicy, chat_model, load_price_table
+from passhat.models import Manifest
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.seeding import derive_seed
@@ -57,11 +58,13 @@ def _judge(judge_spec: str, base_url: str | None, prices: Path | None, retries: 
     return Judge(chat_model(judge_spec, base_url=base_url, retry=retry), prices=load_price_table(prices))
 
 
-def _suite(run: Path) -> tuple[Suite, list[TrialRecord], dict[str, Any]]:
+def _suite(run: Path) -> tuple[Suite, list[TrialRecord], Manifest]:
     store = RunStore(run)
-    manifest = store.read_manifest()
-    suite = load_suite(manifest["suite"]["folder"])
-    if suite.content_hash() != manifest["suite"].get("hash"):
+    manifest = store.manifest()
+    if manifest.suite.folder is None:
+        raise PasshatError(f"{run}: its manifest does not say where the suite's case files were read from")
+    suite = load_suite(manifest.suite.folder)
+    if suite.content_hash() != manifest.suite.hash:
         stderr_console().print(f"[yellow]warning:[/yellow] the suite of {escape(str(run))} changed since the run; "
                                "judging with the current rubrics", highlight=False)
     return suite, [r for r in store.iter_records() if r.outcome != "error"], manifest
@@ -162,9 +165,10 @@ def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: 
     click.echo(json.dumps({"run_a": str(run_a), "run_b": str(run_b), **pairwise_summary(verdicts)}, indent=2))
 
 
-def _names(manifest: dict[str, Any]) -> set[str]:
+def _names(manifest: Manifest) -> set[str]:
     """Agent and model names to hide from the judge (brand bias)."""
-    names = {str(manifest.get("agent", ""))}
-    agent = (manifest.get("models") or {}).get("agent") or {}
-    names |= {str(agent.get("model", "")), str(agent.get("spec", ""))}
+    names = {manifest.agent}
+    agent = manifest.models.agent
+    if agent is not None:
+        names |= {agent.model or "", agent.spec or ""}
     return {n for n in names if len(n) >= 3}

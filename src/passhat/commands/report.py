@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import webbrowser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from passhat.errors import PasshatError
+
+if TYPE_CHECKING:
+    from passhat.models import Summary
 
 
 def _reason(exc: Exception) -> str:
@@ -38,7 +41,7 @@ def report(run_folder: Path, open_browser: bool) -> None:
         webbrowser.open(written.path.resolve().as_uri())
 
 
-def after_run(folder: Path, summary: dict[str, Any], *, html: bool, otlp: str | None) -> None:
+def after_run(folder: Path, summary: Summary, *, html: bool, otlp: str | None) -> None:
     """The report and the OTLP export at the end of ``passhat run``, after the gate has decided.
 
     Neither changes the run's exit code: the records, summary, gate result and CI outputs are already

@@ -156,12 +156,12 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
     from passhat.report.notes import run_notes
     from passhat.report.terminal import print_summary
 
-    summary = run.summary.to_dict()  # the terminal, CI and report writers read the JSON mapping
+    summary = run.summary
     if quiet:  # the run in one sentence, without the tables
         err.print(headline(summary).text, highlight=False, markup=False)
     else:
         print_summary(summary, Console(), strata=options.by)
-    for note in run_notes(summary, run.manifest.to_dict()):
+    for note in run_notes(summary, run.manifest):
         err.print(note, highlight=False)
     err.print(f"run folder: {run.folder}", highlight=False)
     # the gate, CI outputs and run health first: the report and export after them cannot change the exit code
@@ -184,11 +184,11 @@ def finish_outputs(run: Run, *, junit: Path | None, summary_md: Path | None, qui
     if run.gate_error is not None:
         err.print(f"[red]error:[/red] gate: {escape(run.gate_error)}", highlight=False)
         return EXIT_BAD_INPUT
-    gate = run.gate_result.to_dict() if run.gate_result is not None else None
+    gate = run.gate_result
     if gate is not None:
         print_gate(gate, err if quiet else Console())
     try:
-        written = write_ci_outputs(run.folder, run.summary.to_dict(), gate, junit=junit, summary_md=summary_md)
+        written = write_ci_outputs(run.folder, run.summary, gate, junit=junit, summary_md=summary_md)
     except OSError as exc:
         err.print(f"[red]error:[/red] cannot write CI output: {escape(str(exc))}", highlight=False)
         return EXIT_BAD_INPUT

@@ -57,9 +57,13 @@ class PairedMetric(BaseModel):
     ci_high: float
     """Upper end of that interval."""
     p_value: float | None = None
-    """Two-sided p-value of "no change", consistent with the interval (it excludes 0 exactly when p < 1 − confidence)."""
+    """Two-sided p-value of "the candidate behaved as the base did on these cases": the within-case
+    permutation test, exact at any size (docs/compare.md). Before issue 22 it was the interval inverted,
+    now ``p_interval``."""
+    p_interval: float | None = None
+    """The interval inverted: below 1 − confidence exactly when the interval excludes 0."""
     test: str
-    """The test: ``paired_t``, ``paired_t_clustered``, ``mcnemar``, ``bootstrap_bca``…"""
+    """The interval's own test: ``paired_t``, ``paired_t_clustered``, ``mcnemar``, ``bootstrap_bca``…"""
     p_test: float | None = None
     """The test's own p-value (before the union with the pseudo-case interval)."""
     p_pseudocase: float | None = None
@@ -85,7 +89,8 @@ class PairedMetric(BaseModel):
     excluded: list[str] = Field(default_factory=list)
     """Cases with too few trials for this k in one of the runs."""
     mde: float | None = None
-    """Minimum detectable effect: the smallest change found with 80 % power at two-sided α = 0.05."""
+    """Minimum detectable effect: the mean change, as a uniform drop of every case's pass rate, that
+    ``p_value``'s test finds with 80 % power at two-sided α = 0.05."""
     discordant: Discordant | None = None
     """For 0/1 metrics: cases passing in only one run."""
     p_midp: float | None = None
@@ -181,6 +186,10 @@ class StratumComparison(BaseModel):
     """Cases with this tag value."""
     __pydantic_extra__: dict[str, PairedMetric] = Field(init=False)
     """``pass_hat_1`` and ``pass_hat_K`` → the paired difference within the stratum (with ``p_holm``)."""
+
+    def metrics(self) -> dict[str, PairedMetric]:
+        """``pass_hat_1`` and ``pass_hat_K`` → the paired difference within the stratum."""
+        return dict(self.__pydantic_extra__ or {})
 
 
 class Comparison(FileModel):

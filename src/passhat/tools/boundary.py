@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
@@ -45,19 +45,23 @@ CallStatus = Literal[
 class ToolCall(BaseModel):
     """One tool call as the harness saw it: what was asked, what happened, what the agent got."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     step: int
     """1-based position of the call in the trial."""
     tool: str
+    """The tool's name as the caller called it."""
     by: Caller = "agent"
     """Who made it: the agent, or the user with a tool of the user's own (dual control: the user toggles a
     setting on their phone). Left out of records when it is the agent."""
     arguments: Any
+    """The arguments as the caller sent them."""
     status: CallStatus
     """``ok``; ``unknown_tool``; ``invalid_arguments``; ``not_allowed`` (not in the case's allowed list);
     ``forbidden`` (in the case's forbidden list); ``denied`` (identity-scoped permission); ``tool_error``
     (business error); ``exception`` (the tool raised); ``fault`` (a planned fault answered); ``after_end``
     (refused: a tool that ends the episode was called before)."""
     kind: ToolKind | None = None
+    """``read`` or ``write``, as the tool is declared (None for a tool the domain does not have)."""
     idempotent: bool = False
     """The tool declares a repeat with the same arguments harmless (``@tool(idempotent=True)``)."""
     result: Any = None
@@ -92,7 +96,9 @@ class ToolCall(BaseModel):
     started_at: float = 0.0
     """Seconds since the trial started."""
     duration_ms: float = 0.0
+    """How long the tool ran, in milliseconds."""
     traceback: str | None = None
+    """The traceback when the tool raised (status ``exception``): for the domain's author, never shown to the agent."""
 
     @property
     def ok(self) -> bool:
