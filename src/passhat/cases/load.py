@@ -14,10 +14,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion, ExpectState
+from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion
+from passhat.cases.assertions.expected import ExpectState
+from passhat.cases.assertions.fixture import Fixture, check_regex
 from passhat.cases.expected import ReferenceFailed, expected_state
 from passhat.cases.fault_checks import fault_problems
-from passhat.cases.fixture_checks import check_assertion, check_regex, check_workspace
 from passhat.cases.model import Case
 from passhat.errors import CaseError, PasshatError
 from passhat.inputs import check_depth, read_input_text, too_deep
@@ -46,8 +47,6 @@ def parse_case(data: Any, file: str) -> Case:
 
 def _model_at(loc: tuple[Any, ...]) -> Any:
     """The pydantic model class at a location inside ``Case`` (best effort, for error hints)."""
-    from passhat.cases.assertions import ASSERTION_KINDS
-
     model: Any = Case
     for part in loc:
         if isinstance(part, int):
@@ -117,11 +116,11 @@ def check_references(case: Case, file: str, domain: Any) -> None:
     for i, a in enumerate(case.assertions):
         if isinstance(a, CustomAssertion):
             check_params(a, known_grader(a, f"assertions.{i}.{a.kind}", file, domain), f"assertions.{i}.{a.kind}", file)
-        check_workspace(a, f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
+        a.check_workspace(f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
     with domain.reading(case.fixture) as reader:  # the fixture's state, read-only (a pooled copy, not a new one)
-        tables = reader.tables if reader is not None else {}
+        fixture = Fixture(file, reader.tables if reader is not None else {}, reader)
         for i, a in enumerate(case.assertions):
-            check_assertion(a, f"assertions.{i}.{a.kind}", file, tables, reader)
+            a.check_fixture(f"assertions.{i}.{a.kind}", fixture)
     check_reference(case, file, domain)
 
 

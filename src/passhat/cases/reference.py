@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from passhat.cases import assertions as A
+from passhat.cases.assertions import BUILTIN_ASSERTIONS, CustomAssertion
 from passhat.cases.model import Case, Limits, OrderConstraint, ReferenceCall, RequiredCall, Rules, UserSpec, UserTurn
 from passhat.cases.rubric import Criterion, JudgeSpec
 from passhat.docgen import field_table, nested_sections
@@ -15,7 +15,7 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("order[]", OrderConstraint), ("reference[]", ReferenceCall), ("faults[]", Fault), ("limits", Limits), ("rules", Rules),
     ("judge", JudgeSpec), ("judge.criteria[]", Criterion),
 ]
-ASSERTIONS: list[type[BaseModel]] = list(A.BUILTIN_ASSERTIONS)
+ASSERTIONS: list[type[BaseModel]] = list(BUILTIN_ASSERTIONS)
 COLLAPSE = {"RowCount": "list[assertion]"}
 """The union of every assertion model is written ``list[assertion]``."""
 
@@ -32,7 +32,7 @@ def _with_nested(title: str, model: type[BaseModel], level: str, seen: set[type[
 def case_file_reference() -> str:
     """Markdown reference of every case-file field, from the pydantic models and their docstrings."""
     out = ["# Case file reference", "", "Generated from `passhat.cases` by `passhat cases reference`; do not edit.", ""]
-    seen: set[type[BaseModel]] = {m for _, m in SECTIONS} | {A.CustomAssertion}  # that one has its own section
+    seen: set[type[BaseModel]] = {m for _, m in SECTIONS} | {CustomAssertion}  # that one has its own section
     for title, model in SECTIONS:
         out += [f"## `{title}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model), ""]
         out += _with_nested(title.removesuffix("[]"), model, "##", seen)
@@ -44,7 +44,7 @@ def case_file_reference() -> str:
         kind = model.model_fields["kind"].default
         out += [f"### `{kind}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model, ("kind",)), ""]
         out += _with_nested(kind, model, "####", seen)
-    custom = A.CustomAssertion
+    custom = CustomAssertion
     out += ["### any other name: a grader of the domain", "", " ".join((custom.__doc__ or "").split()), "",
             *_table(custom, ("kind",)),
             "| *the grader's parameters* | as declared | as declared | Each parameter of the grader's function, "

@@ -40,5 +40,5 @@ def grade_trajectory(view: TrialView) -> list[Grade]:
             reason=f"{rule.then} at step {bad[0]} came before any successful {rule.first}{why}" if bad
             else f"{rule.first} preceded every {rule.then}",
         ))
-    grades += grade_assertions(view, "trajectory", {})
+    grades += grade_assertions(view, "trajectory")
     return grades

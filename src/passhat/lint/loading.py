@@ -16,8 +16,8 @@ from pydantic import ValidationError
 
 from passhat.cases import Case
 from passhat.cases.assertions import CustomAssertion
+from passhat.cases.assertions.fixture import Fixture, check_regex
 from passhat.cases.fault_checks import CannotFire, fault_problems
-from passhat.cases.fixture_checks import check_assertion, check_regex, check_workspace
 from passhat.cases.load import (
     _field_path,
     _model_at,
@@ -135,11 +135,11 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
         add("domain", "fixture", str(exc))
         return out
     with domain.reading(case.fixture) as reader:
-        tables = reader.tables if reader is not None else {}
+        fixture = Fixture(file, reader.tables if reader is not None else {}, reader)
         for i, a in enumerate(case.assertions):
             try:
-                check_assertion(a, f"assertions.{i}.{a.kind}", file, tables, reader)
-                check_workspace(a, f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
+                a.check_fixture(f"assertions.{i}.{a.kind}", fixture)
+                a.check_workspace(f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
             except CaseError as exc:
                 add(_code_of(exc), exc.field, exc.message)
     if not out:  # the reference runs on a case that is otherwise sound (an unknown tool would only repeat)
