@@ -82,7 +82,7 @@ def curve_svg(block: StratumSummary, n: int, *, width: int = 560, height: int = 
 
 
 def interval_svg(rows: Sequence[tuple[str, Interval | None, Interval | None]], *, lo: float = 0.0,
-                 hi: float = 1.0, labels: tuple[str, str] = ("pass^1", metric_names.SYMBOLS["pass_hat_k"]),
+                 hi: float = 1.0, labels: tuple[str, str] = ("pass^1", metric_names.label("pass_hat_k")),
                  width: int = 560) -> str:
     """Dot-and-whisker rows on a common scale: each row shows up to two estimates with their intervals.
 

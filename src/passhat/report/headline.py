@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from passhat.metric_names import SYMBOLS
+from passhat.metric_names import label
 
 if TYPE_CHECKING:
     from passhat.models import Summary
@@ -86,7 +86,7 @@ class Headline:
                                            for anchor, labels in by_anchor.items())
 
 
-LABELS = {"cases": "the case count", "pass_hat_k": SYMBOLS["pass_hat_k"], "interval": "its interval",
+LABELS = {"cases": "the case count", "pass_hat_k": label("pass_hat_k"), "interval": "its interval",
            "errors": "infrastructure errors", "detectable": "the detectable failure rate"}
 
 
