@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from passhat.episode import Message, ModelCall
-from passhat.seeding import derive_seed
+from passhat.seeding import derive_seed, seed_sequence
 from passhat.tools import ToolCall
 
 SpanKind = Literal["trial", "agent", "model", "tool", "user", "grading"]
@@ -53,9 +53,10 @@ def build_spans(
 ) -> list[Span]:
     """The span tree of one trial, in start order."""
     counter = iter(range(1, 1_000_000))
+    span_seed = seed_sequence("span", seed)  # derive_seed("span", seed, n)
 
     def sid() -> str:
-        return f"{derive_seed('span', seed, next(counter)):016x}"
+        return f"{span_seed(next(counter)):016x}"
 
     root = Span(span_id=sid(), name=f"trial {case_id}", kind="trial", start_s=0.0, end_s=agent_s + grade_s,
                 status="error" if end_reason in ("agent_error", "harness_error") else "ok",

@@ -240,7 +240,38 @@ CALL_SAVEPOINT = Savepoint.NAME
 def _jsonable(value: Any) -> Any:
     """Tool results are JSON data; round-trip once so the agent and the record see the same thing. A pydantic
     model or dataclass becomes its fields (what its annotation declares: ``Tool.result_fields``)."""
-    return json.loads(json.dumps(value, default=_plain))
+    try:
+        return _copy(value, 0)
+    except _NotPlain:
+        return json.loads(json.dumps(value, default=_plain))
+
+
+class _NotPlain(Exception):
+    """A value :func:`_copy` leaves to the JSON round trip."""
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_COPY_DEPTH = 32
+
+
+def _copy(value: Any, depth: int) -> Any:
+    """What the JSON round trip gives, for the values where that is a copy: dicts with string keys, lists and
+    scalars of exactly those types (most tool results, copied in a fraction of the round trip's time).
+    Anything else, or nesting past :data:`_COPY_DEPTH` (a cycle), raises :class:`_NotPlain`."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if depth < _COPY_DEPTH:
+        if kind is dict:
+            out = {}
+            for k, v in value.items():
+                if type(k) is not str:
+                    raise _NotPlain
+                out[k] = v if type(v) in _SCALARS else _copy(v, depth + 1)
+            return out
+        if kind is list:
+            return [v if type(v) in _SCALARS else _copy(v, depth + 1) for v in value]
+    raise _NotPlain
 
 
 def _plain(value: Any) -> Any:

@@ -71,8 +71,9 @@ class Tool:
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
 
-    @property
+    @functools.cached_property
     def is_async(self) -> bool:
+        """The function is a coroutine function (asked on every call: computed once)."""
         return inspect.iscoroutinefunction(self.func)
 
 
