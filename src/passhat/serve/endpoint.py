@@ -23,7 +23,7 @@ from passhat import outages
 from passhat.episode import Episode, LimitExceeded
 from passhat.errors import PasshatError
 from passhat.serve.protocol import ReportedUsage, TrialStart
-from passhat.serve.watch import ClientWatch, settle
+from passhat.serve.watch import ClientWatch
 
 TOOL_TIMEOUT_ENV = "PASSHAT_TOOL_TIMEOUT_S"
 
@@ -135,13 +135,13 @@ class TrialEndpoint:
         be sent, the record is marked abandoned with the moment. The tool runs in every case, as a real
         server's handler would once it has read the request."""
         if client is not None:
-            await settle()  # a close that already arrived is seen as one from before the call
+            await client.settle()  # a close that already arrived is seen as one from before the call
         try:
             result = await self.episode.call(name, arguments)
         except LimitExceeded as exc:
             return CallAnswer(ok=False, error=str(exc), limit=exc.reason)
         if client is not None and not result.withheld:
-            await settle()  # and one that arrived while the tool ran, before an answer is sent to nobody
+            await client.settle()  # and one that arrived while the tool ran, before an answer is sent to nobody
         abandoned = client is not None and client.gone_at is not None and not result.withheld
         if abandoned and result.step is not None and client is not None and client.gone_at is not None:
             self.episode.abandon(result.step, client.gone_at)

@@ -28,6 +28,8 @@ from typing import Any
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from passhat.serve.watch import PEER, Peer
+
 MAX_HEAD_BYTES = 32 * 1024
 """Twice what h11 and Node's HTTP server accept (16 KiB); an agent's SDK sends about 1 KiB."""
 MAX_HEADERS = 100
@@ -71,10 +73,13 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.peer = Peer(transport)
+        """The client end, for the requests' watches (every request's scope carries it: serve/watch.py)."""
         self._start_clock(self.limits.head_timeout_s, "head")
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_clock()
+        self.peer.lost()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -121,10 +126,14 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
+        self.scope[PEER] = self.peer  # type: ignore[literal-required]
         self._in_head = False
         self._stop_clock()
         self._start_clock(self.limits.body_timeout_s, "body")  # stopped at once below when there is no body
         super().on_headers_complete()
+        cycle = self.cycle
+        if cycle is not None:
+            cycle.transport = _OneWrite(self.transport, cycle, self.loop)  # type: ignore[assignment]
 
     def on_message_complete(self) -> None:
         self._stop_clock()
@@ -173,6 +182,46 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             b"content-length: ", str(len(body)).encode(), b"\r\n", b"connection: close\r\n", b"\r\n", body,
         ]))
         self.transport.close()
+
+
+class _OneWrite:
+    """A response's transport as uvicorn's request cycle writes to it: the status line and headers are held
+    until the first part of the body, so a whole answer leaves in one ``send`` (uvicorn writes them apart:
+    two segments, and often two wake-ups of the client, per answer). A head with no body in the same turn
+    of the event loop (a stream that starts and then waits for events) is sent at the end of that turn."""
+
+    __slots__ = ("_cycle", "_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, cycle: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._cycle = cycle
+        self._loop = loop
+        self._held: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        if self._held is not None:
+            data, self._held = self._held + data, None
+        elif self._cycle.response_started and not self._cycle.response_complete and data.endswith(b"\r\n\r\n"):
+            self._held = data  # the head (a 100 Continue is written before the response starts: never held)
+            self._loop.call_soon(self.flush)
+            return
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        if self._held is not None:
+            data, self._held = self._held, None
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 def guarded_protocol(limits: HttpLimits) -> type[GuardedHttpProtocol]:

@@ -98,11 +98,13 @@ class ToolServer:
         from passhat.serve.guard import HttpLimits, guarded_protocol  # imports uvicorn's protocol, as above
 
         protocol = guarded_protocol(self.limits or HttpLimits())
+        # proxy_headers off: nothing sits between the agents and this server, and X-Forwarded-* from an agent
+        # must not change what the server believes about a request (it also saves a middleware per request)
         config = uvicorn.Config(self.router, lifespan="off", log_config=None, log_level="error", access_log=False,
-                                timeout_graceful_shutdown=1, timeout_keep_alive=30, http=protocol)
+                                timeout_graceful_shutdown=1, timeout_keep_alive=30, http=protocol, proxy_headers=False)
         config.load()
         scoped = uvicorn.Config(self._scoped, lifespan="off", log_config=None, log_level="error", access_log=False,
-                                timeout_graceful_shutdown=1, timeout_keep_alive=30, http=protocol)
+                                timeout_graceful_shutdown=1, timeout_keep_alive=30, http=protocol, proxy_headers=False)
         scoped.load()
         self._scoped_config = scoped
         server = uvicorn.Server(config)
