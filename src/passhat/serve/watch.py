@@ -3,7 +3,7 @@
 An agent elsewhere can give up on a call at any moment: before the server gets to it (it sent the request
 and closed at once), while the tool runs, or after the answer is ready but before it is sent. The server
 learns of it only when the event loop reads the close from the socket. The tool server's connections
-(:mod:`passhat.serve.guard`) carry a :class:`Peer` in each request's scope: it notes when the connection was
+(:mod:`passhat.serve.http11`) carry a :class:`Peer` in each request's scope: it notes when the connection was
 lost, and can look at the socket for a close that has arrived but not been read yet (a peek, no loop
 turn). The watch checks before the call starts and before the answer goes out (:meth:`ClientWatch.settle`):
 a close that had already arrived is seen where it happened, not later, and the record says ``abandoned``
