@@ -120,8 +120,10 @@ class HttpService:
         return [conn.request.task for conn in self.connections if conn.request is not None and conn.request.task]
 
     def _make_room(self) -> bool:
-        """Close the connection waiting longest without a request in progress; ``False`` when none is."""
-        waiting = [c for c in self.connections if c.request is None and c.transport is not None]
+        """Close the connection waiting longest without a request in progress (idle, still sending its head,
+        or a body its application has not started on); ``False`` when none is."""
+        waiting = [c for c in self.connections
+                   if (c.request is None or c.request.task is None) and c.transport is not None]
         if not waiting:
             return False
         min(waiting, key=lambda c: c.waiting_since).close()
@@ -282,7 +284,10 @@ class HttpConnection(asyncio.Protocol):
         request = _Request(self, scope, keep_alive, expect)
         self._parsing = request
         if self.request is None:
-            self._start(request)
+            if expect or not _small_body(self._headers):
+                self._start(request)
+            else:  # the application starts once the body is whole: one turn of the loop for the request
+                self.request = request
             self._set_stage("body", self.limits.body_timeout_s)
         else:  # pipelined: answered in order; stop reading meanwhile
             self._queued.append(request)
@@ -316,6 +321,8 @@ class HttpConnection(asyncio.Protocol):
                 self.request = None
                 self._go_on()
             else:
+                if request.task is None:
+                    self._start(request)
                 self._set_stage("app", None)
 
     def _pause_reading(self) -> None:
@@ -424,6 +431,16 @@ class HttpConnection(asyncio.Protocol):
             b"content-length: ", str(len(body)).encode(), b"\r\n", b"connection: close\r\n", b"\r\n", body,
         ]))
         self.transport.close()
+
+
+def _small_body(headers: list[tuple[bytes, bytes]]) -> bool:
+    """The request declares a body small enough to wait for whole before its application starts."""
+    for name, value in headers:
+        if name == b"content-length":
+            return value.isdigit() and int(value) <= HIGH_WATER
+        if name == b"transfer-encoding":
+            return False
+    return False
 
 
 def _address(info: Any) -> tuple[str, int | None] | None:

@@ -4,8 +4,8 @@ An agent elsewhere can give up on a call at any moment: before the server gets t
 and closed at once), while the tool runs, or after the answer is ready but before it is sent. The server
 learns of it only when the event loop reads the close from the socket. The tool server's connections
 (:mod:`passhat.serve.http11`) carry a :class:`Peer` in each request's scope: it notes when the connection was
-lost, and can look at the socket for a close that has arrived but not been read yet (a peek, no loop
-turn). The watch checks before the call starts and before the answer goes out (:meth:`ClientWatch.settle`):
+lost, and can ask the kernel whether a close has arrived that the loop has not read yet (one ``poll``, no
+loop turn). The watch checks before the call starts and before the answer goes out (:meth:`ClientWatch.settle`):
 a close that had already arrived is seen where it happened, not later, and the record says ``abandoned``
 with the moment (``before``, ``during`` or ``after`` the call).
 
@@ -16,6 +16,7 @@ in a task and lets the loop turn a few times instead: the same answers, at about
 from __future__ import annotations
 
 import asyncio
+import select
 import socket
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -36,29 +37,43 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
+_HANGUP = getattr(select, "POLLRDHUP", 0) | select.POLLHUP | select.POLLERR
+"""What ``poll`` reports for a peer that has closed its side (Linux: POLLRDHUP) or reset the connection."""
+
+
 class Peer:
     """The client end of one connection of the tool server, as far as the server can tell."""
 
     def __init__(self, transport: asyncio.Transport) -> None:
         self._transport = transport
         sock = transport.get_extra_info("socket")
-        # plain ints, read once: the socket's properties convert to enums at every read
+        self._poll: Any = None
+        if sock is not None and _HANGUP & getattr(select, "POLLRDHUP", 0):
+            self._poll = select.poll()  # a poll object never closes the descriptor it watches
+            self._poll.register(sock.fileno(), _HANGUP)
+        # plain ints, read once (the socket's properties convert to enums at every read): the peek's fallback
         self._sock = (int(sock.family), int(sock.type), sock.proto, sock.fileno()) if sock is not None else None
         self.lost_at: float | None = None
         """When the event loop saw the connection end (``time.monotonic()``); ``None`` while it is open."""
 
     def lost(self) -> None:
-        """The protocol's ``connection_lost``."""
+        """The protocol's ``connection_lost`` (before the transport closes the descriptor)."""
         if self.lost_at is None:
             self.lost_at = time.monotonic()
+        poll, self._poll = self._poll, None
+        if poll is not None and self._sock is not None:
+            poll.unregister(self._sock[3])
 
     def gone(self) -> bool:
         """Whether the client has closed or reset the connection, counting a close the loop has not read yet:
-        one ``recv`` that peeks (an end of stream reads as nothing; a pipelined request as data)."""
+        one ``poll`` for a hang-up (or, where there is no POLLRDHUP, one ``recv`` that peeks: an end of
+        stream reads as nothing, a pipelined request as data)."""
         if self.lost_at is not None:
             return True
         if self._transport.is_closing():
             return True
+        if self._poll is not None:
+            return bool(self._poll.poll(0))
         if self._sock is None:
             return False
         # a second socket object on the same descriptor (open while the transport is), detached below: it
