@@ -133,6 +133,13 @@ class McpBridge:
         if self._manager is None:
             await send_error(send, 503, "the MCP server is not running", mcp=True, code=INTERNAL_ERROR_CODE)
             return
+        if scope["method"] == "GET":
+            # no event stream of the server's own: a stateless server never sends first, and the SDK's answer, a
+            # stream that stays silent, held a connection and a task until the client went away (the
+            # TypeScript client opens one after `initialize`); 405 is the spec's answer, which clients expect
+            await send_error(send, 405, "this MCP server sends nothing of its own: there is no event stream to "
+                             "open; POST requests", mcp=True, headers=[(b"allow", b"POST")])
+            return
         # Read here, under the tool server's cap (BodyTooLarge: the router answers 413), then replayed to the SDK.
         body = await read_body(receive) if scope["method"] == "POST" else b""
         if self.stateless is not None and await self.stateless.answer(endpoint, scope, body, receive, send):

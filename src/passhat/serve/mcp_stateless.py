@@ -52,6 +52,8 @@ class StatelessMcp:
 
     def __init__(self, calls: ToolCalls) -> None:
         self.calls = calls
+        self.answered = 0
+        """Requests answered here (the rest went to the SDK)."""
 
     async def answer(self, endpoint: TrialEndpoint, scope: Scope, body: bytes, receive: Receive, send: Send) -> bool:
         """Answer the request if it is one of ours; ``False`` (nothing sent) leaves it to the SDK."""
@@ -66,6 +68,7 @@ class StatelessMcp:
         if answered is None:
             return False
         status, reply = answered
+        self.answered += 1
         if reply is None:
             await send({"type": "http.response.start", "status": status,
                         "headers": [(b"content-type", b"application/json"), (b"content-length", b"0")]})
