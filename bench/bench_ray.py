@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import math
 import os
 import tempfile
@@ -61,6 +62,38 @@ def run_queue_s() -> float:
         return 0.0
 
 
+def waves_model(j: int, trials: int, latency: float, cpu: float, *, pipelined: bool) -> float:
+    """Predicted wall time of the local executor on one idle core, from the CPU per trial (an eighth of it spent
+    before the agent's first wait, the rest after its last): every agent's waits end together, and asyncio runs
+    what became ready in order, so a wave's work is done for all j trials before any of them starts its next
+    trial's first wait (``pipelined=False``, what happens); ``pipelined=True``: each trial's next one starts
+    waiting the moment it is done (what starting a trial's agent at once, not a loop turn later, would give)."""
+    before, after = cpu / 8, cpu * 7 / 8
+    clock, left, ready, waits = 0.0, trials, [], []
+    for worker in range(min(j, trials)):
+        left -= 1
+        clock += before
+        heapq.heappush(waits, (clock + latency, worker))
+    end = 0.0
+    while waits:
+        due, worker = heapq.heappop(waits)
+        clock = max(clock, due) + after
+        end = clock
+        if left:
+            left -= 1
+            if pipelined:
+                clock += before
+                heapq.heappush(waits, (clock + latency, worker))
+            else:
+                ready.append(worker)
+        if not pipelined and (not waits or waits[0][0] > clock):  # the wave's work is done: the next trials start
+            for w in ready:
+                clock += before
+                heapq.heappush(waits, (clock + latency, w))
+            ready = []
+    return end
+
+
 def local_efficiency(args: argparse.Namespace) -> None:
     """The local executor's efficiency at each -j (the table's left half, without starting Ray). On a shared
     machine the event loop's thread also waits for a CPU while other processes run: that wait is printed,
@@ -69,7 +102,7 @@ def local_efficiency(args: argparse.Namespace) -> None:
     timed_run(slow_agent(0, 0), "local", 1, 1)  # warm-up: imports, the suite, the image
     print(f"simulated latency: {args.calls} calls × {args.latency}s per trial; {CASES} cases × k trials = 4 × j")
     print(f"{'-j':>6}{'trials':>8}{'ideal s':>9}{'local s':>9}{'eff':>6}{'tr/s':>8}{'CPU ms/trial':>14}"
-          f"{'CPU wait s':>12}{'eff w/o wait':>14}")
+          f"{'CPU wait s':>12}{'eff w/o wait':>14}{'model: waves':>14}{'pipelined':>11}")
     for j in args.j:
         k = max(1, 4 * j // CASES)
         trials = CASES * k
@@ -78,8 +111,14 @@ def local_efficiency(args: argparse.Namespace) -> None:
         wall, n = timed_run(agent, "local", k, j)
         cpu, queued = time.process_time() - c0, run_queue_s() - q0
         assert n == trials
+        per_trial = cpu / trials
+        waves, pipelined = (ideal / waves_model(j, trials, args.calls * args.latency, per_trial, pipelined=p)
+                            for p in (False, True))
         print(f"{j:>6}{trials:>8}{ideal:>9.2f}{wall:>9.2f}{ideal / wall:>6.2f}{trials / wall:>8.0f}"
-              f"{cpu / trials * 1000:>14.2f}{queued:>12.2f}{ideal / max(wall - queued, ideal):>14.2f}")
+              f"{per_trial * 1000:>14.2f}{queued:>12.2f}{ideal / max(wall - queued, ideal):>14.2f}"
+              f"{waves:>14.2f}{pipelined:>11.2f}")
+    print("model: the efficiency one idle core would give at this CPU per trial (waves_model): as asyncio runs the "
+          "trials, and if each trial's next one began waiting at once")
 
 
 def main() -> None:
