@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from passhat.episode import Message, ModelCall
 from passhat.seeding import derive_seed, seed_sequence
@@ -21,16 +21,25 @@ SpanKind = Literal["trial", "agent", "model", "tool", "user", "grading"]
 class Span(BaseModel):
     """One timed step of a trial."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     span_id: str
+    """The span's id, unique within the trial."""
     parent_id: str | None = None
+    """The enclosing span (None for the trial's root span)."""
     name: str
+    """What it is, e.g. the tool or model called."""
     kind: SpanKind
+    """``trial``, ``agent``, ``model``, ``tool``, ``user`` or ``grading``."""
     start_s: float
     """Seconds since the trial started."""
     end_s: float
+    """Seconds since the trial started, at its end."""
     status: Literal["ok", "error"] = "ok"
+    """``error`` when the step failed."""
     error: str | None = None
+    """What went wrong, when it did."""
     attributes: dict[str, Any] = Field(default_factory=dict)
+    """Its attributes as exported to OpenTelemetry (tokens, arguments, status…)."""
 
 
 def trace_id(seed: int) -> str:

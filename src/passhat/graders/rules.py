@@ -13,7 +13,7 @@ DENIED = ("denied", "forbidden", "not_allowed")
 def grade_rules(view: TrialView) -> list[Grade]:
     """Loops, denied attempts, unknown tools, invalid arguments, limits and agent errors."""
     rules = view.case.rules
-    calls = view.calls
+    calls = [c for c in view.calls if c.by == "agent"]  # the user's own calls (dual control) are not the agent's conduct
     grades: list[Grade] = []
 
     signature, repeats = _worst_repeat(calls)
@@ -47,7 +47,7 @@ def grade_rules(view: TrialView) -> list[Grade]:
         details={"invalid_calls": len(invalid)},
     ))
 
-    within = view.end_reason not in ("step_limit", "time_limit", "cost_limit")
+    within = view.end_reason not in ("step_limit", "time_limit", "cost_limit", "error_limit")
     grades.append(Grade(
         grader="rules", name="within_limits", passed=within,
         reason=f"trial ended by {view.end_reason}" if not within else

@@ -31,7 +31,7 @@ from passhat import sandbox
 from passhat.errors import RunError
 from passhat.models import Manifest, Summary
 from passhat.redaction import Redactor
-from passhat.runner.records import TrialRecord
+from passhat.runner.records import TrialRecord, check_record_version
 
 MANIFEST, TRIALS, SUMMARY = "manifest.json", "trials.jsonl", "summary.json"
 LOCK = ".passhat.lock"
@@ -53,6 +53,7 @@ def read_records(path: Path, model: type[Parsed]) -> Iterator[Parsed]:
             if not raw.endswith(b"\n"):
                 break
             check_finite(raw, path, number)
+            check_record_version(raw, f"{path}:{number}")
             try:
                 record = model.model_validate_json(raw)
             except ValueError as exc:
@@ -159,24 +160,14 @@ class RunStore:
 
     def manifest(self) -> Manifest:
         """The run's ``manifest.json`` through its model; a folder without one is not a run folder."""
-        path = self.folder / MANIFEST
-        try:
-            return Manifest.load(path)
-        except FileNotFoundError:
-            raise RunError(f"{self.folder} is not a run folder (no {MANIFEST})") from None
+        return Manifest.of_run(self.folder)
 
-    def read_manifest(self) -> dict[str, Any]:
-        """The manifest as the JSON mapping on disk, validated by :class:`Manifest` (for dict readers)."""
-        return self.manifest().to_dict()
-
-    def write_manifest(self, manifest: Manifest | dict[str, Any]) -> None:
+    def write_manifest(self, manifest: Manifest) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        model = manifest if isinstance(manifest, Manifest) else Manifest.from_dict(manifest, str(self.folder / MANIFEST))
-        model.dump(self.folder / MANIFEST)
+        manifest.dump(self.folder / MANIFEST)
 
-    def write_summary(self, summary: Summary | dict[str, Any]) -> None:
-        model = summary if isinstance(summary, Summary) else Summary.from_dict(summary, str(self.folder / SUMMARY))
-        model.dump(self.folder / SUMMARY)
+    def write_summary(self, summary: Summary) -> None:
+        summary.dump(self.folder / SUMMARY)
 
     def iter_records(self) -> Iterator[TrialRecord]:
         """Stream whole records (see :func:`read_records`)."""
