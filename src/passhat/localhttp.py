@@ -69,8 +69,7 @@ def suitable(url: str) -> bool:
     parts = urlsplit(url)
     if parts.scheme != "http" or not parts.hostname:
         return False
-    proxies = urllib.request.getproxies_environment()
-    return "http" not in proxies or bool(urllib.request.proxy_bypass_environment(parts.hostname, proxies))
+    return "http" not in urllib.request.getproxies_environment() or bool(urllib.request.proxy_bypass(parts.hostname))
 
 
 class _Connection(asyncio.Protocol):

@@ -63,7 +63,8 @@ class _ShieldedCalls(ToolCalls):
     async def run(self, endpoint: TrialEndpoint, name: str, arguments: dict[str, Any] | None,
                   client: ClientWatch) -> CallAnswer:
         with anyio.CancelScope(shield=True):
-            return await super().run(endpoint, name, arguments, client)
+            answer = await super().run(endpoint, name, arguments, client)
+        return answer
 
 
 def _endpoint(ctx: Context) -> TrialEndpoint:

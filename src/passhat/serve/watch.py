@@ -99,7 +99,7 @@ class ClientWatch:
         self._receive = receive
         self._peer = peer
         self._seen: float | None = None
-        self._task: asyncio.Future[None] | None = None
+        self._task: asyncio.Future[Any] | None = None
         if peer is None:
             self._task = asyncio.ensure_future(self._watch(receive))
 
