@@ -144,6 +144,18 @@ class ToolBoundary:
         self._one_at_a_time = asyncio.Lock()
         self.ended_by: str | None = None
         """The tool whose call ended the episode (``ends_episode``), if one did."""
+        self._tallied = self._by_agent = self._failed = 0
+
+    def tally(self) -> tuple[int, int]:
+        """(calls the agent made, calls that failed) so far. Asked before and after every call, so each record
+        is counted once, when it first appears (a scan of every call each time made a trial quadratic)."""
+        calls = self.calls
+        if self._tallied < len(calls):
+            for rec in calls[self._tallied:]:
+                self._by_agent += rec.by == "agent"
+                self._failed += rec.status != "ok"
+            self._tallied = len(calls)
+        return self._by_agent, self._failed
 
     def _fault_for(self, name: str, number: int) -> Fault | None:
         return next((f for f in self.faults if f.tool == name and f.applies_to(number)), None)
