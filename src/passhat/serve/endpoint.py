@@ -94,6 +94,7 @@ class TrialEndpoint:
         """Path segment of this trial's URLs (random, so URLs of other trials cannot be guessed either)."""
         self.token = secrets.token_urlsafe(32)
         """The bearer token; valid for this trial only, while it runs."""
+        self._token = self.token.encode()
         self.episode = episode
         self.url = f"{base_url}/trials/{self.id}"
         self.ended = asyncio.Event()
@@ -110,7 +111,7 @@ class TrialEndpoint:
 
     def authorized(self, token: str | None) -> bool:
         """Whether ``token`` is this trial's (constant-time comparison)."""
-        return token is not None and hmac.compare_digest(token.encode(), self.token.encode())
+        return token is not None and hmac.compare_digest(token.encode(), self._token)
 
     def start(self) -> TrialStart:
         """The start message of this trial."""
