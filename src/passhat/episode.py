@@ -222,7 +222,7 @@ class Episode:
         except :class:`LimitExceeded` once the step budget is spent."""
         if self.limit is not None:
             raise self.limit
-        if sum(c.by == "agent" for c in self._boundary.calls) >= self._max_steps:
+        if self._boundary.tally()[0] >= self._max_steps:
             raise self._stop("step_limit", f"step limit reached: at most {self._max_steps} tool calls")
         self._count_errors()
         rec = await self._boundary.call(name, {} if arguments is None else arguments)
@@ -238,7 +238,7 @@ class Episode:
         limit = self._max_tool_errors
         if limit is None or self.limit is not None:
             return
-        failed = sum(not c.ok for c in self._boundary.calls)
+        failed = self._boundary.tally()[1]
         if failed >= limit:
             self._stop("error_limit", f"tool error limit reached: {failed} failed calls (at most {limit})")
             if answered is None:

@@ -85,8 +85,9 @@ def repeat_counts(calls: list[ToolCall]) -> Iterator[tuple[ToolCall, int]]:
 
 def _worst_repeat(calls: list[ToolCall]) -> tuple[str, int]:
     """The call repeated most often without progress (:func:`repeat_counts`) and its count."""
-    worst = ("", 0)
+    worst: ToolCall | None = None
+    most = 0
     for c, count in repeat_counts(calls):
-        if count > worst[1]:
-            worst = (c.signature(), count)
-    return worst
+        if count > most:
+            worst, most = c, count
+    return (worst.signature() if worst is not None else "", most)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
+from pydantic_core import to_json
 
 from passhat import sandbox
 from passhat.errors import RunError
@@ -232,8 +233,18 @@ class RunStore:
     def encode(self, record: TrialRecord) -> bytes:
         """The record as it is stored: redacted, one JSON line."""
         data = self.redactor.value(record.model_dump(mode="json"))
-        # allow_nan=False: NaN is not JSON; a record that holds one must fail here, loudly, not make the file unreadable
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8") + b"\n"
+        # pydantic's encoder is ~5x faster than json.dumps and writes the same bytes (floats in an exponent's
+        # range may be spelled 0.00001 for 1e-05: the same number). It writes NaN and Infinity as those words;
+        # a line holding either goes through json.dumps, which refuses a real one (NaN is not JSON: a record
+        # that holds one must fail here, loudly, not make the file unreadable) and writes it if it was text.
+        raw: bytes | None
+        try:
+            raw = to_json(data, inf_nan_mode="constants")
+        except (ValueError, TypeError, UnicodeError):
+            raw = None  # json.dumps below raises it the way it always did
+        if raw is None or b"NaN" in raw or b"Infinity" in raw:
+            raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        return raw + b"\n"
 
     def write_lines(self, lines: bytes) -> None:
         """Append whole encoded lines and make them durable (one ``write``, one ``fsync``) before returning.

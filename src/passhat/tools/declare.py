@@ -74,8 +74,9 @@ class Tool(Generic[P, R]):
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
 
-    @property
+    @functools.cached_property
     def is_async(self) -> bool:
+        """The function is a coroutine function (asked on every call: computed once)."""
         return inspect.iscoroutinefunction(self.func)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
