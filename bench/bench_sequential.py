@@ -51,6 +51,7 @@ from bench_coverage import Draw, mixture, truth
 from passhat.compare.runs import LoadedRun, match_cases
 from passhat.gate.looks import evaluate_looks
 from passhat.gate.schema import GateFile
+from passhat.models import Manifest
 from passhat.results.tally import CaseTally
 from passhat.sequential.design import SPENDING, Sequential
 from passhat.stats import paired_differences, suite_intervals
@@ -206,7 +207,7 @@ def in_memory(passes: np.ndarray, trials: int, name: str) -> LoadedRun:
     manifest = {"suite": {"name": "s", "hash": "h", "cases": dict.fromkeys(tallies, "x"),
                           "case_meta": {cid: {"tags": {}, "group": None} for cid in tallies}},
                 "agent": name, "trials": trials, "seed": 0, "status": "complete"}
-    return LoadedRun(Path(name), manifest, tallies)
+    return LoadedRun(Path(name), Manifest.model_validate(manifest), tallies)
 
 
 def cross_check(s: Setting, bar: float, drop: float, count: int) -> tuple[int, int]:

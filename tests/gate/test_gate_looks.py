@@ -10,6 +10,7 @@ import pytest
 from passhat.compare.runs import LoadedRun
 from passhat.gate.looks import evaluate_looks
 from passhat.gate.schema import GateFile
+from passhat.models import Manifest
 from passhat.results.tally import CaseTally
 from passhat.sequential.design import Sequential
 
@@ -24,7 +25,7 @@ def view(cases: dict[str, str], trials: int) -> LoadedRun:
             for cid in cases}
     manifest = {"suite": {"name": "s", "hash": "h", "cases": dict.fromkeys(cases, "x"), "case_meta": meta},
                 "agent": "a", "trials": trials, "seed": 0, "status": "complete"}
-    return LoadedRun(Path("run"), manifest, tallies)
+    return LoadedRun(Path("run"), Manifest.model_validate(manifest), tallies)
 
 
 def gate(*rules: str) -> GateFile:

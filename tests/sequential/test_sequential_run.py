@@ -144,8 +144,8 @@ def test_a_run_keeps_the_design_it_started_with(cli: Any, write_suite: Any, tmp_
     assert cli("run", suite, "--agent", CAND, "--gate", g, "-k", "2", "--out", fixed, "-q", "--no-sanity",
                "--no-report").exit_code in (0, 3)
     for folder, extra, message in (
-            (seq, ("--sequential", "--looks", "2,6"), "this run's sequential design has looks [2, 4]"),
-            (fixed, ("--sequential", "--looks", "1,2"), "cannot resume as a sequential run")):
+            (seq, ("--sequential", "--looks", "2,6"), "it was started with sequential=(2, 4) (now (2, 6))"),
+            (fixed, ("--sequential", "--looks", "1,2"), "it was started with sequential=None (now (1, 2))")):
         result = cli("run", suite, "--agent", CAND, "--gate", g, "--resume", "--out", folder, "-q", "--no-sanity", *extra)
         assert result.exit_code == 2 and message in result.output, result.output
     other = tmp_path / "other"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat.gate.load import GateError
+from passhat.models import Manifest
 from passhat.runner.store import TRIALS
 
 LEDGER = "gate-looks.jsonl"
@@ -53,12 +54,12 @@ def previous_looks(run_folder: Path) -> list[dict[str, Any]]:
     return out
 
 
-def refuse_unfinished(run_folder: Path, manifest: dict[str, Any], recorded: int) -> None:
+def refuse_unfinished(run_folder: Path, manifest: Manifest, recorded: int) -> None:
     """Bad input (exit 2) when a fixed-design run has not finished: its gate would be a look at part of it."""
-    status = manifest.get("status")
+    status = manifest.status
     if status == "complete":
         return
-    planned = int(manifest.get("trials") or 0) * len(manifest.get("suite", {}).get("cases", {}))
+    planned = manifest.trials * len(manifest.suite.cases)
     raise GateError(str(Path(run_folder) / "manifest.json"), "status", (
         f"the run is not finished (status {status!r}, {recorded} of {planned} planned trials recorded). A gate on "
         "part of a run is a look the final gate cannot account for, and peeking inflates both its error rates: "

@@ -35,16 +35,20 @@ from passhat.compare import LoadedRun, Matching
 from passhat.gate.context import GateInput
 from passhat.gate.evaluate import FAIL_FAMILY, decide_rules, rule_results
 from passhat.gate.load import GateError
-from passhat.gate.model import NeverFails, NonInferior, PassHatK
+from passhat.gate.model import CaseSuccessRate, NeverFails, NonInferior, PassHatK
 from passhat.gate.outcome import Outcome, RuleResult, Verdict, overall
 from passhat.gate.schema import GateFile
+from passhat.metric_names import PassMetric
+from passhat.models import Manifest
+from passhat.models.manifest import SequentialRecord
 from passhat.results.tally import TallyRecord, tally
 from passhat.sequential.design import Sequential
 from passhat.stats import estimate
 from passhat.stats._resample import cluster_se, resampling_units, unit_totals
-from passhat.stats.passk import PassMetric
 
 StopReason = Literal["decided", "failed", "max_trials"]
+MEANS = {"pass_hat_k", "pass_at_k", "case_success_rate"}
+"""Rules on a mean of per-case values over the run's cases (``non_inferior`` too, with a baseline)."""
 """Why a sequential run stopped: every rule decided; a final FAIL; or the last look reached."""
 
 INFERENCES = {"case_success_rate", "pass_hat_k", "pass_at_k", "non_inferior"}
@@ -115,13 +119,13 @@ def complete_looks(records: Sequence[TallyRecord], case_ids: Sequence[str], desi
     return done
 
 
-def look_runs(run_folder: Path, manifest: dict[str, Any], records: Sequence[TallyRecord],
+def look_runs(run_folder: Path, manifest: Manifest, records: Sequence[TallyRecord],
               design: Sequential, upto: int) -> list[LoadedRun]:
     """The run at each of its first ``upto`` looks (``manifest.trials`` set to the look's trials per case,
     so that a case short of them — infrastructure errors — keeps rules from PASS, as on a finished run)."""
-    ids = list(manifest["suite"]["cases"])
-    return [LoadedRun(Path(run_folder), {**manifest, "trials": n, "status": "complete"}, tally_view(records, ids, n))
-            for n in design.looks[:upto]]
+    ids = list(manifest.suite.cases)
+    return [LoadedRun(Path(run_folder), manifest.model_copy(update={"trials": n, "status": "complete"}),
+                      tally_view(records, ids, n)) for n in design.looks[:upto]]
 
 
 def _cluster_variance(values: list[float], groups: list[str | None]) -> float | None:
@@ -134,36 +138,38 @@ def _cluster_variance(values: list[float], groups: list[str | None]) -> float | 
     return se * se if math.isfinite(se) and se > 0 else None
 
 
-def _values(rule: PassHatK | NonInferior, inp: GateInput) -> tuple[list[float], list[str | None]]:
-    """The per-case values whose mean the rule tests (pass^k, pass@k, or the paired difference in it)."""
-    metric: PassMetric
+def _values(rule: PassHatK | NonInferior | CaseSuccessRate, inp: GateInput) -> tuple[list[float], list[str | None]]:
+    """The per-case values whose mean the rule tests (pass^k, pass@k, a pass rate, or a paired difference)."""
+    if isinstance(rule, CaseSuccessRate):
+        ids = [c for c in inp.selected(rule.select) if inp.run.tallies[c].n]
+        return [inp.run.tallies[c].passes / inp.run.tallies[c].n for c in ids], [inp.run.meta(c).group for c in ids]
+    metric: PassMetric = rule.metric if isinstance(rule, NonInferior) else rule.kind
     if isinstance(rule, NonInferior):
-        metric = "pass^k" if rule.metric == "pass_hat_k" else "pass@k"
         base = inp.baseline.tallies if inp.baseline is not None else {}
         ids = [c for c in inp.paired(rule.select) if inp.run.tallies[c].n >= rule.k and base[c].n >= rule.k]
         values = [estimate(inp.run.tallies[c].n, inp.run.tallies[c].passes, rule.k, metric)
                   - estimate(base[c].n, base[c].passes, rule.k, metric) for c in ids]
     else:
-        metric = "pass^k" if rule.kind == "pass_hat_k" else "pass@k"
         ids = [c for c in inp.selected(rule.select) if inp.run.tallies[c].n >= rule.k]
         values = [estimate(inp.run.tallies[c].n, inp.run.tallies[c].passes, rule.k, metric) for c in ids]
-    return values, [inp.run.meta(c).get("group") for c in ids]
+    return values, [inp.run.meta(c).group for c in ids]
+
+
+def _is_mean(rule: Any, inp: GateInput) -> bool:
+    """A rule on a mean over cases, whose per-case values this module can compute."""
+    return rule.kind in MEANS or (rule.kind == "non_inferior" and inp.baseline is not None)
 
 
 def testable(rule: Any, inp: GateInput) -> bool:
     """Whether the rule can decide anything at this look (pass^8 cannot at 4 trials per case): a look where
     it cannot spends none of its α."""
-    if rule.kind in ("pass_hat_k", "pass_at_k") or (rule.kind == "non_inferior" and inp.baseline is not None):
-        return bool(_values(rule, inp)[0])
-    return True
+    return bool(_values(rule, inp)[0]) if _is_mean(rule, inp) else True
 
 
 def variance(rule: Any, inp: GateInput) -> float | None:
     """The variance of the rule's estimate at this look, for the correlation between its looks; None where
     the rule is not a mean over cases (or has no spread): the design then assumes independent trials."""
-    if rule.kind in ("pass_hat_k", "pass_at_k") or (rule.kind == "non_inferior" and inp.baseline is not None):
-        return _cluster_variance(*_values(rule, inp))
-    return None
+    return _cluster_variance(*_values(rule, inp)) if _is_mean(rule, inp) else None
 
 
 def settles(rule: Any, verdict: Verdict) -> bool:
@@ -311,9 +317,9 @@ class SequentialRun:
     """Records in trials.jsonl (graded and errors): what the run cost."""
 
 
-def recorded_baseline(run_folder: Path, block: dict[str, Any], given: Path | None) -> Path | None:
+def recorded_baseline(run_folder: Path, block: SequentialRecord, given: Path | None) -> Path | None:
     """The baseline a sequential run is gated against: the one its looks compared with, and only that one."""
-    recorded: dict[str, Any] | None = block.get("baseline")
+    recorded = block.baseline
     where = str(Path(run_folder) / "manifest.json")
     if recorded is None:
         if given is not None:
@@ -321,29 +327,30 @@ def recorded_baseline(run_folder: Path, block: dict[str, Any], given: Path | Non
                             "(its baseline rules were SKIPPED at every look); comparing it with one now would be "
                             "a look the design did not plan. Give --baseline to `passhat run --sequential`")
         return None
-    folder = Path(given) if given is not None else Path(recorded["folder"])
+    folder = Path(given) if given is not None else Path(recorded.folder)
     if not (folder / "manifest.json").is_file():
         raise GateError(where, "sequential.baseline", f"the baseline this sequential run compared with at its looks, "
-                        f"{recorded['folder']}, is not there; pass --baseline with that run's folder")
+                        f"{recorded.folder}, is not there; pass --baseline with that run's folder")
     from passhat.gate.ledger import trials_size
 
-    if trials_size(folder) != recorded.get("trials_bytes"):
+    if trials_size(folder) != recorded.trials_bytes:
         raise GateError(where, "sequential.baseline", f"{folder} is not the baseline this sequential run compared "
-                        f"with at its looks ({recorded['folder']}, trials.jsonl of {recorded.get('trials_bytes')} "
-                        f"bytes; this one has {trials_size(folder)}): a sequential run is gated against its own baseline")
+                        f"with at its looks ({recorded.folder}, trials.jsonl of {recorded.trials_bytes} bytes; this "
+                        f"one has {trials_size(folder)}): a sequential run is gated against its own baseline")
     return folder
 
 
-def gate_sequential_run(run_folder: Path, manifest: dict[str, Any], gate: GateFile, gate_dir: Path, gate_file: str,
+def gate_sequential_run(run_folder: Path, manifest: Manifest, gate: GateFile, gate_dir: Path, gate_file: str,
                         baseline: LoadedRun | None, *, allow_changed_cases: bool) -> SequentialRun:
     """Replay ``gate`` over the complete looks of the sequential run in ``run_folder``."""
     from passhat.compare import match_cases
     from passhat.results.tally import tally_records
     from passhat.runner.store import TRIALS
 
-    design = Sequential.from_record(manifest["sequential"]["design"])
+    assert manifest.sequential is not None
+    design = Sequential.from_record(manifest.sequential.design.model_dump())
     records = list(tally_records(Path(run_folder) / TRIALS))
-    ids = list(manifest["suite"]["cases"])
+    ids = list(manifest.suite.cases)
     done = complete_looks(records, ids, design)
     if done == 0:
         raise GateError(str(Path(run_folder) / "manifest.json"), "sequential", (
@@ -351,7 +358,7 @@ def gate_sequential_run(run_folder: Path, manifest: dict[str, Any], gate: GateFi
             f"case, and {len(records)} of {design.looks[0] * len(ids)} are recorded; resume it"))
     views = look_runs(run_folder, manifest, records, design, done)
     matching = match_cases(baseline, views[-1], allow_changed_cases=allow_changed_cases) if baseline else None
-    finished = manifest.get("status") == "complete"
+    finished = manifest.status == "complete"
     result = evaluate_looks(gate, design, views, baseline, matching, gate_dir, gate_file, finished=finished)
     return SequentialRun(views[len(result.looks) - 1], design, result, matching, len(records))
 

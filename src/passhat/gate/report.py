@@ -4,28 +4,21 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from passhat import __version__
-from passhat.compare import CompareError, case_changes, load_run, match_cases
+from passhat.compare import CompareError, LoadedRun, case_changes, load_run, match_cases
+from passhat.errors import RunError
 from passhat.gate.context import GateInput
 from passhat.gate.evaluate import evaluate_rules
 from passhat.gate.ledger import record_look, refuse_new_trials, refuse_unfinished
 from passhat.gate.looks import SequentialRun, gate_sequential_run, recorded_baseline
 from passhat.gate.outcome import EXIT_CODES, overall
 from passhat.gate.registration import resolve_gate
-from passhat.models import GateResult
+from passhat.models import BaselineInfo, ExcludedCase, GateResult, Manifest, RunRef
+from passhat.models.manifest import SequentialGateInfo, SequentialLook
+from passhat.runner.store import RunStore
 
 GATE_RESULT = "gate.json"
-
-
-def gate_run(
-    run_folder: Path, gate_path: Path | None = None, baseline_folder: Path | None = None, *,
-    allow_gate_change: bool = False, allow_changed_cases: bool = False, source: str = "api",
-) -> dict[str, Any]:
-    """:func:`evaluate_gate` as the JSON mapping of gate.json (for the readers that take a dict)."""
-    return evaluate_gate(run_folder, gate_path, baseline_folder, allow_gate_change=allow_gate_change,
-                         allow_changed_cases=allow_changed_cases, source=source).to_dict()
 
 
 def evaluate_gate(
@@ -36,17 +29,17 @@ def evaluate_gate(
 
     A fixed-design run is gated only when it is finished, and not again after its trials changed
     (``gate.ledger``); a sequential run is gated at its planned looks (``gate.looks``). Every evaluation is
-    recorded in ``RUN/gate-looks.jsonl`` (``source`` says who asked: ``passhat gate``, ``passhat run``).
+    recorded in ``RUN/gate-looks.jsonl`` (``source`` says who asked: ``passhat gate``, ``passhat run``, ``api``).
     """
     run_folder = Path(run_folder)
     manifest = read_manifest(run_folder)
     resolved = resolve_gate(manifest, gate_path, allow_gate_change=allow_gate_change,
                             manifest_path=str(run_folder / "manifest.json"))
-    block = manifest.get("sequential")
-    sequential = None
+    block = manifest.sequential
     if block is not None:
         baseline_folder = recorded_baseline(run_folder, block, baseline_folder)
     baseline = load_run(baseline_folder) if baseline_folder is not None else None
+    sequential = None
     if block is not None:
         sequential = gate_sequential_run(run_folder, manifest, resolved.gate, resolved.path.parent, str(resolved.path),
                                          baseline, allow_changed_cases=allow_changed_cases)
@@ -63,25 +56,19 @@ def evaluate_gate(
     if baseline is not None and matching is not None:
         changes = case_changes(baseline, run, matching.case_ids, resolved.gate.alpha)
         # New failures are the significant drops, as no_new_failures decides; the rest failed a trial by chance.
-        baseline_block = {**baseline.describe(), "compared_cases": len(matching.case_ids),
-                          "excluded": [{"id": e.case_id, "reason": e.reason} for e in matching.excluded],
-                          "new_failures": [r for r in changes["new_failures"] if r["significant"]],
-                          "failed_a_trial": [r for r in changes["new_failures"] if not r["significant"]],
-                          "new_passes": changes["new_passes"]}
-    result = GateResult.from_dict({
-        "outcome": outcome,
-        "exit_code": EXIT_CODES[outcome],
-        "gate": {"name": resolved.gate.name, "alpha": resolved.gate.alpha, **resolved.info},
-        "run": {**load_run_describe(run_folder, manifest)},
-        "baseline": baseline_block,
-        "allow_changed_cases": allow_changed_cases,
-        "evaluated_at": datetime.now(UTC).isoformat(),
-        "passhat_version": __version__,
-        "rules": [r.model_dump(mode="json") for r in results],
-        **({"sequential": _sequential_block(sequential)} if sequential is not None else {}),
-    }, "gate result")
+        baseline_block = BaselineInfo(
+            **dict(baseline.describe()), compared_cases=len(matching.case_ids),
+            excluded=[ExcludedCase(id=e.case_id, reason=e.reason) for e in matching.excluded],
+            new_failures=[r for r in changes.new_failures if r.significant],
+            failed_a_trial=[r for r in changes.new_failures if not r.significant], new_passes=changes.new_passes)
+    # the run as the manifest describes it (a sequential run's look views set trials and status for the rules)
+    described = load_run_describe(run_folder, manifest)
+    result = GateResult(outcome=outcome, exit_code=EXIT_CODES[outcome], gate=resolved.info, run=described,
+                        baseline=baseline_block, allow_changed_cases=allow_changed_cases,
+                        evaluated_at=datetime.now(UTC).isoformat(), passhat_version=__version__, rules=results,
+                        sequential=None if sequential is None else sequential_block(sequential))
     stopped = sequential.gate.stopped if sequential is not None else None
-    record_look(run_folder, {"source": source, "outcome": outcome, "gate_sha256": resolved.info.get("sha256"),
+    record_look(run_folder, {"source": source, "outcome": outcome, "gate_sha256": resolved.info.sha256,
                              "baseline": str(baseline_folder) if baseline_folder is not None else None,
                              "trials": sum(t.n + t.errors for t in run.tallies.values()) if sequential is None
                              else sequential.trials_run,
@@ -90,40 +77,33 @@ def evaluate_gate(
     return result
 
 
-def read_manifest(run_folder: Path) -> dict[str, Any]:
-    """The run's manifest as a mapping; a folder without one is bad input (as for ``load_run``)."""
-    from passhat.errors import RunError
-    from passhat.runner.store import RunStore
-
+def read_manifest(run_folder: Path) -> Manifest:
+    """The run's manifest; a folder without a usable one is bad input (as for ``load_run``)."""
     try:
-        return RunStore(run_folder).read_manifest()
+        return RunStore(run_folder).manifest()
     except RunError as exc:
         raise CompareError(str(exc)) from None
 
 
-def load_run_describe(run_folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def load_run_describe(run_folder: Path, manifest: Manifest) -> RunRef:
     """gate.json's ``run`` block (what ``LoadedRun.describe`` says), from the manifest alone."""
-    suite = manifest.get("suite", {})
-    return {"folder": str(run_folder), "agent": manifest.get("agent"), "suite": suite.get("name"),
-            "suite_hash": suite.get("hash"), "trials": manifest.get("trials"), "seed": manifest.get("seed"),
-            "status": manifest.get("status")}
+    return LoadedRun(run_folder, manifest, {}).describe()
 
 
-def _sequential_block(run: SequentialRun) -> dict[str, Any]:
+def sequential_block(run: SequentialRun) -> SequentialGateInfo:
     """gate.json's ``sequential`` block: the looks and where the run stopped."""
     stopped = run.gate.stopped
     fixed = len(run.run.tallies) * run.design.max_trials
-    return {"looks": [look.record() for look in run.gate.looks], "looks_planned": len(run.design.looks),
-            "stopped": None if stopped is None else {
-                "look": stopped.index + 1, "trials_per_case": stopped.trials, "reason": stopped.stop,
-                "trials_run": run.trials_run, "fixed_design_trials": fixed, "trials_saved": fixed - run.trials_run}}
+    return SequentialGateInfo(
+        looks=[SequentialLook(**look.record()) for look in run.gate.looks], looks_planned=len(run.design.looks),
+        stopped=None if stopped is None else {
+            "look": stopped.index + 1, "trials_per_case": stopped.trials, "reason": str(stopped.stop),
+            "trials_run": run.trials_run, "fixed_design_trials": fixed, "trials_saved": fixed - run.trials_run})
 
 
-def write_gate_result(run_folder: Path, result: GateResult | dict[str, Any]) -> Path:
-    """Write ``gate.json`` into the run folder through :class:`GateResult` (atomically: never half a file)."""
-    path = Path(run_folder) / GATE_RESULT
-    model = result if isinstance(result, GateResult) else GateResult.from_dict(result, str(path))
-    return model.dump(path)
+def write_gate_result(run_folder: Path, result: GateResult) -> Path:
+    """Write ``gate.json`` into the run folder (atomically: never half a file)."""
+    return result.dump(Path(run_folder) / GATE_RESULT)
 
 
 def read_gate_result(run_folder: Path) -> GateResult | None:

@@ -1,9 +1,9 @@
 """Running a sequential design: trials in rounds, the gate at each look, stop once it is decided.
 
-``evaluate(..., gate=FILE, sequential=Sequential(looks=(4, 8, 16)))`` (``passhat run --gate FILE
---sequential``) hands the runner the looks and :meth:`SequentialPlan.at_look`: after every case has the
-look's trials, the registered gate is evaluated at the look (``gate.looks``, in a worker thread: the
-bootstraps take CPU) and the look is written into ``manifest.sequential`` before the next round starts.
+``evaluate(..., gate=FILE, sequential=(4, 8, 16))`` (``passhat run --gate FILE --sequential``) hands the
+runner the looks and :meth:`SequentialPlan.at_look`: after every case has the look's trials, the registered
+gate is evaluated at the look (``gate.looks``, in a worker thread: the bootstraps take CPU) and the look is
+written into ``manifest.sequential`` before the next round starts.
 
 This module sits above the gate and the runner (it imports both); nothing below imports it.
 """
@@ -13,11 +13,15 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passhat.errors import PasshatError
 from passhat.models.manifest import SequentialRecord
 from passhat.sequential.design import Sequential
+
+if TYPE_CHECKING:
+    from passhat.api.options import RunOptions
+    from passhat.models import Manifest
 
 
 @dataclass
@@ -27,7 +31,7 @@ class SequentialPlan:
     design: Sequential
     baseline: Path | None
     """The baseline run the gate's looks compare with (None: baseline rules are SKIPPED)."""
-    record: dict[str, Any]
+    record: SequentialRecord
     """``manifest.sequential`` before the first look."""
 
     async def at_look(self, folder: Path, trials: int) -> tuple[bool, dict[str, Any]]:
@@ -42,57 +46,60 @@ class SequentialPlan:
         from passhat.results.tally import tally_records
         from passhat.runner.store import TRIALS, RunStore
 
-        manifest = RunStore(folder).read_manifest()
-        registered = manifest["gate"]
-        gate = GateFile.model_validate(registered["gate"])  # the rules registered before the first trial
+        manifest = RunStore(folder).manifest()
+        registered = manifest.gate
+        if registered is None:
+            raise PasshatError(f"{folder}: a sequential run needs its registered gate, and the manifest has none")
+        gate = GateFile.model_validate(registered.gate)  # the rules registered before the first trial
         records = list(tally_records(folder / TRIALS))
-        ids = list(manifest["suite"]["cases"])
+        ids = list(manifest.suite.cases)
         upto = self.design.looks.index(trials) + 1
         if complete_looks(records, ids, self.design) < upto:
             raise PasshatError(f"{folder}: look {upto} ({trials} trials per case) is missing trials after its round")
         views = look_runs(folder, manifest, records, self.design, upto)
         baseline = load_run(self.baseline) if self.baseline is not None else None
         matching = match_cases(baseline, views[-1], allow_changed_cases=False) if baseline is not None else None
-        result = evaluate_looks(gate, self.design, views, baseline, matching, Path(registered["path"]).parent,
-                                registered["path"], finished=False)
+        result = evaluate_looks(gate, self.design, views, baseline, matching, Path(registered.path).parent,
+                                registered.path, finished=False)
         block = look_block(self.design, result, cases=len(ids), trials_run=len(records),
-                           baseline=self.record.get("baseline"))
+                           baseline=None if self.record.baseline is None else self.record.baseline.model_dump())
         return SequentialRecord.model_validate(block)
 
 
-def plan_sequential(design: Sequential | None, *, gated: bool, old_manifest: dict[str, Any] | None,
-                    baseline: str | Path | None, executor: str) -> SequentialPlan | None:
-    """The plan of a new or resumed sequential run, or None for a fixed design; bad input raises.
+def plan_sequential(opts: RunOptions, old_manifest: Manifest | None) -> tuple[SequentialPlan | None, RunOptions]:
+    """The plan of a new or resumed sequential run (None for a fixed design) and the options it runs with
+    (``trials`` set to the last look); bad input raises :class:`PasshatError` before any trial.
 
-    A resumed run continues the design it started with: given again it must be the same, and a run that
-    started fixed cannot become sequential (its trials ran without looks), nor the other way round.
+    A resumed run continues the design it started with (its options, looks included, are the manifest's:
+    ``api.options.continue_options``); a run that started fixed cannot become sequential.
     """
-    old = (old_manifest or {}).get("sequential")
     if old_manifest is not None:
+        old = old_manifest.sequential
         if old is None:
-            if design is not None:
+            if opts.sequential is not None:
                 raise PasshatError("cannot resume as a sequential run: this run started with a fixed number of trials")
-            return None
-        recorded = Sequential.from_record(old["design"])
-        if design is not None and design != recorded:
-            raise PasshatError(f"cannot resume with looks {list(design.looks)}: this run's sequential design has "
-                               f"looks {list(recorded.looks)}; a run keeps the design it started with")
-        given = Path(baseline).resolve() if baseline is not None else None
-        kept = old.get("baseline")
-        if given is not None and (kept is None or Path(kept["folder"]) != given):
-            raise PasshatError("cannot resume with another baseline: a sequential run's looks compare with the "
-                               "baseline it started with")
-        return SequentialPlan(recorded, Path(kept["folder"]) if kept else None,
-                              {"design": old["design"], "baseline": kept, "looks": []})
-    if design is None:
-        return None
-    if not gated:
+            return None, opts
+        design = Sequential.from_record(old.design.model_dump())
+        if opts.sequential is not None and tuple(opts.sequential) != design.looks:
+            raise PasshatError(f"cannot resume with looks {list(opts.sequential)}: this run's sequential design has "
+                               f"looks {list(design.looks)}; a run keeps the design it started with")
+        plan = SequentialPlan(design, Path(old.baseline.folder) if old.baseline else None,
+                              SequentialRecord(design=old.design, baseline=old.baseline))
+        return plan, opts
+    if opts.sequential is None:
+        return None, opts
+    design = Sequential(tuple(opts.sequential))
+    if opts.gate is None:
         raise PasshatError("--sequential needs --gate FILE: a sequential run stops once its gate is decided")
-    if executor != "local":
+    if opts.executor != "local":
         raise PasshatError("--sequential runs on the local executor (--executor ray runs a fixed number of trials)")
-    kept = _baseline_record(Path(baseline)) if baseline is not None else None
-    return SequentialPlan(design, Path(kept["folder"]) if kept else None,
-                          {"design": design.record(), "baseline": kept, "looks": []})
+    if "trials" in opts.model_fields_set and opts.trials != design.max_trials:
+        raise PasshatError(f"trials={opts.trials} and sequential={list(design.looks)}: a sequential run's trials per "
+                           "case are its looks")
+    kept = _baseline_record(opts.baseline) if opts.baseline is not None else None
+    record = SequentialRecord.model_validate({"design": design.record(), "baseline": kept})
+    return SequentialPlan(design, Path(kept["folder"]) if kept else None, record), \
+        opts.model_copy(update={"trials": design.max_trials})
 
 
 def _baseline_record(folder: Path) -> dict[str, Any]:
@@ -101,7 +108,7 @@ def _baseline_record(folder: Path) -> dict[str, Any]:
     from passhat.gate.ledger import trials_size
 
     run = load_run(folder)
-    if run.manifest.get("status") != "complete":
-        raise PasshatError(f"--baseline {folder}: the run is not finished (status {run.manifest.get('status')!r}); "
+    if run.manifest.status != "complete":
+        raise PasshatError(f"--baseline {folder}: the run is not finished (status {run.manifest.status!r}); "
                            "a sequential run's looks compare with a baseline that does not change")
     return {"folder": str(folder.resolve()), "trials_bytes": trials_size(folder)}
