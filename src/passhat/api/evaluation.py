@@ -185,9 +185,13 @@ async def evaluate_async(
         opts = continue_options(old_manifest.options, opts, folder)
     sequenced = None
     if opts.sequential is not None or (old_manifest is not None and old_manifest.sequential is not None):
-        from passhat.sequential.rounds import plan_sequential  # a sequential run's looks (docs/gates.md)
+        from passhat.gate.rounds import plan_sequential  # a sequential run's looks (docs/gates.md)
 
-        sequenced, opts = plan_sequential(opts, old_manifest)
+        sequenced = plan_sequential(opts.sequential, old_manifest, gated=opts.gate is not None, executor=opts.executor,
+                                    baseline=opts.baseline,
+                                    trials=opts.trials if "trials" in opts.model_fields_set else None)
+        if sequenced is not None and old_manifest is None:
+            opts = opts.model_copy(update={"trials": sequenced.design.max_trials})  # its last look
     check_limits(opts.trials, opts.concurrency)  # before anything is loaded; the plan's size once the cases are chosen
     check_executor(opts.executor, opts.ray_address)
     if cassette is not None and (opts.record is not None or opts.replay is not None or opts.executor != "local"):

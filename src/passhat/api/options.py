@@ -131,7 +131,13 @@ class RunOptions(BaseModel):
     @field_validator("sequential", mode="before")
     @classmethod
     def _looks(cls, value: Any) -> Any:
-        return tuple(value.looks) if hasattr(value, "looks") else value  # a passhat.Sequential
+        if not hasattr(value, "looks"):
+            return value
+        from passhat.sequential.design import SPENDING  # a passhat.Sequential: its looks, and the run's spending
+
+        if value.spending != SPENDING:
+            raise ValueError(f"a run spends α {SPENDING}-type (design note 027); {value.spending!r} is for simulations")
+        return tuple(value.looks)
 
     @field_validator("agent_model_relay", mode="before")
     @classmethod

@@ -14,7 +14,8 @@ that, over all the looks, a decision's error is still α (``spending``). Design 
   whose evidence is clear by the middle look. Pocock-type spending, α·ln(1 + (e − 1)τ), saves far more
   trials where the cases, not the trials, carry the evidence (half the trials on a τ-bench-like population
   at the same power) but costs power where trial noise dominates: near the ceiling and in paired
-  comparisons (up to 50 points at 20 cases). It stays available from Python (``Sequential(spending=...)``).
+  comparisons (up to 31 points at 20 cases). ``Sequential(spending="pocock")`` exists for simulations
+  (``bench/bench_sequential.py``); a run refuses it.
 - **Boundaries from the looks' correlation**, estimated from the per-case values (``information``); where
   it cannot be (no spread, a rule that is not a mean over cases) the correlation of independent trials,
   √(n_i/n_k), which is the lowest it can be and so the conservative choice.

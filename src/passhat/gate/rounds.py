@@ -5,7 +5,7 @@ runner the looks and :meth:`SequentialPlan.at_look`: after every case has the lo
 gate is evaluated at the look (``gate.looks``, in a worker thread: the bootstraps take CPU) and the look is
 written into ``manifest.sequential`` before the next round starts.
 
-This module sits above the gate and the runner (it imports both); nothing below imports it.
+It uses the runner's store and the gate's looks; the library (``api.evaluation``) calls it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from passhat.models.manifest import SequentialRecord
 from passhat.sequential.design import Sequential
 
 if TYPE_CHECKING:
-    from passhat.api.options import RunOptions
     from passhat.models import Manifest
 
 
@@ -66,9 +65,10 @@ class SequentialPlan:
         return SequentialRecord.model_validate(block)
 
 
-def plan_sequential(opts: RunOptions, old_manifest: Manifest | None) -> tuple[SequentialPlan | None, RunOptions]:
-    """The plan of a new or resumed sequential run (None for a fixed design) and the options it runs with
-    (``trials`` set to the last look); bad input raises :class:`PasshatError` before any trial.
+def plan_sequential(looks: tuple[int, ...] | None, old_manifest: Manifest | None, *, gated: bool, executor: str,
+                    baseline: Path | None, trials: int | None) -> SequentialPlan | None:
+    """The plan of a new or resumed sequential run, or None for a fixed design; bad input raises
+    :class:`PasshatError` before any trial. ``trials``: the trials per case the caller asked for, if any.
 
     A resumed run continues the design it started with (its options, looks included, are the manifest's:
     ``api.options.continue_options``); a run that started fixed cannot become sequential.
@@ -76,30 +76,28 @@ def plan_sequential(opts: RunOptions, old_manifest: Manifest | None) -> tuple[Se
     if old_manifest is not None:
         old = old_manifest.sequential
         if old is None:
-            if opts.sequential is not None:
+            if looks is not None:
                 raise PasshatError("cannot resume as a sequential run: this run started with a fixed number of trials")
-            return None, opts
+            return None
         design = Sequential.from_record(old.design.model_dump())
-        if opts.sequential is not None and tuple(opts.sequential) != design.looks:
-            raise PasshatError(f"cannot resume with looks {list(opts.sequential)}: this run's sequential design has "
-                               f"looks {list(design.looks)}; a run keeps the design it started with")
-        plan = SequentialPlan(design, Path(old.baseline.folder) if old.baseline else None,
+        if looks is not None and tuple(looks) != design.looks:
+            raise PasshatError(f"cannot resume with looks {list(looks)}: this run's sequential design has looks "
+                               f"{list(design.looks)}; a run keeps the design it started with")
+        return SequentialPlan(design, Path(old.baseline.folder) if old.baseline else None,
                               SequentialRecord(design=old.design, baseline=old.baseline))
-        return plan, opts
-    if opts.sequential is None:
-        return None, opts
-    design = Sequential(tuple(opts.sequential))
-    if opts.gate is None:
+    if looks is None:
+        return None
+    design = Sequential(tuple(looks))
+    if not gated:
         raise PasshatError("--sequential needs --gate FILE: a sequential run stops once its gate is decided")
-    if opts.executor != "local":
+    if executor != "local":
         raise PasshatError("--sequential runs on the local executor (--executor ray runs a fixed number of trials)")
-    if "trials" in opts.model_fields_set and opts.trials != design.max_trials:
-        raise PasshatError(f"trials={opts.trials} and sequential={list(design.looks)}: a sequential run's trials per "
-                           "case are its looks")
-    kept = _baseline_record(opts.baseline) if opts.baseline is not None else None
+    if trials is not None and trials != design.max_trials:
+        raise PasshatError(f"trials={trials} and sequential={list(design.looks)}: a sequential run's trials per case "
+                           "are its looks")
+    kept = _baseline_record(baseline) if baseline is not None else None
     record = SequentialRecord.model_validate({"design": design.record(), "baseline": kept})
-    return SequentialPlan(design, Path(kept["folder"]) if kept else None, record), \
-        opts.model_copy(update={"trials": design.max_trials})
+    return SequentialPlan(design, Path(kept["folder"]) if kept else None, record)
 
 
 def _baseline_record(folder: Path) -> dict[str, Any]:
