@@ -12,6 +12,7 @@ import pytest
 import passhat.api
 from passhat.api import Progress
 from passhat.errors import PasshatError
+from passhat.gate import evaluate_gate
 from passhat.sequential.design import Sequential
 from tests.conftest import PLANNED_AGENTS
 
@@ -104,6 +105,10 @@ def test_a_killed_sequential_run_resumes_at_its_look_without_repeating_or_losing
     assert manifest["sequential"].get("stopped") is None
     done_before = len(before.splitlines())
     assert done_before == 12  # round 1 (8) and c0, c1 of round 2
+    # gated now, the killed run is judged at the looks it completed, with their boundaries: not final
+    peek = evaluate_gate(out)
+    assert peek.outcome == "INCONCLUSIVE" and peek.sequential is not None and peek.sequential.stopped is None
+    assert "not final: the sequential run is at look 1 of 3" in peek.rules[0].reason
 
     reports: list[Progress] = []
     run = passhat.api.evaluate(suite, does_the_task, name="cand", gate=rules, out=out, resume=True, sanity=False,
