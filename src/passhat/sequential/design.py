@@ -12,9 +12,9 @@ that, over all the looks, a decision's error is still α (``spending``). Design 
 - **O'Brien–Fleming-type spending**, 2 − 2Φ(z_{1−α/2}/√τ): almost nothing at the first looks, so the last
   look is tested at nearly α and the gate keeps the fixed design's power; the savings come from suites
   whose evidence is clear by the middle look. Pocock-type spending, α·ln(1 + (e − 1)τ), saves far more
-  trials where the cases, not the trials, carry the evidence (half the trials on a τ-bench-like population
-  at the same power) but costs power where trial noise dominates: near the ceiling and in paired
-  comparisons (up to 31 points at 20 cases). ``Sequential(spending="pocock")`` exists for simulations
+  trials where the cases, not the trials, carry the evidence (a third to a half of them on a τ-bench-like
+  population, at the same power) but costs power where trial noise dominates: near the ceiling and in
+  paired comparisons (up to 36 points at 20 cases). ``Sequential(spending="pocock")`` exists for simulations
   (``bench/bench_sequential.py``); a run refuses it.
 - **Boundaries from the looks' correlation**, estimated from the per-case values (``information``); where
   it cannot be (no spread, a rule that is not a mean over cases) the correlation of independent trials,
