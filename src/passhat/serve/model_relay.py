@@ -212,9 +212,9 @@ class ModelRelay:
                 await reply.fail(504, str(exc))
                 return
             except httpx2.HTTPError as exc:
-                problem = f"{what}: no answer from the provider ({type(exc).__name__}: {exc})"
-                self._unanswered(watch, name, problem, declare=False)
-                await reply.fail(502, problem)
+                refused = f"{what}: no answer from the provider ({type(exc).__name__}: {exc})"
+                self._unanswered(watch, name, refused, declare=False)
+                await reply.fail(502, refused)
                 return
             try:
                 if response.status_code >= 500:
