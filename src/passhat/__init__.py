@@ -18,7 +18,7 @@ _LAZY = {
     "Manifest": "passhat.models", "Summary": "passhat.models", "SuiteSummary": "passhat.models",
     "CaseSummary": "passhat.models", "Interval": "passhat.models", "Comparison": "passhat.models",
     "GateResult": "passhat.models", "SchemaVersionError": "passhat.models",
-    "PasshatError": "passhat.errors",
+    "PasshatError": "passhat.errors", "Sequential": "passhat.sequential.design",
 }
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         SuiteSummary,
         Summary,
     )
+    from passhat.sequential.design import Sequential
 
 
 def __getattr__(name: str) -> Any:
@@ -51,5 +52,6 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "CaseFailure", "CaseSummary", "Comparison", "GateResult", "Interval", "Manifest", "PasshatError", "PasshatWarning",
-    "Progress", "Run", "RunOptions", "SchemaVersionError", "Summary", "SuiteSummary", "__version__", "evaluate", "evaluate_async",
+    "Progress", "Run", "RunOptions", "SchemaVersionError", "Sequential", "Summary", "SuiteSummary", "__version__",
+    "evaluate", "evaluate_async",
 ]

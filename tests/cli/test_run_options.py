@@ -12,7 +12,7 @@ import pytest
 import passhat
 from passhat.api.options import SESSION_FIELDS, RunOptions, continue_options
 from passhat.commands.run import run as run_command
-from passhat.commands.run_options import API_ONLY, FIELD_OF, as_fields
+from passhat.commands.run_options import API_ONLY, FIELD_OF, SEQUENTIAL_PARAMS, as_fields
 from passhat.errors import PasshatError
 
 CLI_ONLY = {"suite", "agent_spec", "out", "resume", "quiet", "junit", "summary_md", "no_report", "otlp",
@@ -22,8 +22,9 @@ CLI_ONLY = {"suite", "agent_spec", "out", "resume", "quiet", "junit", "summary_m
 
 def test_every_option_of_a_run_is_one_field_and_every_field_has_its_option() -> None:
     params = {p.name for p in run_command.params}
-    assert params - CLI_ONLY == set(FIELD_OF), "a `passhat run` option that is neither a RunOptions field nor CLI-only"
-    assert set(FIELD_OF.values()) | API_ONLY == set(RunOptions.model_fields)
+    assert params - CLI_ONLY - set(SEQUENTIAL_PARAMS) == set(FIELD_OF), \
+        "a `passhat run` option that is neither a RunOptions field nor CLI-only"
+    assert set(FIELD_OF.values()) | API_ONLY | {"sequential"} == set(RunOptions.model_fields)
 
 
 def test_the_commands_defaults_are_the_fields_defaults() -> None:

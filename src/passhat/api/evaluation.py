@@ -183,6 +183,15 @@ async def evaluate_async(
     old_manifest = RunStore(folder).manifest() if resume and folder is not None else None
     if old_manifest is not None and folder is not None:
         opts = continue_options(old_manifest.options, opts, folder)
+    sequenced = None
+    if opts.sequential is not None or (old_manifest is not None and old_manifest.sequential is not None):
+        from passhat.gate.rounds import plan_sequential  # a sequential run's looks (docs/gates.md)
+
+        sequenced = plan_sequential(opts.sequential, old_manifest, gated=opts.gate is not None, executor=opts.executor,
+                                    baseline=opts.baseline,
+                                    trials=opts.trials if "trials" in opts.model_fields_set else None)
+        if sequenced is not None and old_manifest is None:
+            opts = opts.model_copy(update={"trials": sequenced.design.max_trials})  # its last look
     check_limits(opts.trials, opts.concurrency)  # before anything is loaded; the plan's size once the cases are chosen
     check_executor(opts.executor, opts.ray_address)
     if cassette is not None and (opts.record is not None or opts.replay is not None or opts.executor != "local"):
@@ -235,6 +244,8 @@ async def evaluate_async(
                              "isolate": opts.isolate, "options": opts.to_manifest(), **setup.manifest, **plan.manifest}
     if registered_gate is not None:
         extra["gate"] = registered_gate  # written with the manifest, before the first trial
+    if sequenced is not None:
+        extra["sequential"] = sequenced.record  # its looks too
     cfg = RunConfig(suite=plan.suite, agent=setup.agent, agent_spec=label, trials=opts.trials, seed=opts.seed,
                     concurrency=opts.concurrency, out=folder, user=setup.user, judge=setup.judge, redactor=redactor,
                     cassette=tools_from, extra_manifest=extra)
@@ -257,8 +268,11 @@ async def evaluate_async(
         if progress is not None:
             progress(Progress(done, total, rec, plan.suite.name, folder))
 
-    await execute(cfg, resume=resume, on_record=recorded, executor=runs_on)
-    return _finish(folder, by=opts.by, gated=registered_gate is not None, warnings=notes)
+    rounds: dict[str, Any] = {} if sequenced is None else {
+        "looks": sequenced.design.looks, "at_look": functools.partial(sequenced.at_look, folder)}
+    await execute(cfg, resume=resume, on_record=recorded, executor=runs_on, **rounds)
+    return _finish(folder, by=opts.by, gated=registered_gate is not None, warnings=notes,
+                   baseline=opts.baseline if sequenced is None else None)
 
 
 evaluate = _blocking(evaluate_async)
@@ -266,7 +280,7 @@ evaluate = _blocking(evaluate_async)
 and result, for callers outside an event loop (inside one it raises, pointing to ``evaluate_async``)."""
 
 
-def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str]) -> Run:
+def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str], baseline: Path | None = None) -> Run:
     """After the last trial: ``summary.json`` (one pass over the tally fields of the records, with the
     strata asked for and one per tag key, so the report need not rebuild it), then the registered gate."""
     from passhat.results import tag_keys
@@ -281,7 +295,7 @@ def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str]
         from passhat.gate import evaluate_gate, write_gate_result  # only then: it brings compare's code along
 
         try:
-            gate_result = evaluate_gate(folder)
+            gate_result = evaluate_gate(folder, None, baseline, source="passhat run")
         except PasshatError as exc:
             gate_error = str(exc)
         else:

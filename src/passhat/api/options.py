@@ -58,6 +58,13 @@ class RunOptions(BaseModel):
     """Answer external tools from this cassette folder."""
     gate: Path | None = None
     """A gate file, registered in the manifest before the first trial and evaluated at the end."""
+    sequential: tuple[int, ...] | None = None
+    """Looks of a sequential run (``--sequential --looks``; a :class:`~passhat.Sequential` is accepted): trials per
+    case at which the gate is evaluated, α spent across them, and the run stops once the gate is decided; needs
+    ``gate``, and ``trials`` is then the last look (docs/gates.md)."""
+    baseline: Path | None = None
+    """The baseline run the gate's ``no_new_failures`` and ``non_inferior`` compare with (``--baseline``); a
+    sequential run compares with it at every look."""
     by: tuple[str, ...] = ()
     """Tags to break every figure down by (every tag key is in ``summary.json`` anyway)."""
     sanity: bool = True
@@ -120,6 +127,17 @@ class RunOptions(BaseModel):
             return value
         return {model: limit if isinstance(limit, Mapping) else RateLimit.parse(model, limit)
                 for model, limit in value.items()}
+
+    @field_validator("sequential", mode="before")
+    @classmethod
+    def _looks(cls, value: Any) -> Any:
+        if not hasattr(value, "looks"):
+            return value
+        from passhat.sequential.design import SPENDING  # a passhat.Sequential: its looks, and the run's spending
+
+        if value.spending != SPENDING:
+            raise ValueError(f"a run spends α {SPENDING}-type (design note 027); {value.spending!r} is for simulations")
+        return tuple(value.looks)
 
     @field_validator("agent_model_relay", mode="before")
     @classmethod

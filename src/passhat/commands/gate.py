@@ -20,6 +20,7 @@ from passhat.console import stderr_console
 from passhat.errors import PasshatError, describe_os_error
 from passhat.gate import evaluate_gate, write_gate_result
 from passhat.models import GateResult
+from passhat.models.manifest import SequentialGateInfo
 from passhat.report.markdown import ICONS
 from passhat.report.terminal import fit_width
 from passhat.results import read_summary
@@ -45,8 +46,28 @@ def print_gate(result: GateResult, console: Console) -> None:
         table.add_row(f"[{STYLES[r.outcome]}]{r.outcome}[/]", f"[bold]{escape(r.name)}[/bold]: {escape(r.reason)}")
     fit_width(console, table)  # a CI log: every rule's reason on one line
     console.print(table)
+    if result.sequential is not None:
+        console.print(escape(sequential_line(result.sequential)), highlight=False, soft_wrap=True)
     outcome = result.outcome
     console.print(f"[{STYLES[outcome]}]{ICONS[outcome]} gate {outcome}[/] (exit {result.exit_code})", highlight=False)
+
+
+STOP_REASONS = {"decided": "every rule was decided",
+                "failed": "a rule failed, so the gate fails whatever more trials show",
+                "max_trials": "the last look was reached"}
+
+
+def sequential_line(block: SequentialGateInfo) -> str:
+    """Where a sequential run stopped and why, in one line (or that it has not stopped)."""
+    planned = block.looks_planned or len(block.looks)
+    stopped = block.stopped
+    if not stopped:
+        last = block.looks[-1]
+        return (f"sequential: at look {last.look} of {planned} ({last.trials_per_case} trials per case), "
+                "not decided: resume the run to go on")
+    return (f"sequential: stopped at look {stopped['look']} of {planned} ({stopped['trials_per_case']} trials per "
+            f"case): {STOP_REASONS[str(stopped['reason'])]}; {stopped['trials_saved']} of "
+            f"{stopped['fixed_design_trials']} trials saved against the fixed design")
 
 
 @click.command("gate")
@@ -66,7 +87,7 @@ def gate(run_folder: Path, gate_file: Path | None, baseline: Path | None, allow_
          allow_changed_cases: bool, junit: Path | None, summary_md: Path | None) -> None:
     """Evaluate the release gate of RUN_FOLDER: exit 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 bad input."""
     result = evaluate_gate(run_folder, gate_file, baseline, allow_gate_change=allow_gate_change,
-                           allow_changed_cases=allow_changed_cases)
+                           allow_changed_cases=allow_changed_cases, source="passhat gate")
     summary = read_summary(run_folder)
     path = write_gate_result(run_folder, result)
     print_gate(result, Console())

@@ -19,11 +19,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 import passhat.api
 from passhat.agents.bounds import DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_PROCESSES
 from passhat.api import Progress as RunProgress
-from passhat.api import Run
+from passhat.api import Run, RunOptions
 from passhat.commands.cases import suite_hint
 from passhat.commands.common import EXIT_BAD_INPUT, err, fail
 from passhat.commands.export import check_otlp_url
-from passhat.commands.run_options import model_options, run_options
+from passhat.commands.run_options import model_options, run_options, sequential_looks
 from passhat.errors import PasshatError
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE, EXIT_INCOMPLETE
 from passhat.runner.health import exit_code as health_exit_code
@@ -89,6 +89,15 @@ from passhat.runner.run import MAX_CONCURRENCY, MAX_PLANNED_TRIALS, MAX_TRIALS
               help="Answer external tools from this cassette folder instead of calling them.")
 @click.option("--gate", "gate_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Gate file: registered in the manifest before the first trial, evaluated at the end (exit 0/1/3).")
+@click.option("--sequential", is_flag=True,
+              help="With --gate: run the trials in rounds up to each of --looks and stop once the gate is decided, "
+                   "α spent across the looks (docs/gates.md).")
+@click.option("--looks", default=None, metavar="N,N,…",
+              help="With --sequential: trials per case at each look (default: a quarter, half and all of --max-trials).")
+@click.option("--max-trials", type=click.IntRange(2, MAX_TRIALS), default=None, metavar="N",
+              help="With --sequential: trials per case at the last look (default 16, or the last of --looks).")
+@click.option("--baseline", type=click.Path(path_type=Path, exists=True, file_okay=False), default=None,
+              help="Baseline run for the gate's no_new_failures and non_inferior rules (at every look with --sequential).")
 @click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Write JUnit XML here.")
 @click.option("--summary-md", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write a Markdown summary here (also appended to $GITHUB_STEP_SUMMARY when set).")
@@ -118,7 +127,10 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
     try:
         if otlp:
             check_otlp_url(otlp, "--otlp")
+        looks = sequential_looks(ctx, given.pop("sequential"), given.pop("looks"), given.pop("max_trials"))
         options = run_options(ctx, given)
+        if looks is not None:
+            options = RunOptions.build(options, sequential=looks)
     except PasshatError as exc:
         fail(str(exc))
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

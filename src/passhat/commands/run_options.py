@@ -29,12 +29,15 @@ FIELD_OF: dict[str, str] = {
     "judge_base_url": "judge_base_url", "retries": "retries", "retry_delay": "retry_delay", "executor": "executor",
     "ray_address": "ray_address", "rate_limits": "rate_limits", "agent_env": "agent_env",
     "agent_allow_hosts": "agent_allow_hosts", "agent_processes": "agent_processes", "agent_memory": "agent_memory",
-    "agent_file_size": "agent_file_size", "agent_model_relay": "agent_model_relay",
+    "agent_file_size": "agent_file_size", "agent_model_relay": "agent_model_relay", "baseline": "baseline",
 }
 """``passhat run``'s parameter name → the :class:`RunOptions` field it sets."""
 
 API_ONLY = frozenset({"name"})
 """Fields with no command-line option: ``name`` names a Python agent, and the command's agent is a spec."""
+SEQUENTIAL_PARAMS = ("sequential", "looks", "max_trials")
+"""``--sequential``, ``--looks`` and ``--max-trials``: together they set the ``sequential`` field (its looks),
+through :func:`sequential_looks`."""
 
 _CONVERT: dict[str, Callable[[Any], Any]] = {
     "no_sanity": lambda flag: not flag,
@@ -49,6 +52,22 @@ def run_options(ctx: click.Context, params: dict[str, Any]) -> RunOptions:
     :class:`PasshatError` for a malformed one."""
     given = {name: value for name, value in params.items() if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT}
     return RunOptions.build(**as_fields(given))
+
+
+def sequential_looks(ctx: click.Context, sequential: bool, looks: str | None, max_trials: int | None
+                     ) -> tuple[int, ...] | None:
+    """``--sequential [--looks …] [--max-trials N]`` as the looks of a sequential run, or None; misuse is a
+    :class:`PasshatError` (``-k`` with ``--sequential``, ``--looks`` without it, looks that do not increase)."""
+    if not sequential:
+        if looks is not None or max_trials is not None:
+            raise PasshatError("--looks and --max-trials belong to a sequential run: add --sequential")
+        return None
+    if ctx.get_parameter_source("trials") is not ParameterSource.DEFAULT:
+        raise PasshatError(f"--trials {ctx.params['trials']} and --sequential: a sequential run's trials per case "
+                           "are its looks (--looks, --max-trials)")
+    from passhat.sequential.design import Sequential  # the numerics only when asked for
+
+    return Sequential.parse(looks, max_trials).looks
 
 
 def as_fields(params: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ registers itself on import.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -39,8 +39,14 @@ FAIL_FAMILY = {"case_success_rate", "pass_hat_k", "pass_at_k", "non_inferior", "
 ``never_fails`` is not among them: its FAIL is an observed failed trial, not an inference."""
 
 
+Level = Callable[[int, float], float]
+"""Maps (rule index, the α a decision is allowed) to the level its test is run at: the identity for a gate
+on a finished run; at a look of a sequential run, the nominal level of that look's boundary
+(``gate.looks``), so that α is spent across the looks."""
+
+
 def holm_fails(verdicts: list[Verdict], alphas: list[float], in_family: list[bool],
-               decide: Callable[[int, float], Verdict]) -> list[Verdict]:
+               decide: Callable[[int, float], Verdict], settled: Collection[int] = ()) -> list[Verdict]:
     """Keep a FAIL only if Holm's step-down (Holm 1979) across the gate's FAIL-capable rules keeps it.
 
     The gate FAILs if any rule FAILs, so its false-FAIL rate is the family-wise error of those rules: at
@@ -50,15 +56,20 @@ def holm_fails(verdicts: list[Verdict], alphas: list[float], in_family: list[boo
     A FAIL that Holm does not keep becomes INCONCLUSIVE (its lower bound was already below the bar).
     PASS needs no correction: the gate PASSes only if every rule does, an intersection–union test whose
     false-PASS rate is at most each rule's α (Berger 1982).
+
+    ``settled``: rules whose FAIL was kept at an earlier look of a sequential run. They count as kept from
+    the start (their α is passed on, as Holm allows once a hypothesis is rejected; Maurer & Bretz 2013 for
+    group-sequential designs) and are not tested again.
     """
     family = [i for i, v in enumerate(verdicts) if in_family[i] and v.outcome != "SKIPPED"]
-    candidates = [i for i in family if verdicts[i].outcome == "FAIL"]
+    done = [i for i in family if i in settled]
+    candidates = [i for i in family if verdicts[i].outcome == "FAIL" and i not in settled]
     m = len(family)
     if m <= 1 or not candidates:
         return verdicts
     kept: dict[int, tuple[Verdict, float]] = {}
     while len(kept) < len(candidates):
-        level = m - len(kept)
+        level = m - len(kept) - len(done)
         step = {i: decide(i, alphas[i] / level) for i in candidates if i not in kept}
         hits = {i: (v, alphas[i] / level) for i, v in step.items() if v.outcome == "FAIL"}
         if not hits:
@@ -79,32 +90,42 @@ def holm_fails(verdicts: list[Verdict], alphas: list[float], in_family: list[boo
     return out
 
 
-def evaluate_rules(gate: GateFile, inp: GateInput, gate_file: str) -> list[RuleResult]:
-    """One result per rule, in file order. Unusable rule input raises :class:`GateError` (exit 2)."""
+def rule_alphas(gate: GateFile, inp: GateInput) -> list[float]:
+    """Each rule's own α: its ``alpha`` when it sets one, else the gate's."""
+    return [rule.alpha if rule.alpha is not None else inp.alpha for rule in gate.rules]
+
+
+def decide_rules(gate: GateFile, inp: GateInput, gate_file: str, *, level: Level | None = None,
+                 settled: Mapping[int, Verdict] | None = None) -> list[Verdict]:
+    """Every rule's verdict, in file order, with the gate's FAILs decided together (:func:`holm_fails`).
+
+    ``level`` turns a rule's α into the level its test runs at (see :data:`Level`); ``settled`` holds the
+    verdicts a sequential run decided at earlier looks, kept as they are (their FAILs count as kept by
+    Holm). Unusable rule input raises :class:`GateError` (exit 2).
+    """
     if gate.require_baseline and inp.baseline is None:
         raise GateError(gate_file, "require_baseline", "this gate requires a baseline run: pass --baseline RUN")
-    complete = inp.run.manifest.status == "complete"
-    alphas = [rule.alpha if rule.alpha is not None else inp.alpha for rule in gate.rules]
+    alphas = rule_alphas(gate, inp)
+    at = level or (lambda _i, alpha: alpha)
+    done = dict(settled or {})
 
     def decide(i: int, alpha: float) -> Verdict:
         rule = gate.rules[i]
         try:
-            return EVALUATORS[rule.kind](rule, inp, alpha)
+            return EVALUATORS[rule.kind](rule, inp, at(i, alpha))
         except RuleInputError as exc:
             raise GateError(gate_file, f"rules.{i}.{rule.kind}.{exc.field}", exc.message) from None
 
-    verdicts = holm_fails([decide(i, a) for i, a in enumerate(alphas)], alphas,
-                          [rule.kind in FAIL_FAMILY for rule in gate.rules], decide)
+    first = [done[i] if i in done else decide(i, a) for i, a in enumerate(alphas)]
+    failed_before = {i for i, v in done.items() if v.outcome == "FAIL"}
+    return holm_fails(first, alphas, [rule.kind in FAIL_FAMILY for rule in gate.rules], decide, failed_before)
+
+
+def rule_results(gate: GateFile, inp: GateInput, verdicts: list[Verdict]) -> list[RuleResult]:
+    """The gate.json entries of verdicts, in file order; rules sharing a label are numbered."""
     results: list[RuleResult] = []
     seen: dict[str, int] = {}
-    for i, rule in enumerate(gate.rules):
-        alpha, verdict = alphas[i], verdicts[i]
-        if not complete and verdict.outcome == "PASS":
-            # Peeking at a run that has not finished inflates the error rate: a PASS is not final yet.
-            verdict = replace(verdict, outcome="INCONCLUSIVE",
-                              reason=f"{verdict.reason}; but the run is not complete, so PASS is not final")
-        elif not complete and verdict.outcome == "INCONCLUSIVE":
-            verdict = replace(verdict, reason=f"{verdict.reason} (the run is not complete: resume it for a verdict)")
+    for rule, alpha, verdict in zip(gate.rules, rule_alphas(gate, inp), verdicts, strict=True):
         label = rule.label()
         seen[label] = seen.get(label, 0) + 1
         name = label if seen[label] == 1 else f"{label} #{seen[label]}"
@@ -114,3 +135,12 @@ def evaluate_rules(gate: GateFile, inp: GateInput, gate_file: str) -> list[RuleR
             bar=verdict.bar, low=verdict.low, high=verdict.high, selection=selection,
             alpha=alpha if rule.kind in STATISTICAL else None, details=verdict.details))
     return results
+
+
+def evaluate_rules(gate: GateFile, inp: GateInput, gate_file: str) -> list[RuleResult]:
+    """One result per rule, in file order, on a finished run. Unusable rule input raises :class:`GateError`.
+
+    The run must be finished: ``gate.report.evaluate_gate`` refuses a gate on part of a fixed-design run,
+    and a sequential run is gated at its planned looks (``gate.looks``).
+    """
+    return rule_results(gate, inp, decide_rules(gate, inp, gate_file))

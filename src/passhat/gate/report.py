@@ -6,28 +6,51 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from passhat import __version__
-from passhat.compare import case_changes, load_run, match_cases
+from passhat.compare import CompareError, LoadedRun, case_changes, load_run, match_cases
+from passhat.errors import RunError
 from passhat.gate.context import GateInput
 from passhat.gate.evaluate import evaluate_rules
+from passhat.gate.ledger import record_look, refuse_new_trials, refuse_unfinished
+from passhat.gate.looks import SequentialRun, gate_sequential_run, recorded_baseline
 from passhat.gate.outcome import EXIT_CODES, overall
 from passhat.gate.registration import resolve_gate
-from passhat.models import BaselineInfo, ExcludedCase, GateResult
+from passhat.models import BaselineInfo, ExcludedCase, GateResult, Manifest, RunRef
+from passhat.models.manifest import SequentialGateInfo, SequentialLook
+from passhat.runner.store import RunStore
 
 GATE_RESULT = "gate.json"
 
 
 def evaluate_gate(
     run_folder: Path, gate_path: Path | None = None, baseline_folder: Path | None = None, *,
-    allow_gate_change: bool = False, allow_changed_cases: bool = False,
+    allow_gate_change: bool = False, allow_changed_cases: bool = False, source: str = "api",
 ) -> GateResult:
-    """The gate result for a run (the content of gate.json). Bad input raises a ``PasshatError``."""
-    run = load_run(run_folder)
-    resolved = resolve_gate(run.manifest, gate_path, allow_gate_change=allow_gate_change,
-                            manifest_path=str(Path(run_folder) / "manifest.json"))
+    """The gate result for a run (the content of gate.json). Bad input raises a ``PasshatError``.
+
+    A fixed-design run is gated only when it is finished, and not again after its trials changed
+    (``gate.ledger``); a sequential run is gated at its planned looks (``gate.looks``). Every evaluation is
+    recorded in ``RUN/gate-looks.jsonl`` (``source`` says who asked: ``passhat gate``, ``passhat run``, ``api``).
+    """
+    run_folder = Path(run_folder)
+    manifest = read_manifest(run_folder)
+    resolved = resolve_gate(manifest, gate_path, allow_gate_change=allow_gate_change,
+                            manifest_path=str(run_folder / "manifest.json"))
+    block = manifest.sequential
+    if block is not None:
+        baseline_folder = recorded_baseline(run_folder, block, baseline_folder)
     baseline = load_run(baseline_folder) if baseline_folder is not None else None
-    matching = match_cases(baseline, run, allow_changed_cases=allow_changed_cases) if baseline else None
-    inp = GateInput(run, baseline, matching, resolved.path.parent, resolved.gate.alpha)
-    results = evaluate_rules(resolved.gate, inp, str(resolved.path))
+    sequential = None
+    if block is not None:
+        sequential = gate_sequential_run(run_folder, manifest, resolved.gate, resolved.path.parent, str(resolved.path),
+                                         baseline, allow_changed_cases=allow_changed_cases)
+        run, matching, results = sequential.run, sequential.matching, sequential.gate.results
+    else:
+        run = load_run(run_folder)
+        refuse_unfinished(run_folder, manifest, sum(t.n + t.errors for t in run.tallies.values()))
+        refuse_new_trials(run_folder)
+        matching = match_cases(baseline, run, allow_changed_cases=allow_changed_cases) if baseline else None
+        inp = GateInput(run, baseline, matching, resolved.path.parent, resolved.gate.alpha)
+        results = evaluate_rules(resolved.gate, inp, str(resolved.path))
     outcome = overall(results)
     baseline_block = None
     if baseline is not None and matching is not None:
@@ -38,9 +61,44 @@ def evaluate_gate(
             excluded=[ExcludedCase(id=e.case_id, reason=e.reason) for e in matching.excluded],
             new_failures=[r for r in changes.new_failures if r.significant],
             failed_a_trial=[r for r in changes.new_failures if not r.significant], new_passes=changes.new_passes)
-    return GateResult(outcome=outcome, exit_code=EXIT_CODES[outcome], gate=resolved.info, run=run.describe(),
-                      baseline=baseline_block, allow_changed_cases=allow_changed_cases,
-                      evaluated_at=datetime.now(UTC).isoformat(), passhat_version=__version__, rules=results)
+    # the run as the manifest describes it (a sequential run's look views set trials and status for the rules)
+    described = load_run_describe(run_folder, manifest)
+    result = GateResult(outcome=outcome, exit_code=EXIT_CODES[outcome], gate=resolved.info, run=described,
+                        baseline=baseline_block, allow_changed_cases=allow_changed_cases,
+                        evaluated_at=datetime.now(UTC).isoformat(), passhat_version=__version__, rules=results,
+                        sequential=None if sequential is None else sequential_block(sequential))
+    stopped = sequential.gate.stopped if sequential is not None else None
+    record_look(run_folder, {"source": source, "outcome": outcome, "gate_sha256": resolved.info.sha256,
+                             "baseline": str(baseline_folder) if baseline_folder is not None else None,
+                             "trials": sum(t.n + t.errors for t in run.tallies.values()) if sequential is None
+                             else sequential.trials_run,
+                             "sequential_look": None if sequential is None else len(sequential.gate.looks),
+                             "stopped": None if stopped is None else stopped.stop})
+    return result
+
+
+def read_manifest(run_folder: Path) -> Manifest:
+    """The run's manifest; a folder without a usable one is bad input (as for ``load_run``)."""
+    try:
+        return RunStore(run_folder).manifest()
+    except RunError as exc:
+        raise CompareError(str(exc)) from None
+
+
+def load_run_describe(run_folder: Path, manifest: Manifest) -> RunRef:
+    """gate.json's ``run`` block (what ``LoadedRun.describe`` says), from the manifest alone."""
+    return LoadedRun(run_folder, manifest, {}).describe()
+
+
+def sequential_block(run: SequentialRun) -> SequentialGateInfo:
+    """gate.json's ``sequential`` block: the looks and where the run stopped."""
+    stopped = run.gate.stopped
+    fixed = len(run.run.tallies) * run.design.max_trials
+    return SequentialGateInfo(
+        looks=[SequentialLook(**look.record()) for look in run.gate.looks], looks_planned=len(run.design.looks),
+        stopped=None if stopped is None else {
+            "look": stopped.index + 1, "trials_per_case": stopped.trials, "reason": str(stopped.stop),
+            "trials_run": run.trials_run, "fixed_design_trials": fixed, "trials_saved": fixed - run.trials_run})
 
 
 def write_gate_result(run_folder: Path, result: GateResult) -> Path:

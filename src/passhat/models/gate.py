@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.models.comparison import CaseChange, ExcludedCase, RunRef
 from passhat.models.files import FileModel
-from passhat.models.manifest import GateRegistration
+from passhat.models.manifest import GateRegistration, SequentialGateInfo
 
 _DOCS = ConfigDict(use_attribute_docstrings=True)
 Outcome = Literal["PASS", "FAIL", "INCONCLUSIVE", "SKIPPED"]
@@ -123,6 +123,8 @@ class GateResult(FileModel):
     """The passhat that evaluated it."""
     rules: list[RuleResult] = Field(default_factory=list)
     """One result per rule, in file order."""
+    sequential: SequentialGateInfo | None = None
+    """For a sequential run: the looks the gate was decided at, and where the run stopped."""
 
     @property
     def passed(self) -> bool:

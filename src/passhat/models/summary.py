@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.models.files import FileModel
+from passhat.models.manifest import SequentialRecord
 
 _DOCS = ConfigDict(use_attribute_docstrings=True, frozen=True)
 """Summaries are derived data: immutable once built or read."""
@@ -233,6 +234,9 @@ class Summary(FileModel):
     """Size of trials.jsonl, in bytes, when this summary was computed from it (taken before reading): the
     summary is current while the file keeps this size and is not newer. None in summaries built in memory
     or by an older passhat; those are checked by counting the records."""
+    sequential: SequentialRecord | None = None
+    """For a sequential run: its design, looks and where it stopped (as in the manifest), so a reader of the
+    summary knows its intervals are repeated confidence intervals at ``stopped.confidence``."""
 
     def case(self, case_id: str) -> CaseSummary:
         """The entry of one case; ``KeyError`` naming the known ids otherwise."""

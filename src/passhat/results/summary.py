@@ -92,7 +92,7 @@ def _variance(metric: str, n: int, c: int, k: int) -> float | None:
 
 
 def _metric_blocks(tallies: list[CaseTally], cases: list[CaseSummary],
-                   seed: int) -> tuple[dict[int, Interval], dict[int, Interval]]:
+                   seed: int, confidence: float = CONFIDENCE) -> tuple[dict[int, Interval], dict[int, Interval]]:
     """The pass^k and pass@k curves, k = 1..max n, every column on the same bootstrap resamples."""
     max_k = max((t.n for t in tallies), default=0)
     ks = list(range(1, max_k + 1))
@@ -100,7 +100,7 @@ def _metric_blocks(tallies: list[CaseTally], cases: list[CaseSummary],
         return {}, {}
     counts = [(t.n, t.passes) for t in tallies]
     matrix = np.hstack([estimate_matrix(counts, ks, "pass_hat_k"), estimate_matrix(counts, ks, "pass_at_k")])
-    intervals = suite_intervals(matrix, [c.group for c in cases], seed=seed, confidence=CONFIDENCE,
+    intervals = suite_intervals(matrix, [c.group for c in cases], seed=seed, confidence=confidence,
                                 n_resamples=RESAMPLES)
     # Bounds monotone in k and containing their estimate (issue 22): pass^k falls with k, pass@k rises.
     width = len(ks)
@@ -146,17 +146,19 @@ def _experience(tallies: list[CaseTally]) -> Experience:
     )
 
 
-def _figures(tallies: list[CaseTally], cases: list[CaseSummary], seed: int) -> dict[str, Any]:
+def _figures(tallies: list[CaseTally], cases: list[CaseSummary], seed: int,
+             confidence: float = CONFIDENCE) -> dict[str, Any]:
     """The fields of a :class:`StratumSummary` for a set of cases (the whole suite or one stratum)."""
-    hat, at = _metric_blocks(tallies, cases, seed)
+    hat, at = _metric_blocks(tallies, cases, seed, confidence)
     return {"cases": len(cases), "trials": sum(t.n for t in tallies), "errors": sum(t.errors for t in tallies),
             "pass_hat_k": hat, "pass_at_k": at, "experience": _experience(tallies),
             "failure_categories": _categories(tallies)}
 
 
-def suite_block(tallies: list[CaseTally], cases: list[CaseSummary], seed: int) -> StratumSummary:
+def suite_block(tallies: list[CaseTally], cases: list[CaseSummary], seed: int,
+                confidence: float = CONFIDENCE) -> StratumSummary:
     """Suite-level figures for a set of cases (the whole suite or one stratum)."""
-    return StratumSummary(**_figures(tallies, cases, seed))
+    return StratumSummary(**_figures(tallies, cases, seed, confidence))
 
 
 def _categories(tallies: list[CaseTally]) -> dict[str, int]:
@@ -188,15 +190,37 @@ def build_summary(
     cases = [case_entry(t, manifest.case_meta(t.case_id)) for t in tallies]
     boot_seed = manifest.seed if seed is None else seed
     restricted: dict[str, Any] = {"split": "|".join(splits)} if splits else {}  # set only then, as the file holds it
+    confidence, per_case = sequential_view(manifest)
     suite = SuiteSummary(
-        name=manifest.suite.name, hash=manifest.suite.hash, trials_per_case=manifest.trials, confidence=CONFIDENCE,
+        name=manifest.suite.name, hash=manifest.suite.hash, trials_per_case=per_case, confidence=confidence,
         bootstrap=Bootstrap(seed=boot_seed, resamples=RESAMPLES, unit="case (groups resampled whole)"),
-        **_figures(tallies, cases, boot_seed), replayed_trials=sum(t.replayed for t in tallies), **restricted,
+        **_figures(tallies, cases, boot_seed, confidence), replayed_trials=sum(t.replayed for t in tallies),
+        **restricted,
     )
-    more: dict[str, Any] = {"strata": strata(tallies, cases, by, boot_seed)} if by else {}
+    more: dict[str, Any] = {"strata": strata(tallies, cases, by, boot_seed, confidence)} if by else {}
     if trials_bytes is not None:
         more["trials_bytes"] = trials_bytes
+    if manifest.sequential is not None:
+        more["sequential"] = manifest.sequential
     return Summary(suite=suite, agent=manifest.agent, cases=cases, **more)
+
+
+def sequential_view(manifest: Manifest) -> tuple[float, int]:
+    """(confidence of the suite intervals, trials per case) for the summary.
+
+    A fixed run: 0.95 and the planned trials. A sequential run: the repeated confidence interval of the
+    look it stopped at (or last took), which covers at every look together and so at the one the stopping
+    rule chose (``Sequential.confidence``), and that look's trials per case.
+    """
+    block = manifest.sequential
+    if block is None or not block.looks:
+        return CONFIDENCE, manifest.trials
+    if block.stopped is not None:
+        return block.stopped.confidence, block.stopped.trials_per_case
+    from passhat.sequential.design import Sequential  # only sequential runs need the boundaries
+
+    last = block.looks[-1]
+    return Sequential.from_record(block.design.model_dump()).confidence(last.look - 1), last.trials_per_case
 
 
 def stratum_value(case: CaseMeta | CaseSummary, key: str) -> str | None:
@@ -209,15 +233,15 @@ def stratum_value(case: CaseMeta | CaseSummary, key: str) -> str | None:
 
 
 def strata(tallies: list[CaseTally], cases: list[CaseSummary], by: Sequence[str],
-           seed: int) -> dict[str, dict[str, StratumSummary]]:
+           seed: int, confidence: float = CONFIDENCE) -> dict[str, dict[str, StratumSummary]]:
     out: dict[str, dict[str, StratumSummary]] = {}
     for key in by:
         members: dict[str, list[int]] = {}
         for i, c in enumerate(cases):
             if (v := stratum_value(c, key)) is not None:
                 members.setdefault(v, []).append(i)
-        out[key] = {value: suite_block([tallies[i] for i in members[value]], [cases[i] for i in members[value]], seed)
-                    for value in sorted(members)}
+        out[key] = {value: suite_block([tallies[i] for i in members[value]], [cases[i] for i in members[value]], seed,
+                                       confidence) for value in sorted(members)}
     return out
 
 

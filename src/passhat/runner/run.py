@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import platform
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -129,15 +129,27 @@ def check_resumable(old: Manifest, new: Manifest) -> None:
         raise RunError("cannot resume: the suite changed since the run started (different content hash)")
 
 
+AtLook = Callable[[int], Awaitable[tuple[bool, dict[str, Any]]]]
+"""Called after the trials below each look are durable, with the look's trials per case; returns whether to
+stop there, and manifest fields to record (written at once). A sequential run's gate (``passhat.sequential``)."""
+
+
 async def execute(
     cfg: RunConfig,
     *,
     resume: bool = False,
     on_record: Callable[[TrialRecord], None] | None = None,
     executor: Executor | None = None,
+    looks: Sequence[int] = (),
+    at_look: AtLook | None = None,
 ) -> RunStore:
     """Run every pending trial of the suite into ``cfg.out`` with ``executor`` (default: local asyncio
-    workers); returns the store. ``on_record`` sees each record once it is durable in ``trials.jsonl``."""
+    workers); returns the store. ``on_record`` sees each record once it is durable in ``trials.jsonl``.
+
+    ``looks`` (increasing trials per case, the last ``cfg.trials``) runs the trials in rounds: every case to
+    the first look, then ``at_look``, then to the next look, until ``at_look`` says stop. A resumed run
+    re-takes the looks whose trials are all recorded (without running any) and goes on from the first that
+    is not: no trial runs twice, none is lost."""
     executor = executor or LocalExecutor()
     store = RunStore(cfg.out, cfg.redactor)
     manifest = build_manifest(cfg)
@@ -160,8 +172,9 @@ async def execute(
         store.close()
         raise
 
-    pending = [(case, trial) for case in cfg.suite.cases for trial in range(cfg.trials) if (case.id, trial) not in done]
-
+    rounds = list(looks) or [cfg.trials]
+    if rounds[-1] != cfg.trials or any(b <= a for a, b in zip(rounds, rounds[1:], strict=False)):
+        raise RunError(f"looks must increase and end at the run's {cfg.trials} trials per case, got {rounds}")
     writer = GroupCommit(store, on_record)
 
     def note_replaced(why: str) -> None:  # written at once: a run that dies later still says it happened
@@ -171,7 +184,20 @@ async def execute(
     try:
         try:
             with watching_loop(on_abort=functools.partial(_record_abort, cfg, store, manifest, writer)):
-                await writer.guard(executor.run(cfg, pending, writer.submit, replaced=note_replaced))
+                for upto in rounds:
+                    pending = [(case, trial) for case in cfg.suite.cases for trial in range(upto)
+                               if (case.id, trial) not in done]
+                    if pending:
+                        await writer.guard(executor.run(cfg, pending, writer.submit, replaced=note_replaced))
+                        done.update((case.id, trial) for case, trial in pending)
+                    if at_look is None:
+                        continue
+                    stop, fields = await at_look(upto)
+                    for key, value in fields.items():  # assigned: the file holds the fields that were set
+                        setattr(manifest, key, value)
+                    store.write_manifest(manifest)
+                    if stop:
+                        break
         finally:
             close = getattr(cfg.agent, "aclose", None)
             if close is not None:  # agents that run elsewhere stop their tool server

@@ -1,0 +1,300 @@
+"""Sequential gates (issue 22 item 3): error at the margin, power and trials used, against the fixed design.
+
+Run: ``python bench/bench_sequential.py`` (≈ 4 CPU-minutes; ``--reps 2000`` halves the Monte-Carlo errors). Each setting
+draws ``reps`` suites from a planted population (``bench_coverage``'s: *realistic* = half solved, 10 %
+hopeless, the rest Beta(2, 2), pass^1 ≈ 0.70; *strong* = 80 % solved, the rest Beta(9, 1), pass^1 ≈ 0.98),
+runs 16 trials per case and gates them, one replication per column, with the functions the gate uses:
+
+- ``pass_hat_k`` (k = 1): ``suite_intervals`` (BCa ∪ pseudo-case) at the look's level, clamped to hold its
+  estimate as ``coherent_curve`` does; the bar is the population's pass^1 (**margin**: PASS and FAIL are both
+  errors there), that minus ``gap`` (**pass**: PASS is right) or plus it (**fail**);
+- ``non_inferior`` (pass^1): ``paired_differences`` (t ∪ pseudo-case) against a baseline of 16 trials per
+  case from the same population; the candidate's pass rates are the baseline's scaled so the suite drops
+  by exactly the margin (**margin**), by nothing (**pass**) or by twice the margin (**fail**).
+
+``gap``, the margin and the failing drop are set per setting (bisection on a pilot of 600 suites) to what the
+fixed design decides right 80 % of the time (``pass``, ``fail``: where a design's choices matter most) and 95 %
+of the time (``pass95``, ``fail95``: a clear verdict, where a sequential design should save most).
+
+Designs (looks at 4, 8 and 16 trials per case; α = 0.05 one-sided per decision):
+
+- ``fixed``: one look at 16 trials (what ``passhat run -k 16 --gate`` does);
+- ``naive``: every look at α (re-gating after more trials, what issue 22 measured at 0.073–0.103);
+- ``obf`` and ``pocock``: Lan–DeMets O'Brien–Fleming- / Pocock-type spending on the trial scale, boundaries
+  from each replication's estimated correlation between looks (``Sequential.levels``). ``*`` marks what
+  ``--sequential`` ships (``design.SPENDING``).
+
+Columns: PASS and FAIL rates (± one Monte-Carlo standard error), the rate of the right decision (PASS in
+``margin`` and ``pass*``, FAIL in ``fail*``) minus the fixed design's on the same suites (± its paired error),
+and the mean trials per case over the fixed design's 16. The first table checks the bench against the
+shipped code: the same suites through ``gate.looks.evaluate_looks`` on in-memory runs must reach the same
+decision at the same look. (The big tables bootstrap many suites in one call, which draws other resamples
+than one suite alone: the same distribution, so the rates agree, but a suite at a bar can fall either way;
+the check therefore runs the bench one suite at a time.)
+The last table: coverage of the summary's suite interval (pass^1) at the look the run stopped, the repeated
+confidence interval the summary reports (``Sequential.confidence``) and a plain 95 % interval there, and the
+bias of the pass^1 estimate at the stop (Monte-Carlo error ≈ sd/√reps ≈ 0.002).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from bench_coverage import Draw, mixture, truth
+
+from passhat.compare.runs import LoadedRun, match_cases
+from passhat.gate.looks import evaluate_looks
+from passhat.gate.schema import GateFile
+from passhat.models import Manifest
+from passhat.results.tally import CaseTally
+from passhat.sequential.design import SPENDING, Sequential
+from passhat.stats import paired_differences, suite_intervals
+
+ALPHA = 0.05
+LOOKS = (4, 8, 16)
+POPULATIONS: dict[str, Draw] = {"realistic": mixture(0.5, 2, 2, 0.1), "strong": mixture(0.8, 9, 1)}
+DESIGNS = ("fixed", "naive", "obf", "pocock")
+Bounds = Callable[[np.ndarray, int, np.ndarray], tuple[np.ndarray, np.ndarray]]
+"""(columns, trials per case at the look, level per column) → (lower, upper) one-sided bounds."""
+
+
+def by_level(levels: np.ndarray, bounds: Callable[[np.ndarray, float], tuple[np.ndarray, np.ndarray]]
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Call ``bounds(columns, level)`` once per distinct level (levels sit on a grid: a few dozen)."""
+    low, high = np.empty(levels.size), np.empty(levels.size)
+    for level in np.unique(levels):
+        cols = np.flatnonzero(levels == level)
+        if level <= 0:  # nothing spent at this look: it cannot decide
+            low[cols], high[cols] = -np.inf, np.inf
+            continue
+        low[cols], high[cols] = bounds(cols, float(level))
+    return low, high
+
+
+class Setting:
+    """One population × cases × rule: the trials of every replication, and the rule's bounds at any look."""
+
+    def __init__(self, population: str, cases: int, rule: str, reps: int, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        draw = POPULATIONS[population]
+        self.population, self.cases, self.rule, self.reps = population, cases, rule, reps
+        self.truth = truth(draw, 1, "hat")
+        self.p = draw(rng, cases * reps).reshape(cases, reps)
+        self.u = rng.random((cases, reps, LOOKS[-1]))  # the same uniforms decide every scenario's trials
+        self.scenarios: dict[str, tuple[float, float]] | None = None
+        if rule == "non_inferior":
+            self.base = rng.binomial(LOOKS[-1], self.p) / LOOKS[-1]
+
+    def column(self, r: int) -> Setting:
+        """Replication ``r`` alone: bootstrap resamples are drawn per call over the columns' distinct units, so
+        only a one-column call draws exactly what a single run's gate draws."""
+        one = copy.copy(self)
+        one.reps, one.p, one.u = 1, self.p[:, [r]], self.u[:, [r]]
+        if self.rule == "non_inferior":
+            one.base = self.base[:, [r]]
+        return one
+
+    def trials(self, drop: float) -> np.ndarray:
+        """Cumulative passes per case at each trial (cases × reps × 16), pass rates scaled down by ``drop``."""
+        p = self.p * (1 - drop / self.truth) if drop else self.p
+        return np.cumsum(self.u < p[..., None], axis=2)
+
+    def bounds(self, passes: np.ndarray, n: int, cols: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+        values = passes[:, cols, n - 1] / n
+        conf = 1 - 2 * level
+        if self.rule == "pass_hat_k":
+            ivs = suite_intervals(values, None, seed=0, confidence=conf)
+            est = values.mean(axis=0)
+            return (np.minimum([iv.low for iv in ivs], est), np.maximum([iv.high for iv in ivs], est))
+        res = paired_differences(self.base[:, cols], values, None, confidence=conf, binary=[False] * cols.size, seed=0)
+        return np.array([r.low for r in res]), np.array([r.high for r in res])
+
+    def variance(self, passes: np.ndarray, n: int, cols: np.ndarray) -> np.ndarray:
+        values = passes[:, cols, n - 1] / n
+        if self.rule == "non_inferior":
+            values = values - self.base[:, cols]
+        return values.var(axis=0, ddof=1) / self.cases
+
+
+def shipped(rule: str) -> str:
+    """The design ``--sequential`` uses (``design.SPENDING``), the same for every rule."""
+    return "obf" if SPENDING == "obrien_fleming" else "pocock"
+
+
+def run_design(s: Setting, passes: np.ndarray, bar: float, design: str) -> tuple[np.ndarray, np.ndarray]:
+    """(+1 PASS / −1 FAIL / 0 undecided, trials per case used) per replication."""
+    kind = "obrien_fleming" if design == "obf" else "pocock"
+    seq = Sequential(LOOKS, kind)
+    looks = [len(LOOKS) - 1] if design == "fixed" else list(range(len(LOOKS)))
+    decision, used = np.zeros(s.reps, dtype=int), np.full(s.reps, LOOKS[-1])
+    history: list[np.ndarray] = []
+    strict = s.rule == "non_inferior"  # non_inferior PASSes when low > −margin, pass_hat_k when low ≥ bar
+    for j in looks:
+        n = LOOKS[j]
+        history.append(s.variance(passes, n, np.arange(s.reps)))
+        active = np.flatnonzero(decision == 0)
+        if active.size == 0:
+            break
+        if design in ("fixed", "naive"):
+            levels = np.full(active.size, ALPHA)
+        else:
+            levels = np.array([seq.levels(ALPHA, list(range(j + 1)), [float(h[c]) for h in history])[-1]
+                               for c in active])
+        low, high = by_level(levels, lambda cols, level, n=n, act=active: s.bounds(passes, n, act[cols], level))
+        passed = (low > bar) if strict else (low >= bar)
+        failed = high < bar
+        decision[active[passed]], used[active[passed | failed]] = 1, n
+        decision[active[failed & ~passed]] = -1
+    return decision, used
+
+
+def scenarios(s: Setting, reps: int) -> dict[str, tuple[float, float]]:
+    """Scenario → (bar, candidate drop): the margin, and alternatives the fixed design detects 80 % of the time."""
+    if s.scenarios is None:
+        s.scenarios = _scenarios(s, reps)
+    return s.scenarios
+
+
+def _scenarios(s: Setting, reps: int) -> dict[str, tuple[float, float]]:
+    pilot = Setting(s.population, s.cases, s.rule, min(reps, 600), seed=7)
+    unchanged = pilot.trials(0.0)
+
+    def power(bar: float, drop: float, outcome: int) -> float:
+        passes = unchanged if drop == 0 else pilot.trials(drop)
+        return float(np.mean(run_design(pilot, passes, bar, "fixed")[0] == outcome))
+
+    out: dict[str, tuple[float, float]] = {}
+    if s.rule == "pass_hat_k":
+        out["margin"] = (s.truth, 0.0)
+        for target, name in ((0.8, ""), (0.95, "95")):
+            below = bisect(lambda g, t=target: power(s.truth - g, 0.0, 1) - t + 0.8, s.truth)
+            above = bisect(lambda g, t=target: power(s.truth + g, 0.0, -1) - t + 0.8, 1 - s.truth)
+            out[f"pass{name}"], out[f"fail{name}"] = (s.truth - below, 0.0), (s.truth + above, 0.0)
+        return out
+    margin = bisect(lambda m: power(-m, 0.0, 1), 0.5 * s.truth)
+    out["margin"], out["pass"] = (-margin, margin), (-margin, 0.0)
+    out["fail"] = (-margin, margin + bisect(lambda extra: power(-margin, margin + extra, -1), 0.9 * s.truth - margin))
+    wide = bisect(lambda m: power(-m, 0.0, 1) - 0.15, 0.5 * s.truth)  # the margin the fixed design passes 95 %
+    out["pass95"] = (-wide, 0.0)
+    out["fail95"] = (-margin, margin + bisect(lambda extra: power(-margin, margin + extra, -1) - 0.15,
+                                              0.9 * s.truth - margin))
+    return out
+
+
+def bisect(rate: Callable[[float], float], top: float, target: float = 0.8, steps: int = 12) -> float:
+    """The smallest x in (0, top] with rate(x) ≥ target (rate grows with x; common random numbers keep it so)."""
+    lo, hi = 0.0, top
+    if rate(hi) < target:
+        return hi
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if rate(mid) >= target else (mid, hi)
+    return hi
+
+
+def mc(p: float, reps: int) -> str:
+    return f"{p:.3f}±{math.sqrt(max(p * (1 - p), 1e-12) / reps):.3f}"
+
+
+def in_memory(passes: np.ndarray, trials: int, name: str) -> LoadedRun:
+    tallies = {f"c{i:03d}": CaseTally(f"c{i:03d}", passes=int(c), fails=trials - int(c)) for i, c in enumerate(passes)}
+    manifest = {"suite": {"name": "s", "hash": "h", "cases": dict.fromkeys(tallies, "x"),
+                          "case_meta": {cid: {"tags": {}, "group": None} for cid in tallies}},
+                "agent": name, "trials": trials, "seed": 0, "status": "complete"}
+    return LoadedRun(Path(name), Manifest.model_validate(manifest), tallies)
+
+
+def cross_check(s: Setting, bar: float, drop: float, count: int) -> tuple[int, int]:
+    """Replications where ``evaluate_looks`` (the shipped code) reaches the bench's decision at the same look."""
+    passes = s.trials(drop)
+    rule = ({"pass_hat_k": {"k": 1, "min": bar}} if s.rule == "pass_hat_k"
+            else {"non_inferior": {"metric": "pass_hat_k", "k": 1, "margin": -bar}})
+    gate = GateFile.model_validate({"alpha": ALPHA, "rules": [rule]})
+    design, agree = Sequential(LOOKS), 0
+    for r in range(count):
+        views = [in_memory(passes[:, r, n - 1], n, "cand") for n in LOOKS]
+        base = in_memory(np.rint(s.base[:, r] * LOOKS[-1]), LOOKS[-1], "base") if s.rule == "non_inferior" else None
+        matching = match_cases(base, views[0], allow_changed_cases=False) if base is not None else None
+        got = evaluate_looks(gate, design, views, base, matching, Path("."), "gate.yaml", finished=True)
+        outcome = {"PASS": 1, "FAIL": -1}.get(got.results[0].outcome, 0)
+        one = s.column(r)
+        decision, used = run_design(one, passes[:, [r], :], bar, shipped(s.rule))
+        agree += outcome == decision[0] and got.looks[-1].trials == used[0]
+    return agree, count
+
+
+def coverage(s: Setting, reps: int) -> dict[str, float]:
+    """At the look the shipped design stopped (pass^1 bar at the 95 % alternative): interval coverage and bias."""
+    bar, _ = scenarios(s, reps)["pass95"]
+    passes = s.trials(0.0)
+    _, used = run_design(s, passes, bar, shipped(s.rule))
+    design = Sequential(LOOKS)
+    out = {"rci": 0.0, "plain": 0.0, "bias": 0.0, "width_rci": 0.0, "width_plain": 0.0}
+    for j, n in enumerate(LOOKS):
+        cols = np.flatnonzero(used == n)
+        if not cols.size:
+            continue
+        values = passes[:, cols, n - 1] / n
+        for key, conf in (("rci", design.confidence(j)), ("plain", 0.95)):
+            ivs = suite_intervals(values, None, seed=0, confidence=conf)
+            low, high = np.array([iv.low for iv in ivs]), np.array([iv.high for iv in ivs])
+            out[key] += float(np.sum((low <= s.truth) & (s.truth <= high))) / s.reps
+            out[f"width_{key}"] += float(np.sum(high - low)) / s.reps
+        out["bias"] += float(np.sum(values.mean(axis=0) - s.truth)) / s.reps
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reps", type=int, default=1000)
+    parser.add_argument("--check", type=int, default=150, help="replications checked against evaluate_looks")
+    args = parser.parse_args()
+    start = time.process_time()
+    settings = [Setting(pop, cases, rule, args.reps, seed=100 + i) for i, (pop, cases, rule) in enumerate(
+        (p, t, r) for r in ("pass_hat_k", "non_inferior") for p in POPULATIONS for t in (20, 60))]
+
+    print(f"{args.reps} replications per row, looks {LOOKS}, α = {ALPHA} one-sided per decision\n")
+    print("Bench against the shipped code (gate.looks.evaluate_looks): same decision at the same look")
+    for s in settings[:1] + settings[4:5]:
+        for scenario in ("margin", "pass"):
+            bar, drop = scenarios(s, args.reps)[scenario]
+            agree, count = cross_check(s, bar, drop, args.check)
+            print(f"  {s.rule:<13} {s.population:<9} T={s.cases:<3} {scenario:<7} {agree}/{count}")
+
+    header = (f"\n{'rule':<13} {'population':<10} {'T':>3} {'scenario':<8} {'design':<7} {'PASS':>11} {'FAIL':>11} "
+              f"{'right − fixed':>14} {'trials':>6}")
+    print(header)
+    print("-" * (len(header) - 1))
+    for s in settings:
+        for scenario, (bar, drop) in scenarios(s, args.reps).items():
+            passes = s.trials(drop)
+            right = -1 if scenario.startswith("fail") else 1  # at the margin: the PASS rate
+            fixed = None
+            for design in DESIGNS:
+                decision, used = run_design(s, passes, bar, design)
+                hit = (decision == right).astype(float)
+                fixed = hit if fixed is None else fixed
+                diff = hit - fixed
+                label = design + ("*" if design == shipped(s.rule) else "")
+                print(f"{s.rule:<13} {s.population:<10} {s.cases:>3} {scenario:<8} {label:<7} "
+                      f"{mc(float(np.mean(decision == 1)), s.reps):>11} {mc(float(np.mean(decision == -1)), s.reps):>11} "
+                      f"{np.mean(diff):>+8.3f}±{np.std(diff) / math.sqrt(s.reps):.3f} {np.mean(used) / LOOKS[-1]:>6.2f}",
+                      flush=True)
+    print("\nSummary interval at the stopping look (shipped design, pass^1, bar at the 95 % alternative), nominal 0.95:")
+    print(f"{'population':<10} {'T':>3} {'RCI cover':>11} {'plain cover':>11} {'RCI width':>9} {'plain width':>11} "
+          f"{'bias':>7}")
+    for s in settings[:4]:
+        c = coverage(s, args.reps)
+        print(f"{s.population:<10} {s.cases:>3} {mc(c['rci'], s.reps):>11} {mc(c['plain'], s.reps):>11} "
+              f"{c['width_rci']:>9.3f} {c['width_plain']:>11.3f} {c['bias']:>+7.4f}")
+    print(f"\n{time.process_time() - start:.0f} s of CPU")
+
+
+if __name__ == "__main__":
+    main()

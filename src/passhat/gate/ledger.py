@@ -1,0 +1,97 @@
+"""Every gate evaluation is a look at the data, recorded in the run folder so a second look can be refused.
+
+"INCONCLUSIVE: add trials" invites gating again after more trials, and gating a run while it runs (then
+again when it ends) is the same thing: each look is a fresh chance for noise to cross a bar, and two looks
+at α each nearly double the error rates (0.073–0.103 in issue 22). So:
+
+- a fixed-design run is gated only once it is finished (``refuse_unfinished``), and
+- every evaluation appends a line to ``RUN/gate-looks.jsonl`` with the size of ``trials.jsonl`` it saw;
+  gating the same run again is allowed while that size is unchanged (same data: the same look, e.g. with a
+  baseline added later), and refused once it has changed (``refuse_new_trials``): more trials make a
+  second look, which only a sequential design (``passhat run --sequential``) accounts for.
+
+A sequential run records its looks in its manifest and is always gated at them (``gate.looks``), so gating
+it again is a replay of the same looks, never a new one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from passhat.gate.load import GateError
+from passhat.models import Manifest
+from passhat.runner.store import TRIALS
+
+LEDGER = "gate-looks.jsonl"
+
+
+def trials_size(run_folder: Path) -> int:
+    """Bytes of ``trials.jsonl`` (0 when there is none): what a look saw. Records are only ever appended."""
+    path = Path(run_folder) / TRIALS
+    return path.stat().st_size if path.exists() else 0
+
+
+def previous_looks(run_folder: Path) -> list[dict[str, Any]]:
+    """The looks recorded so far, oldest first; a torn last line (a write killed mid-way) is skipped."""
+    path = Path(run_folder) / LEDGER
+    if not path.exists():
+        return []
+    out: list[dict[str, Any]] = []
+    for number, line in enumerate(path.read_bytes().splitlines(keepends=True), start=1):
+        if not line.endswith(b"\n"):
+            break
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            raise GateError(str(path), f"line {number}", "not a gate look (JSON); this file is written by "
+                            "passhat and read to refuse re-gating a run after more trials") from None
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+def refuse_unfinished(run_folder: Path, manifest: Manifest, recorded: int) -> None:
+    """Bad input (exit 2) when a fixed-design run has not finished: its gate would be a look at part of it."""
+    status = manifest.status
+    if status == "complete":
+        return
+    planned = manifest.trials * len(manifest.suite.cases)
+    raise GateError(str(Path(run_folder) / "manifest.json"), "status", (
+        f"the run is not finished (status {status!r}, {recorded} of {planned} planned trials recorded). A gate on "
+        "part of a run is a look the final gate cannot account for, and peeking inflates both its error rates: "
+        "resume the run (`passhat run … --resume --out RUN`) and gate it once it is complete, or plan the looks "
+        "with `passhat run --gate FILE --sequential`, which spends α across them"))
+
+
+def refuse_new_trials(run_folder: Path) -> None:
+    """Bad input (exit 2) when the run was gated before on other data than it holds now (module docstring)."""
+    size = trials_size(run_folder)
+    changed = [e for e in previous_looks(run_folder) if e.get("trials_bytes") != size]
+    if not changed:
+        return
+    first = changed[0]
+    raise GateError(str(Path(run_folder) / LEDGER), "", (
+        f"this run was gated at {first.get('at', '?')} on {first.get('trials', '?')} recorded trial(s) "
+        f"(trials.jsonl was {first.get('trials_bytes')} bytes; it is {size} now). Gating it again on other "
+        "trials is a second look at the data, which nearly doubles the error rates at α per look; a fixed run "
+        "is gated once. Start a new run, or run a sequential design (`passhat run --gate FILE --sequential`), "
+        "whose looks are planned and spend α between them"))
+
+
+def record_look(run_folder: Path, entry: dict[str, Any]) -> None:
+    """Append one look (with when and the size of trials.jsonl) and make it durable."""
+    path = Path(run_folder) / LEDGER
+    line = json.dumps({"at": datetime.now(UTC).isoformat(), "trials_bytes": trials_size(run_folder), **entry},
+                      sort_keys=True, allow_nan=False) + "\n"
+    try:
+        with path.open("ab") as fh:
+            fh.write(line.encode())
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        raise GateError(str(path), "", f"cannot record this gate look: {exc.strerror or exc}; a look that is not "
+                        "recorded could be repeated unseen, so the gate is not evaluated") from None
