@@ -187,9 +187,9 @@ async def evaluate_async(
     if opts.sequential is not None or (old_manifest is not None and old_manifest.sequential is not None):
         from passhat.gate.rounds import plan_sequential  # a sequential run's looks (docs/gates.md)
 
+        asked = "trials" in opts.model_fields_set  # not a run file: the options the caller set
         sequenced = plan_sequential(opts.sequential, old_manifest, gated=opts.gate is not None, executor=opts.executor,
-                                    baseline=opts.baseline,
-                                    trials=opts.trials if "trials" in opts.model_fields_set else None)
+                                    baseline=opts.baseline, trials=opts.trials if asked else None)
         if sequenced is not None and old_manifest is None:
             opts = opts.model_copy(update={"trials": sequenced.design.max_trials})  # its last look
     check_limits(opts.trials, opts.concurrency)  # before anything is loaded; the plan's size once the cases are chosen

@@ -65,9 +65,9 @@ def sequential_line(block: SequentialGateInfo) -> str:
         last = block.looks[-1]
         return (f"sequential: at look {last.look} of {planned} ({last.trials_per_case} trials per case), "
                 "not decided: resume the run to go on")
-    return (f"sequential: stopped at look {stopped['look']} of {planned} ({stopped['trials_per_case']} trials per "
-            f"case): {STOP_REASONS[str(stopped['reason'])]}; {stopped['trials_saved']} of "
-            f"{stopped['fixed_design_trials']} trials saved against the fixed design")
+    return (f"sequential: stopped at look {stopped.look} of {planned} ({stopped.trials_per_case} trials per "
+            f"case): {STOP_REASONS[stopped.reason]}; {stopped.trials_saved} of "
+            f"{stopped.fixed_design_trials} trials saved against the fixed design")
 
 
 @click.command("gate")

@@ -127,7 +127,8 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
     try:
         if otlp:
             check_otlp_url(otlp, "--otlp")
-        looks = sequential_looks(ctx, given.pop("sequential"), given.pop("looks"), given.pop("max_trials"))
+        chosen = given.pop("sequential"), given.pop("looks"), given.pop("max_trials")  # not a run file: command parameters
+        looks = sequential_looks(ctx, *chosen)
         options = run_options(ctx, given)
         if looks is not None:
             options = RunOptions.build(options, sequential=looks)

@@ -63,8 +63,9 @@ def sequential_looks(ctx: click.Context, sequential: bool, looks: str | None, ma
             raise PasshatError("--looks and --max-trials belong to a sequential run: add --sequential")
         return None
     if ctx.get_parameter_source("trials") is not ParameterSource.DEFAULT:
-        raise PasshatError(f"--trials {ctx.params['trials']} and --sequential: a sequential run's trials per case "
-                           "are its looks (--looks, --max-trials)")
+        trials = ctx.params["trials"]  # not a run file: the command's parameters
+        raise PasshatError(f"--trials {trials} and --sequential: a sequential run's trials per case are its looks "
+                           "(--looks, --max-trials)")
     from passhat.sequential.design import Sequential  # the numerics only when asked for
 
     return Sequential.parse(looks, max_trials).looks

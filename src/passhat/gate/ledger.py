@@ -22,8 +22,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from passhat.gate.load import GateError
 from passhat.models import Manifest
+from passhat.models.gate import GateLook
 from passhat.runner.store import TRIALS
 
 LEDGER = "gate-looks.jsonl"
@@ -35,22 +38,20 @@ def trials_size(run_folder: Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
 
-def previous_looks(run_folder: Path) -> list[dict[str, Any]]:
+def previous_looks(run_folder: Path) -> list[GateLook]:
     """The looks recorded so far, oldest first; a torn last line (a write killed mid-way) is skipped."""
     path = Path(run_folder) / LEDGER
     if not path.exists():
         return []
-    out: list[dict[str, Any]] = []
+    out: list[GateLook] = []
     for number, line in enumerate(path.read_bytes().splitlines(keepends=True), start=1):
         if not line.endswith(b"\n"):
             break
         try:
-            entry = json.loads(line)
-        except ValueError:
-            raise GateError(str(path), f"line {number}", "not a gate look (JSON); this file is written by "
-                            "passhat and read to refuse re-gating a run after more trials") from None
-        if isinstance(entry, dict):
-            out.append(entry)
+            out.append(GateLook.model_validate_json(line))
+        except ValidationError:
+            raise GateError(str(path), f"line {number}", "not a gate look; this file is written by passhat and "
+                            "read to refuse re-gating a run after more trials") from None
     return out
 
 
@@ -70,23 +71,24 @@ def refuse_unfinished(run_folder: Path, manifest: Manifest, recorded: int) -> No
 def refuse_new_trials(run_folder: Path) -> None:
     """Bad input (exit 2) when the run was gated before on other data than it holds now (module docstring)."""
     size = trials_size(run_folder)
-    changed = [e for e in previous_looks(run_folder) if e.get("trials_bytes") != size]
+    changed = [e for e in previous_looks(run_folder) if e.trials_bytes != size]
     if not changed:
         return
     first = changed[0]
     raise GateError(str(Path(run_folder) / LEDGER), "", (
-        f"this run was gated at {first.get('at', '?')} on {first.get('trials', '?')} recorded trial(s) "
-        f"(trials.jsonl was {first.get('trials_bytes')} bytes; it is {size} now). Gating it again on other "
+        f"this run was gated at {first.at} on {'?' if first.trials is None else first.trials} recorded trial(s) "
+        f"(trials.jsonl was {first.trials_bytes} bytes; it is {size} now). Gating it again on other "
         "trials is a second look at the data, which nearly doubles the error rates at α per look; a fixed run "
         "is gated once. Start a new run, or run a sequential design (`passhat run --gate FILE --sequential`), "
         "whose looks are planned and spend α between them"))
 
 
-def record_look(run_folder: Path, entry: dict[str, Any]) -> None:
-    """Append one look (with when and the size of trials.jsonl) and make it durable."""
+def record_look(run_folder: Path, **seen: Any) -> None:
+    """Append one look (``seen``: the :class:`GateLook` fields besides when and the size of trials.jsonl, which
+    are taken here) and make it durable."""
     path = Path(run_folder) / LEDGER
-    line = json.dumps({"at": datetime.now(UTC).isoformat(), "trials_bytes": trials_size(run_folder), **entry},
-                      sort_keys=True, allow_nan=False) + "\n"
+    look = GateLook(at=datetime.now(UTC).isoformat(), trials_bytes=trials_size(run_folder), **seen)
+    line = json.dumps(look.model_dump(mode="json"), sort_keys=True, allow_nan=False) + "\n"
     try:
         with path.open("ab") as fh:
             fh.write(line.encode())

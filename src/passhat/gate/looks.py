@@ -40,7 +40,7 @@ from passhat.gate.outcome import Outcome, RuleResult, Verdict, overall
 from passhat.gate.schema import GateFile
 from passhat.metric_names import PassMetric
 from passhat.models import Manifest
-from passhat.models.manifest import SequentialRecord
+from passhat.models.manifest import SequentialBaseline, SequentialLook, SequentialRecord, SequentialStop
 from passhat.results.tally import TallyRecord, tally
 from passhat.sequential.design import Sequential
 from passhat.stats import estimate
@@ -77,11 +77,11 @@ class Look:
     stop: StopReason | None
     """Why the run stops here, or None when it goes on."""
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> SequentialLook:
         """The look as ``manifest.sequential.looks`` records it."""
-        return {"look": self.index + 1, "trials_per_case": self.trials, "outcome": self.outcome,
-                "settled": self.settled, "levels": {k: round(v, 6) for k, v in self.levels.items()},
-                "stop": self.stop}
+        return SequentialLook(look=self.index + 1, trials_per_case=self.trials, outcome=self.outcome,
+                              settled=self.settled, levels={k: round(v, 6) for k, v in self.levels.items()},
+                              stop=self.stop)
 
 
 @dataclass
@@ -286,19 +286,23 @@ def _final(gate: GateFile, design: Sequential, verdicts: list[Verdict], settled:
 
 
 def look_block(design: Sequential, gate: SequentialGate, *, cases: int, trials_run: int,
-               baseline: dict[str, Any] | None) -> dict[str, Any]:
+               baseline: SequentialBaseline | None) -> SequentialRecord:
     """``manifest.sequential``: the design, every look, and (once stopped) where and why."""
+    return SequentialRecord(design=design.record(), baseline=baseline, looks=[look.record() for look in gate.looks],
+                            evaluated_at=datetime.now(UTC).isoformat(),
+                            stopped=stop_record(design, gate, cases=cases, trials_run=trials_run))
+
+
+def stop_record(design: Sequential, gate: SequentialGate, *, cases: int, trials_run: int) -> SequentialStop | None:
+    """Where the run stopped, why, and what it saved against the fixed design (None while it goes on): the same
+    record in the manifest, the summary and gate.json."""
     stopped = gate.stopped
-    block: dict[str, Any] = {"design": design.record(), "baseline": baseline,
-                             "looks": [look.record() for look in gate.looks],
-                             "evaluated_at": datetime.now(UTC).isoformat()}
-    if stopped is not None:
-        fixed = cases * design.max_trials
-        block["stopped"] = {"look": stopped.index + 1, "trials_per_case": stopped.trials, "reason": stopped.stop,
-                            "outcome": stopped.outcome, "trials_run": trials_run, "fixed_design_trials": fixed,
-                            "trials_saved": fixed - trials_run,
-                            "confidence": design.confidence(stopped.index)}
-    return block
+    if stopped is None:
+        return None
+    fixed = cases * design.max_trials
+    return SequentialStop(look=stopped.index + 1, trials_per_case=stopped.trials, reason=stopped.stop,
+                          outcome=stopped.outcome, trials_run=trials_run, fixed_design_trials=fixed,
+                          trials_saved=fixed - trials_run, confidence=design.confidence(stopped.index))
 
 
 
@@ -348,7 +352,7 @@ def gate_sequential_run(run_folder: Path, manifest: Manifest, gate: GateFile, ga
     from passhat.runner.store import TRIALS
 
     assert manifest.sequential is not None
-    design = Sequential.from_record(manifest.sequential.design.model_dump())
+    design = Sequential.from_record(manifest.sequential.design)
     records = list(tally_records(Path(run_folder) / TRIALS))
     ids = list(manifest.suite.cases)
     done = complete_looks(records, ids, design)
@@ -364,4 +368,4 @@ def gate_sequential_run(run_folder: Path, manifest: Manifest, gate: GateFile, ga
 
 
 __all__ = ["INFERENCES", "OPEN_ENDED", "Look", "SequentialGate", "StopReason", "complete_looks", "evaluate_looks",
-           "gate_sequential_run", "look_block", "look_runs", "recorded_baseline"]
+           "gate_sequential_run", "look_block", "look_runs", "recorded_baseline", "stop_record"]

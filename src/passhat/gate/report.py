@@ -15,7 +15,7 @@ from passhat.gate.looks import SequentialRun, gate_sequential_run, recorded_base
 from passhat.gate.outcome import EXIT_CODES, overall
 from passhat.gate.registration import resolve_gate
 from passhat.models import BaselineInfo, ExcludedCase, GateResult, Manifest, RunRef
-from passhat.models.manifest import SequentialGateInfo, SequentialLook
+from passhat.models.manifest import SequentialGateInfo
 from passhat.runner.store import RunStore
 
 GATE_RESULT = "gate.json"
@@ -68,12 +68,11 @@ def evaluate_gate(
                         evaluated_at=datetime.now(UTC).isoformat(), passhat_version=__version__, rules=results,
                         sequential=None if sequential is None else sequential_block(sequential))
     stopped = sequential.gate.stopped if sequential is not None else None
-    record_look(run_folder, {"source": source, "outcome": outcome, "gate_sha256": resolved.info.sha256,
-                             "baseline": str(baseline_folder) if baseline_folder is not None else None,
-                             "trials": sum(t.n + t.errors for t in run.tallies.values()) if sequential is None
-                             else sequential.trials_run,
-                             "sequential_look": None if sequential is None else len(sequential.gate.looks),
-                             "stopped": None if stopped is None else stopped.stop})
+    record_look(run_folder, source=source, outcome=outcome, gate_sha256=resolved.info.sha256,
+                baseline=str(baseline_folder) if baseline_folder is not None else None,
+                trials=sum(t.n + t.errors for t in run.tallies.values()) if sequential is None else sequential.trials_run,
+                sequential_look=None if sequential is None else len(sequential.gate.looks),
+                stopped=None if stopped is None else stopped.stop)
     return result
 
 
@@ -92,13 +91,11 @@ def load_run_describe(run_folder: Path, manifest: Manifest) -> RunRef:
 
 def sequential_block(run: SequentialRun) -> SequentialGateInfo:
     """gate.json's ``sequential`` block: the looks and where the run stopped."""
-    stopped = run.gate.stopped
-    fixed = len(run.run.tallies) * run.design.max_trials
+    from passhat.gate.looks import stop_record
+
     return SequentialGateInfo(
-        looks=[SequentialLook(**look.record()) for look in run.gate.looks], looks_planned=len(run.design.looks),
-        stopped=None if stopped is None else {
-            "look": stopped.index + 1, "trials_per_case": stopped.trials, "reason": str(stopped.stop),
-            "trials_run": run.trials_run, "fixed_design_trials": fixed, "trials_saved": fixed - run.trials_run})
+        looks=[look.record() for look in run.gate.looks], looks_planned=len(run.design.looks),
+        stopped=stop_record(run.design, run.gate, cases=len(run.run.tallies), trials_run=run.trials_run))
 
 
 def write_gate_result(run_folder: Path, result: GateResult) -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passhat.errors import PasshatError
-from passhat.models.manifest import SequentialRecord
+from passhat.models.manifest import SequentialBaseline, SequentialRecord
 from passhat.sequential.design import Sequential
 
 if TYPE_CHECKING:
@@ -60,9 +60,7 @@ class SequentialPlan:
         matching = match_cases(baseline, views[-1], allow_changed_cases=False) if baseline is not None else None
         result = evaluate_looks(gate, self.design, views, baseline, matching, Path(registered.path).parent,
                                 registered.path, finished=False)
-        block = look_block(self.design, result, cases=len(ids), trials_run=len(records),
-                           baseline=None if self.record.baseline is None else self.record.baseline.model_dump())
-        return SequentialRecord.model_validate(block)
+        return look_block(self.design, result, cases=len(ids), trials_run=len(records), baseline=self.record.baseline)
 
 
 def plan_sequential(looks: tuple[int, ...] | None, old_manifest: Manifest | None, *, gated: bool, executor: str,
@@ -79,7 +77,7 @@ def plan_sequential(looks: tuple[int, ...] | None, old_manifest: Manifest | None
             if looks is not None:
                 raise PasshatError("cannot resume as a sequential run: this run started with a fixed number of trials")
             return None
-        design = Sequential.from_record(old.design.model_dump())
+        design = Sequential.from_record(old.design)
         if looks is not None and tuple(looks) != design.looks:
             raise PasshatError(f"cannot resume with looks {list(looks)}: this run's sequential design has looks "
                                f"{list(design.looks)}; a run keeps the design it started with")
@@ -96,11 +94,11 @@ def plan_sequential(looks: tuple[int, ...] | None, old_manifest: Manifest | None
         raise PasshatError(f"trials={trials} and sequential={list(design.looks)}: a sequential run's trials per case "
                            "are its looks")
     kept = _baseline_record(baseline) if baseline is not None else None
-    record = SequentialRecord.model_validate({"design": design.record(), "baseline": kept})
-    return SequentialPlan(design, Path(kept["folder"]) if kept else None, record)
+    record = SequentialRecord(design=design.record(), baseline=kept)
+    return SequentialPlan(design, Path(kept.folder) if kept else None, record)
 
 
-def _baseline_record(folder: Path) -> dict[str, Any]:
+def _baseline_record(folder: Path) -> SequentialBaseline:
     """The baseline as ``manifest.sequential.baseline`` records it; a folder that is not a finished run is bad input."""
     from passhat.compare import load_run
     from passhat.gate.ledger import trials_size
@@ -109,4 +107,4 @@ def _baseline_record(folder: Path) -> dict[str, Any]:
     if run.manifest.status != "complete":
         raise PasshatError(f"--baseline {folder}: the run is not finished (status {run.manifest.status!r}); "
                            "a sequential run's looks compare with a baseline that does not change")
-    return {"folder": str(folder.resolve()), "trials_bytes": trials_size(folder)}
+    return SequentialBaseline(folder=str(folder.resolve()), trials_bytes=trials_size(folder))

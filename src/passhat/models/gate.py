@@ -134,3 +134,28 @@ class GateResult(FileModel):
         """Rules that did not PASS (FAIL first, then INCONCLUSIVE)."""
         order = {"FAIL": 0, "INCONCLUSIVE": 1}
         return sorted((r for r in self.rules if r.outcome in order), key=lambda r: order[r.outcome])
+
+
+class GateLook(BaseModel):
+    """One line of ``RUN/gate-looks.jsonl``: a gate evaluation of the run and the data it saw, so that gating
+    the run again on more trials can be refused as a second look (passhat.gate.ledger)."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    at: str
+    """When the gate was evaluated (ISO 8601 UTC)."""
+    trials_bytes: int
+    """The size of ``trials.jsonl`` it saw: records are only appended, so the same size is the same data."""
+    source: str | None = None
+    """Who asked: ``passhat run`` (``--gate``), ``passhat gate`` or ``api`` (``Run.gate()``, ``evaluate_gate``)."""
+    outcome: str | None = None
+    """PASS, FAIL or INCONCLUSIVE."""
+    gate_sha256: str | None = None
+    """Hash of the gate file's bytes."""
+    baseline: str | None = None
+    """The baseline run's folder, if any."""
+    trials: int | None = None
+    """Trials recorded (graded and infrastructure errors) at the look."""
+    sequential_look: int | None = None
+    """For a sequential run: how many of its planned looks the gate replayed."""
+    stopped: str | None = None
+    """For a sequential run that stopped: why (``decided``, ``failed``, ``max_trials``)."""

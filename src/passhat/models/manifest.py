@@ -235,9 +235,8 @@ class SequentialGateInfo(BaseModel):
     """Every look replayed, in order."""
     looks_planned: int | None = None
     """How many looks the design has."""
-    stopped: dict[str, int | str] | None = None
-    """``{look, trials_per_case, reason, trials_run, fixed_design_trials, trials_saved}`` of the look the run
-    stopped at (None: it has not stopped)."""
+    stopped: SequentialStop | None = None
+    """Where the run stopped, why, and what it saved (None: it has not stopped)."""
 
 
 class FrozenCheck(BaseModel):

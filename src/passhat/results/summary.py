@@ -220,7 +220,7 @@ def sequential_view(manifest: Manifest) -> tuple[float, int]:
     from passhat.sequential.design import Sequential  # only sequential runs need the boundaries
 
     last = block.looks[-1]
-    return Sequential.from_record(block.design.model_dump()).confidence(last.look - 1), last.trials_per_case
+    return Sequential.from_record(block.design).confidence(last.look - 1), last.trials_per_case
 
 
 def stratum_value(case: CaseMeta | CaseSummary, key: str) -> str | None:

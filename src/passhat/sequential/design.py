@@ -28,9 +28,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from passhat.errors import PasshatError
+from passhat.models.manifest import SequentialDesign
 from passhat.sequential.spending import Spending, nominal_levels, spent, upper_boundaries
 
 SPENDING: Spending = "obrien_fleming"
@@ -77,14 +77,14 @@ class Sequential:
         """τ_k = n_k / n_max, the time scale α is spent on."""
         return tuple(n / self.max_trials for n in self.looks)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> SequentialDesign:
         """The design as the manifest records it (``manifest.sequential.design``)."""
-        return {"looks": list(self.looks), "spending": self.spending, "time_scale": "trials"}
+        return SequentialDesign(looks=list(self.looks), spending=self.spending, time_scale="trials")
 
     @classmethod
-    def from_record(cls, data: dict[str, Any]) -> Sequential:
+    def from_record(cls, recorded: SequentialDesign) -> Sequential:
         """The design a manifest recorded."""
-        return cls(tuple(int(n) for n in data["looks"]), data.get("spending", SPENDING))
+        return cls(tuple(recorded.looks), recorded.spending)
 
     @classmethod
     def parse(cls, looks: str | Sequence[int] | None, max_trials: int | None) -> Sequential:
