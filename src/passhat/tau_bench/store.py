@@ -13,12 +13,13 @@ world diff, ``expect_state`` and every state assertion read them. What the tools
 
 - **one decoded copy per process**, the initial records, made when the fixture is built and shared by
   every trial; a read by key or a scan of a collection touches only these (no SQL, no JSON decoding);
-- **per trial**, a private dict per collection (a copy of the key → record mapping, not of the records)
-  and a private copy of each record the trial has changed;
+- **per trial**, once it has changed a collection, a private dict for it (a copy of the key → record
+  mapping, not of the records) and a private copy of each record it changed; until then the trial
+  reads the shared one;
 - **per call**, the records it changed: their dicts and lists report changes (:mod:`.tracked`), so after
   the call only those are re-encoded, compared with their stored rows and written. A read writes
-  nothing. A shared initial record a tool changed in place is moved to the trial and restored for the
-  others, so no trial sees another's changes.
+  nothing. A shared record or collection a tool changed in place is copied to the trial and restored
+  for the others, so no trial sees another's changes.
 
 A call that raises changes nothing here either (the boundary rolls the trial's database back; the
 records the call touched are restored). The memory is checked against the database at the start of a
@@ -62,7 +63,8 @@ class _Trial:
     """What one trial's tools see, and how it differs from the fixture."""
 
     data: dict[str, TrackedTable]
-    """The ``data`` argument of every call: one private key → record dict per collection."""
+    """The ``data`` argument of every call: per collection, the shared key → record dict until the trial
+    changes the collection, then its own."""
     rows: dict[str, dict[str, Row | None]]
     """Per collection, the rows of this trial that differ from the fixture (``None``: deleted)."""
     changes: int
@@ -86,10 +88,14 @@ class JsonCollections:
             name: {key: layout.encode(key, record) for key, record in data[name].items()}
             for name, layout in self.layouts.items()}
         self._base: dict[str, dict[str, TrackedDict]] | None = None
+        self._tables: dict[str, TrackedTable] = {}
+        """Per collection, the key → record dict every trial reads until it changes the collection."""
         self._trials: weakref.WeakKeyDictionary[World, _Trial] = weakref.WeakKeyDictionary()
         self._lock = threading.RLock()
         self._dirty: dict[tuple[str, str], None] | None = None
-        self._hits: set[tuple[str, str]] = set()
+        self._hits: dict[tuple[str, str], TrackedDict] = {}
+        """The shared records the call in progress changed, each with a copy taken before its first change."""
+        self._table_hits: set[str] = set()
 
     # --- the fixture --------------------------------------------------------------------------------
 
@@ -109,6 +115,8 @@ class JsonCollections:
                 self._base = {name: {key: tracked(layout.decode(row), (self._mark, name, key, True))
                                      for key, row in self._fixture[name].items()}
                               for name, layout in self.layouts.items()}
+                self._tables = {name: TrackedTable(name, records, self._report_shared)
+                                for name, records in self._base.items()}
             return self._base
 
     # --- one call -----------------------------------------------------------------------------------
@@ -122,7 +130,7 @@ class JsonCollections:
                 raise RuntimeError("a τ-bench tool call inside another: each call is one change of the world")
             trial = self._trial(world, db)
             given = dict(trial.data)
-            self._dirty, self._hits = {}, set()
+            self._dirty, self._hits, self._table_hits = {}, {}, set()
             try:
                 result = fn(given)
                 if given.keys() != trial.data.keys() or any(given[n] is not t for n, t in trial.data.items()):
@@ -144,13 +152,19 @@ class JsonCollections:
         if dirty is None:
             raise RuntimeError(f"τ-bench record {cell[1]}[{cell[2]!r}] changed outside a tool call: only a call's "
                                "changes are written to the trial's world")
-        dirty[(cell[1], cell[2])] = None
-        if cell[3]:
-            self._hits.add((cell[1], cell[2]))
+        where = (cell[1], cell[2])
+        dirty[where] = None
+        if cell[3] and where not in self._hits:  # the shared record as every other trial must keep seeing it
+            self._hits[where] = tracked(self._shared()[cell[1]][cell[2]], cell)
 
     def _report(self, name: str, key: str) -> None:
-        """A key of a collection is about to be set or deleted."""
+        """A key of a trial's own collection is about to be set or deleted."""
         self._mark((self._mark, name, key, False))
+
+    def _report_shared(self, name: str, key: str) -> None:
+        """A key of a shared collection is about to be set or deleted."""
+        self._mark((self._mark, name, key, False))
+        self._table_hits.add(name)
 
     # --- a trial's records ----------------------------------------------------------------------------
 
@@ -184,11 +198,12 @@ class JsonCollections:
         return _Trial(data, rows, db.total_changes, _log_end(db))
 
     def _assemble(self, name: str, rows: Mapping[str, Row | None], keep: Mapping[str, Any]) -> TrackedTable:
-        """A trial's collection: the shared records in fixture order, its own rows instead of theirs (objects
-        from ``keep`` where given, else decoded), then the records it added."""
+        """A trial's collection: the shared one if the trial has no rows of its own in it; else the shared
+        records in fixture order, its own rows instead of theirs (objects from ``keep`` where given, else
+        decoded), then the records it added."""
         base = self._shared()[name]
         if not rows:
-            return TrackedTable(name, base, self._report)
+            return self._tables[name]
         records: dict[str, Any] = {}
         for key, record in base.items():
             if key not in rows:
@@ -218,6 +233,9 @@ class JsonCollections:
             if not same_row(old, new):
                 _store(db, self.layouts[name], key, old, new)
                 wrote = True
+        for name in {plan[0] for plan in plans}:  # a collection the trial changes becomes its own
+            if trial.data[name] is self._tables[name]:
+                trial.data[name] = TrackedTable(name, self._tables[name], self._report)
         for name, key, record, new in plans:
             if same_row(new, self._fixture[name].get(key)):
                 trial.rows[name].pop(key, None)
@@ -229,14 +247,16 @@ class JsonCollections:
         return wrote
 
     def _restore_shared(self) -> None:
-        """Put back, in place, the shared initial records a call changed (other trials hold them too)."""
+        """Put back, in place, the shared records and collections a call changed (other trials hold them)."""
         base = self._shared()
-        for name, key in self._hits:
-            fresh = tracked(self.layouts[name].decode(self._fixture[name][key]), (self._mark, name, key, True))
+        for (name, key), before in self._hits.items():
             shared = base[name][key]
             dict.clear(shared)
-            dict.update(shared, fresh)
-        self._hits = set()
+            dict.update(shared, before)
+        for name in self._table_hits:
+            dict.clear(self._tables[name])
+            dict.update(self._tables[name], base[name])
+        self._hits, self._table_hits = {}, set()
 
     def _revert(self, trial: _Trial) -> None:
         """Undo what a failed call did to the records: the shared ones and the trial's own."""
@@ -257,9 +277,11 @@ def _store(db: sqlite3.Connection, layout: Layout, key: str, old: Row | None, ne
         db.execute(f"DELETE FROM {table} {where}", (key,))
     elif old is None:
         layout.insert(db, [new])
-    else:
-        sets = ", ".join(f"{quote(c)} = ?" for c in (*layout.columns, layout.more))
-        db.execute(f"UPDATE {table} SET {sets} {where}", (*new[1:], key))
+    else:  # only the columns that changed: less to bind and to store
+        changed = [i for i in range(1, len(new)) if not (old[i] == new[i] and type(old[i]) is type(new[i]))]
+        names = (layout.key, *layout.columns, layout.more)
+        sets = ", ".join(f"{quote(names[i])} = ?" for i in changed)
+        db.execute(f"UPDATE {table} SET {sets} {where}", (*(new[i] for i in changed), key))
 
 
 __all__ = ["JsonCollections", "same_row"]

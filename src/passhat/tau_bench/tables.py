@@ -37,8 +37,8 @@ def _plain(value: Any) -> bool:
     return type(value) in (str, int, float)
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(value, ensure_ascii=False)`` without making an encoder per value (a write encodes several)."""
 
 
 def _free_name(base: str, taken: set[str]) -> str:
