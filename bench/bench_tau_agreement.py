@@ -83,7 +83,7 @@ def agreement(tau: TauEnv, suite: Suite, every: int) -> Counter[str]:
             if kind != "gold" and not sampled:
                 continue
             answer = tau.trial(suite.env, suite.split, i, script, digest=True)
-            record, _ = passhat_trial(suite, i, script)
+            record = passhat_trial(suite, i, script).record
             theirs, mine = answer["reward"] == 1.0, record.outcome == "pass"
             same = answer["digest"] == digest(suite, record)
             row = rows[kind]

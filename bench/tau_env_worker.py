@@ -9,7 +9,8 @@ trial is τ-bench's: ``env.reset(task_index)`` (which re-reads the JSON data), o
 step (a message is a ``respond`` action), and a last ``respond`` that the user answers with
 ``###STOP###`` unless a terminating tool ended the episode before; ``step`` then computes the reward
 (which re-reads the data again and replays the gold actions). The answer is ``{"reward", "ms" (the
-whole trial), "tools" (each call's own ``invoke`` time, ms, ``null`` when the call did not run),
+whole trial, wall time), "cpu_ms" (the same in CPU time), "tools" (each call's own ``invoke``, CPU
+time in ms, ``null`` when the call did not run),
 "digest"}``; ``digest`` (when asked) is a sha256 per collection of the final data, taken just before the
 reward replaced it: ``json.dumps(collection, sort_keys=True)``, so ``25`` and ``25.0`` differ.
 
@@ -61,11 +62,11 @@ class Timed:
         if not self.armed:
             return self.cls.invoke(**kwargs)
         self.armed = False
-        t = time.perf_counter()
+        t = time.thread_time()
         try:
             return self.cls.invoke(**kwargs)
         finally:
-            self.log[-1] = (time.perf_counter() - t) * 1000
+            self.log[-1] = (time.thread_time() - t) * 1000
 
     def get_info(self) -> Any:
         return self.cls.get_info()
@@ -103,7 +104,7 @@ class Worker:
         env = self.env(request["env"], request["split"])
         self.want_digest, self.final, self.log[:] = bool(request.get("digest")), None, []
         steps = request["script"]
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         env.reset(task_index=request["task"])
         done, reward = False, 0.0
         for i, step in enumerate([*steps, {"say": "Goodbye."}]):
@@ -121,11 +122,11 @@ class Worker:
             if response.done:
                 done, reward = True, response.reward
                 break
-        ms = (time.perf_counter() - t) * 1000
+        ms, cpu_ms = (time.perf_counter() - t) * 1000, (time.process_time() - cpu) * 1000
         if not done:
             raise RuntimeError("the episode did not end")
         tools = self.log + [None] * (sum("tool" in s for s in steps) - len(self.log))
-        return {"reward": reward, "ms": ms, "tools": tools, "digest": self.final}
+        return {"reward": reward, "ms": ms, "cpu_ms": cpu_ms, "tools": tools, "digest": self.final}
 
 
 def main() -> None:

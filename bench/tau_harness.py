@@ -33,10 +33,12 @@ from passhat.tau_bench.checkout import Env, Task, read_tasks
 from passhat.tau_bench.importer import import_tau_bench
 from passhat.tau_bench.perturb import Script, Tools
 from passhat.tau_bench.tables import Layout
+from passhat.tools import ToolBoundary
 
 HERE = Path(__file__).resolve().parent
 _LOOP = asyncio.new_event_loop()
 """One event loop for every passhat trial (``asyncio.run`` per trial would add a loop's start-up to each)."""
+_CALL = ToolBoundary.call
 
 
 def checkout_arguments(parser: argparse.ArgumentParser) -> None:
@@ -143,14 +145,41 @@ def replay(script: Script) -> Any:
     return agent
 
 
-def passhat_trial(suite: Suite, index: int, script: Script, seed: int = 1) -> tuple[TrialRecord, float]:
-    """One trial of case ``index`` through passhat's trial path, and its wall time in ms."""
-    async def timed() -> tuple[TrialRecord, float]:
-        t = time.perf_counter()
-        record = await run_trial(suite.cases[index], suite.domain, replay(script), trial=0, seed=seed)
-        return record, (time.perf_counter() - t) * 1000
+@dataclass
+class Timed:
+    """One passhat trial's record and what it cost."""
 
-    return _LOOP.run_until_complete(timed())
+    record: TrialRecord
+    ms: float
+    """The whole trial (``run_trial``), wall time."""
+    cpu_ms: float
+    """The same in this process's CPU time."""
+    calls_cpu_ms: list[float]
+    """Each tool call at the boundary (``ToolBoundary.call``), in this thread's CPU time: on a loaded
+    machine the wall time of a 0.1 ms call mostly measures waiting for a core."""
+
+
+def passhat_trial(suite: Suite, index: int, script: Script, seed: int = 1) -> Timed:
+    """One trial of case ``index`` through passhat's trial path, timed."""
+    calls: list[float] = []
+
+    async def call(self: ToolBoundary, name: str, arguments: Any) -> Any:
+        t = time.thread_time()
+        try:
+            return await _CALL(self, name, arguments)
+        finally:
+            calls.append((time.thread_time() - t) * 1000)
+
+    async def timed() -> Timed:
+        t, cpu = time.perf_counter(), time.process_time()
+        record = await run_trial(suite.cases[index], suite.domain, replay(script), trial=0, seed=seed)
+        return Timed(record, (time.perf_counter() - t) * 1000, (time.process_time() - cpu) * 1000, calls)
+
+    ToolBoundary.call = call  # type: ignore[method-assign]
+    try:
+        return _LOOP.run_until_complete(timed())
+    finally:
+        ToolBoundary.call = _CALL  # type: ignore[method-assign]
 
 
 def digest(suite: Suite, record: TrialRecord) -> dict[str, str]:
