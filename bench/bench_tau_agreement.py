@@ -13,7 +13,7 @@ and re-grades it: the number of verdicts changed must be 0.
 
 Run: ``python bench/bench_tau_agreement.py CHECKOUT [--suites retail:test,airline:test] [--every 4]
 [--regrade]`` (see bench/tau_harness.py for the τ-bench venv). ``--every K`` plays the perturbations of
-every K-th task only of suites with more than 100 tasks (retail train has 500); gold scripts always run
+every K-th task only of suites with more than 200 tasks (retail train has 500); gold scripts always run
 for every task.
 """
 
@@ -51,7 +51,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     checkout_arguments(parser)
     parser.add_argument("--suites", default=DEFAULT, help=f"env:split,… (default {DEFAULT})")
-    parser.add_argument("--every", type=int, default=4, help="perturb every K-th task of suites over 100 tasks")
+    parser.add_argument("--every", type=int, default=4, help="perturb every K-th task of suites over 200 tasks")
     parser.add_argument("--regrade", action="store_true", help="also store and re-grade a gold run of each suite")
     args = parser.parse_args()
     checkout, python = require_checkout(args)
@@ -78,7 +78,7 @@ def agreement(tau: TauEnv, suite: Suite, every: int) -> Counter[str]:
     rows: dict[str, Counter[str]] = {p: Counter() for p in PERTURBATIONS}
     disagreements: list[str] = []
     for i, options in enumerate(plays):
-        sampled = len(plays) <= 100 or i % every == 0
+        sampled = len(plays) <= 200 or i % every == 0
         for kind, script in options.items():
             if kind != "gold" and not sampled:
                 continue

@@ -11,8 +11,9 @@ alike. Printed:
 - per call, in CPU time (on a machine shared by more processes than cores, the wall time of a 0.1 ms
   call mostly measures the wait for a core): each tool's median on both sides, τ-bench's being its
   ``invoke`` alone and passhat's the whole call at the boundary (validation, savepoint, the JSON world,
-  change log), and the worst call of each tool against the goal ``passhat ≤ 3 × τ-bench + 0.3 ms``
-  (medians over the rounds of each call);
+  change log), and the worst call of each tool against the goal ``passhat ≤ 3 × τ-bench + 0.3 ms``,
+  each call summarised over the rounds by its median and by its minimum (the least the machine's other
+  processes added: caches and cores they took; the same estimator on both sides);
 - once per process: loading the suite and the first trial of each case (it runs the gold actions once
   for the expected state).
 
@@ -113,22 +114,28 @@ def report(env: str, split: str, suite: Suite, n: int, rounds: int, first: list[
         goal = f"goal ≥ {GOAL_TRIAL:.0f}×: {'met' if ratio >= GOAL_TRIAL else 'NOT met'}" if env == "retail" else ""
         print(f"  per trial ({kind:4}): τ-bench {mean[f'tau {kind}']:.1f} ms, passhat {mean[f'passhat {kind}']:.2f} ms "
               f"→ {ratio:.1f}× {goal if kind == 'cpu' else ''}")
-    by_tool: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    a, b = GOAL_CALL
+    print("  per call, CPU ms; τ-bench: its invoke alone, passhat: the whole call at the boundary. Each call is")
+    print("  summarised over the rounds by its median and by its minimum (the least the neighbours added)")
+    print(f"  {'tool':32} {'calls':>5} {'τ-bench':>8} {'passhat':>8}   worst call, passhat / (3 τ-bench + 0.3): "
+          "by median | by minimum")
+    over = {"median": 0, "min": 0}
+    by_tool: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     for name, ours, theirs in calls.values():
         if ours and theirs:
-            by_tool[name].append((statistics.median(theirs), statistics.median(ours)))
-    a, b = GOAL_CALL
-    print("  per call, CPU ms (each call's median over the rounds; τ-bench: its invoke, passhat: the whole call)")
-    print(f"  {'tool':34} {'calls':>5} {'τ-bench':>8} {'passhat':>8}   worst call: passhat / (3 τ-bench + 0.3)")
-    over = 0
-    for name, pairs in sorted(by_tool.items()):
-        worst = max(pairs, key=lambda p: p[1] / (a * p[0] + b))
-        over += sum(p[1] > a * p[0] + b for p in pairs)
-        print(f"  {name:34} {len(pairs):5d} {statistics.median(p[0] for p in pairs):8.3f} "
-              f"{statistics.median(p[1] for p in pairs):8.3f}   {worst[1] / (a * worst[0] + b):5.2f} "
-              f"({worst[1]:.3f} vs {worst[0]:.3f})")
-    total = sum(len(p) for p in by_tool.values())
-    print(f"  calls over 3 × τ-bench + 0.3 ms: {over} of {total}")
+            by_tool[name]["median"].append((statistics.median(theirs), statistics.median(ours)))
+            by_tool[name]["min"].append((min(theirs), min(ours)))
+    for name, kinds in sorted(by_tool.items()):
+        worst = {}
+        for kind, pairs in kinds.items():
+            w = max(pairs, key=lambda p: p[1] / (a * p[0] + b))
+            worst[kind] = f"{w[1] / (a * w[0] + b):5.2f} ({w[1]:.3f} vs {w[0]:.3f})"
+            over[kind] += sum(p[1] > a * p[0] + b for p in pairs)
+        medians = kinds["median"]
+        print(f"  {name:32} {len(medians):5d} {statistics.median(p[0] for p in medians):8.3f} "
+              f"{statistics.median(p[1] for p in medians):8.3f}   {worst['median']} | {worst['min']}")
+    total = sum(len(k["median"]) for k in by_tool.values())
+    print(f"  calls over 3 × τ-bench + 0.3 ms: {over['median']} of {total} by median, {over['min']} by minimum")
 
 
 if __name__ == "__main__":

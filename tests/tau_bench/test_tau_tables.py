@@ -109,9 +109,12 @@ def test_no_trial_sees_another_trials_changes(store: Any) -> None:
     s.call(one, lambda data: data["things"]["a"]["tags"].append("mine"))
     assert s.call(one, lambda data: list(data["things"]["a"]["tags"])) == ["t", "mine"]
     assert s.call(two, lambda data: list(data["things"]["a"]["tags"])) == ["t"]
+    s.call(one, lambda data: (data["things"].pop("b"), data["things"].__setitem__("c", {"id": "c"})))
+    assert s.call(one, lambda data: list(data["things"])) == ["a", "c"]
+    assert s.call(two, lambda data: list(data["things"])) == ["a", "b"]  # the shared collection is put back
     one.close()
     three = world(store)
-    assert s.call(three, lambda data: list(data["things"]["a"]["tags"])) == ["t"]
+    assert s.call(three, lambda data: (list(data["things"]), list(data["things"]["a"]["tags"]))) == (["a", "b"], ["t"])
     two.close(), three.close()
 
 

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from passhat.errors import DomainError
 from passhat.tau_bench.tables import Layout, Row, quote
-from passhat.tau_bench.tracked import Cell, TrackedDict, TrackedTable, tracked
+from passhat.tau_bench.tracked import Cell, TrackedDict, TrackedTable, owned, tracked
 from passhat.world.image import LOG_TABLE
 
 if TYPE_CHECKING:
@@ -241,18 +241,25 @@ class JsonCollections:
                 trial.rows[name].pop(key, None)
             else:
                 trial.rows[name][key] = new
-            if record is not _ABSENT:  # the trial's own copy, every container reporting this record
-                dict.__setitem__(trial.data[name], key, tracked(record, (self._mark, name, key, False)))
-        self._restore_shared()
+            if record is not _ABSENT:  # the trial's own record: every container reporting it, none shared
+                mine = owned(record, (self._mark, name, key, False))
+                if mine is not record:
+                    dict.__setitem__(trial.data[name], key, mine)
+        self._restore_shared(trial)
         return wrote
 
-    def _restore_shared(self) -> None:
-        """Put back, in place, the shared records and collections a call changed (other trials hold them)."""
+    def _restore_shared(self, keeper: _Trial | None) -> None:
+        """Put back the shared records and collections a call changed: each changed shared record is
+        replaced, wherever a trial other than ``keeper`` (the one whose call changed it) holds it, by the
+        copy taken before its first change; a shared collection gets its keys back."""
         base = self._shared()
+        trials = [t for t in list(self._trials.values()) if t is not keeper]
         for (name, key), before in self._hits.items():
-            shared = base[name][key]
-            dict.clear(shared)
-            dict.update(shared, before)
+            changed = base[name][key]
+            base[name][key] = before
+            for table in (self._tables[name], *(t.data[name] for t in trials)):
+                if dict.get(table, key) is changed:
+                    dict.__setitem__(table, key, before)
         for name in self._table_hits:
             dict.clear(self._tables[name])
             dict.update(self._tables[name], base[name])
@@ -261,7 +268,7 @@ class JsonCollections:
     def _revert(self, trial: _Trial) -> None:
         """Undo what a failed call did to the records: the shared ones and the trial's own."""
         dirty = self._dirty or {}
-        self._restore_shared()
+        self._restore_shared(None)
         for name in {name for name, _ in dirty}:
             keep = {k: v for k, v in trial.data[name].items() if (name, k) not in dirty and k in trial.rows[name]}
             trial.data[name] = self._assemble(name, trial.rows[name], keep)

@@ -157,6 +157,33 @@ def tracked(value: Any, cell: Cell) -> Any:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
+def owned(value: Any, cell: Cell) -> Any:
+    """``value`` with every dict and list reporting ``cell``, copying as little as it can: the containers
+    that already belong to the same record (same collection and key) are kept and relabelled; anything
+    else is copied with :func:`tracked` — plain ones a tool made, and containers of other records, so no
+    two records share a container."""
+    kind = type(value)
+    if kind is not TrackedDict and kind is not TrackedList:
+        return tracked(value, cell)
+    mine = value._cell
+    if mine[1] != cell[1] or mine[2] != cell[2]:
+        return tracked(value, cell)
+    value._cell = cell
+    if kind is TrackedDict:
+        for k, v in dict.items(value):
+            if type(v) not in _SCALARS:
+                new = owned(v, cell)
+                if new is not v:
+                    dict.__setitem__(value, k, new)
+    else:
+        for i, v in enumerate(value):
+            if type(v) not in _SCALARS:
+                new = owned(v, cell)
+                if new is not v:
+                    list.__setitem__(value, i, new)
+    return value
+
+
 class TrackedTable(dict[str, Any]):
     """One collection of a trial (``data["orders"]``): a private copy of the key → record dict, which
     reports each key set or deleted through ``report(collection, key)``."""
@@ -213,4 +240,4 @@ class TrackedTable(dict[str, Any]):
         return (dict, (dict(self),))
 
 
-__all__ = ["Cell", "TrackedDict", "TrackedList", "TrackedTable", "tracked"]
+__all__ = ["Cell", "TrackedDict", "TrackedList", "TrackedTable", "owned", "tracked"]
