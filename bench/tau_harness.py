@@ -53,8 +53,8 @@ def require_checkout(args: argparse.Namespace) -> tuple[Path, Path]:
     if checkout is None or not (checkout / "tau_bench" / "envs" / "retail" / "tools").is_dir():
         where = "no checkout given" if checkout is None else f"{checkout}: not a τ-bench checkout"
         sys.exit(f"τ-bench checkout absent ({where}): this benchmark compares with τ-bench's own Env, so it needs "
-                 "a clone of github.com/sierra-research/tau-bench (pass the folder that contains tau_bench/).\n"
-                 + (__doc__ or "").split("::", 1)[1].split("``--tau", 1)[0].rstrip())
+                 "a clone of github.com/sierra-research/tau-bench (pass the folder that contains tau_bench/):\n"
+                 + (__doc__ or "").split("::", 1)[1].split("``--tau", 1)[0].strip("\n"))
     python = args.tau_python or checkout / ".venv" / "bin" / "python"
     if not Path(python).is_file():
         sys.exit(f"{python}: no Python for τ-bench's Env; make a venv with τ-bench's requirements and pass "

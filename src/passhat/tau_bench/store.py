@@ -18,8 +18,10 @@ world diff, ``expect_state`` and every state assertion read them. What the tools
   reads the shared one;
 - **per call**, the records it changed: their dicts and lists report changes (:mod:`.tracked`), so after
   the call only those are re-encoded, compared with their stored rows and written. A read writes
-  nothing. A shared record or collection a tool changed in place is copied to the trial and restored
-  for the others, so no trial sees another's changes.
+  nothing. A shared record a tool changes in place is copied just before its first change; after the
+  call the changed one is the trial's, and the copy replaces it in the shared collection and in every
+  other live trial. A shared collection that gained or lost keys gets them back. So no trial sees
+  another's changes.
 
 A call that raises changes nothing here either (the boundary rolls the trial's database back; the
 records the call touched are restored). The memory is checked against the database at the start of a
