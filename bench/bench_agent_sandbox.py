@@ -47,8 +47,8 @@ def suite(folder: Path) -> Path:
 def run(mode: str, trials: int, where: Path) -> list[float]:
     from passhat.agents import command
     from passhat.agents.confined import Launch, agent_environment
-    from passhat.agents.llm.pricing import load_price_table
     from passhat.cases import load_suite
+    from passhat.llm.pricing import load_price_table
     from passhat.runner import RunConfig, RunStore, execute
 
     os.environ["PASSHAT_SANDBOX"] = "none" if mode == "fallback" else "auto"

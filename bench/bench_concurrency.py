@@ -41,11 +41,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency", type=float, default=0.02)
     parser.add_argument("--trials", type=int, default=4)
+    parser.add_argument("--j", type=int, nargs="+", default=[1, 8, 32, 128])
     args = parser.parse_args()
     suite = load_suite("refunds")
     print(f"{'-j':>4}{'trials':>8}{'calls':>8}{'wall s':>10}{'ideal s':>10}{'ratio':>8}{'maxrss MB':>11}")
     print("(ideal = max(calls × latency ÷ j, the longest trial's own calls × latency))")
-    for j in (1, 8, 32, 128):
+    for j in args.j:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "run"
             cfg = RunConfig(suite=suite, agent=slow_agent(args.latency), agent_spec="slow-careful",

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import math
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -51,11 +53,81 @@ def timed_run(agent: Any, executor: str, trials: int, j: int) -> tuple[float, in
         return wall, run.summary.suite.trials + run.summary.suite.errors
 
 
+def run_queue_s() -> float:
+    """Seconds this thread has spent runnable but waiting for a CPU (Linux schedstat; 0 elsewhere)."""
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except OSError:
+        return 0.0
+
+
+def waves_model(j: int, trials: int, latency: float, cpu: float, *, pipelined: bool) -> float:
+    """Predicted wall time of the local executor on one idle core, from the CPU per trial (an eighth of it spent
+    before the agent's first wait, the rest after its last): every agent's waits end together, and asyncio runs
+    what became ready in order, so a wave's work is done for all j trials before any of them starts its next
+    trial's first wait (``pipelined=False``, what happens); ``pipelined=True``: each trial's next one starts
+    waiting the moment it is done (what starting a trial's agent at once, not a loop turn later, would give)."""
+    before, after = cpu / 8, cpu * 7 / 8
+    clock, left, ready, waits = 0.0, trials, [], []
+    for worker in range(min(j, trials)):
+        left -= 1
+        clock += before
+        heapq.heappush(waits, (clock + latency, worker))
+    end = 0.0
+    while waits:
+        due, worker = heapq.heappop(waits)
+        clock = max(clock, due) + after
+        end = clock
+        if left:
+            left -= 1
+            if pipelined:
+                clock += before
+                heapq.heappush(waits, (clock + latency, worker))
+            else:
+                ready.append(worker)
+        if not pipelined and (not waits or waits[0][0] > clock):  # the wave's work is done: the next trials start
+            for w in ready:
+                clock += before
+                heapq.heappush(waits, (clock + latency, w))
+            ready = []
+    return end
+
+
+def local_efficiency(args: argparse.Namespace) -> None:
+    """The local executor's efficiency at each -j (the table's left half, without starting Ray). On a shared
+    machine the event loop's thread also waits for a CPU while other processes run: that wait is printed,
+    and the efficiency without it (what this machine gives when idle, as the run's own work is all there is)."""
+    agent = slow_agent(args.latency, args.calls)
+    timed_run(slow_agent(0, 0), "local", 1, 1)  # warm-up: imports, the suite, the image
+    print(f"simulated latency: {args.calls} calls × {args.latency}s per trial; {CASES} cases × k trials = 4 × j")
+    print(f"{'-j':>6}{'trials':>8}{'ideal s':>9}{'local s':>9}{'eff':>6}{'tr/s':>8}{'CPU ms/trial':>14}"
+          f"{'CPU wait s':>12}{'eff w/o wait':>14}{'model: waves':>14}{'pipelined':>11}")
+    for j in args.j:
+        k = max(1, 4 * j // CASES)
+        trials = CASES * k
+        ideal = math.ceil(trials / j) * args.calls * args.latency
+        c0, q0 = time.process_time(), run_queue_s()
+        wall, n = timed_run(agent, "local", k, j)
+        cpu, queued = time.process_time() - c0, run_queue_s() - q0
+        assert n == trials
+        per_trial = cpu / trials
+        waves, pipelined = (ideal / waves_model(j, trials, args.calls * args.latency, per_trial, pipelined=p)
+                            for p in (False, True))
+        print(f"{j:>6}{trials:>8}{ideal:>9.2f}{wall:>9.2f}{ideal / wall:>6.2f}{trials / wall:>8.0f}"
+              f"{per_trial * 1000:>14.2f}{queued:>12.2f}{ideal / max(wall - queued, ideal):>14.2f}"
+              f"{waves:>14.2f}{pipelined:>11.2f}")
+    print("model: the efficiency one idle core would give at this CPU per trial (waves_model): as asyncio runs the "
+          "trials, and if each trial's next one began waiting at once")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--j", type=int, nargs="+", default=[64, 256, 1024])
+    parser.add_argument("--local-only", action="store_true",
+                        help="only the local executor (no Ray cluster): its -j efficiency, e.g. issue 21's goal at -j 256")
     parser.add_argument("--no-fsync", action="store_true",
                         help="diagnostic only: skip the per-record fsync of trials.jsonl, to see the ceiling it sets")
     parser.add_argument("--fsync-ms", type=float, default=0.0,
@@ -78,6 +150,9 @@ def main() -> None:
         print(f"DIAGNOSTIC: every fsync takes {args.fsync_ms:g} ms longer (a slow disk)")
     global REDACT
     REDACT = not args.no_redact
+    if args.local_only:
+        local_efficiency(args)
+        return
     t = time.perf_counter()
     ray.init(include_dashboard=False, logging_level="WARNING")
     print(f"{os.cpu_count()} CPU(s); local Ray cluster started in {time.perf_counter() - t:.1f}s "

@@ -5,14 +5,16 @@ are agent-like; two runs of the same agent (no change) and runs where some cases
 in memory, exactly as ``passhat gate`` and ``passhat compare`` do.
 
 1. ``no_new_failures`` under no change: the share of run pairs the rule FAILs. "before" is the rule
-   before issue 12 (any case that passed every baseline trial and failed one now); "now" is the
-   one-sided Fisher exact test per case with Benjamini–Hochberg over the testable cases. Nominal: α = 0.05.
+   before issue 12 (any case that passed every baseline trial and failed one now); "now" is the rule as
+   it is: the one-sided Fisher exact test per case, then (since issue 22) discrete Benjamini–Hochberg
+   calibrated exactly under "no case dropped" (``stats.drop_test``). Nominal: α = 0.05.
 2. Its power: 1 or 3 reliable cases break (p → 0, or p → 0.5).
 3. compare's MDE: for two identical runs, the median reported MDE; then a change of exactly that size,
    spread over every case (each loses the same share of its pass rate) or concentrated (a share of
    cases breaks completely), and the share of comparisons whose p-value < 0.05. Nominal: 0.80.
-   "before" is (z₀.₉₇₅ + z₀.₈)·SE with the paired t-test; "now" is ``detectable_change`` with the
-   reported (union) test.
+   "before" is (z₀.₉₇₅ + z₀.₈)·SE with the paired t-test; "now" is what ``compare`` reports as it is: since
+   issue 22 the uniform-drop MDE and ``p_value``, the within-case permutation test (``bench/sim_power.py``
+   has the issue-22 study; the shares here are for issue 12's relative "spread" shape).
 """
 
 from __future__ import annotations

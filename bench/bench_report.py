@@ -102,7 +102,7 @@ def main() -> None:
         records_bytes = (run / TRIALS).stat().st_size
         print(f"synthetic run: {args.cases} cases × {args.trials} trials = {n} trials, trials.jsonl {mib(records_bytes)} "
               f"(built in {time.perf_counter() - t0:.1f}s)")
-        keys = tag_keys(json.loads((run / MANIFEST).read_text("utf-8")))
+        keys = tag_keys(RunStore(run).manifest())
         t0 = time.perf_counter()
         cold = write_report(run)
         cold_s = time.perf_counter() - t0
@@ -112,10 +112,10 @@ def main() -> None:
         warm = write_report(run)
         warm_s = time.perf_counter() - t0
         print(f"report from summary.json (strata present):  {warm_s:.2f}s  ({n / warm_s:,.0f} trials/s)")
-        chunks = len(list((run / "report" / "trials").glob("*.js")))
+        chunks = len(list((run / "report" / "trials").rglob("*.js")))
         print(f"initial page report.html: {mib(warm.page_bytes)}")
         print(f"lazy trial data: {mib(warm.lazy_bytes)} in {chunks} chunk files "
-              f"(largest {mib(max(p.stat().st_size for p in (run / 'report' / 'trials').glob('*.js')))})")
+              f"(largest {mib(max(p.stat().st_size for p in (run / 'report' / 'trials').rglob('*.js')))})")
         print(f"ratio initial page / lazy data: 1 : {warm.lazy_bytes / warm.page_bytes:.0f}; "
               f"page per trial {warm.page_bytes / n:.0f} B vs record {records_bytes / n:.0f} B")
         opened = open_in_chromium(run / "report.html")

@@ -56,9 +56,9 @@ def main() -> None:
     print(f"{TASKS} tasks × {TRIALS} trials, k = 1..{TRIALS}, {RESAMPLES} BCa resamples")
 
     hat, t_hat = timed(
-        "per-task pass^k matrix (exact integers)", lambda: estimate_matrix(counts, KS, "pass^k")
+        "per-task pass^k matrix (exact integers)", lambda: estimate_matrix(counts, KS, "pass_hat_k")
     )
-    at, t_at = timed("per-task pass@k matrix (exact integers)", lambda: estimate_matrix(counts, KS, "pass@k"))
+    at, t_at = timed("per-task pass@k matrix (exact integers)", lambda: estimate_matrix(counts, KS, "pass_at_k"))
     _, t_i_hat = timed("intervals, pass^k curve (16 columns)", lambda: suite_intervals(hat, seed=1))
     _, t_i_at = timed("intervals, pass@k curve (16 columns)", lambda: suite_intervals(at, seed=1))
     both = np.hstack([hat, at])

@@ -93,10 +93,10 @@ def main_() -> None:
                                lambda: build_run(folder, args.cases, args.trials))
         size = (folder / "trials.jsonl").stat().st_size
         store = RunStore(folder)
-        manifest = store.read_manifest()
+        manifest = store.manifest()
         keys = tag_keys(manifest)
         print(f"{folder}: {args.cases} cases × {args.trials} trials, trials.jsonl {size / 1e9:.2f} GB, strata {keys}")
-        ids = list(manifest["suite"]["cases"])
+        ids = list(manifest.suite.cases)
         if not args.skip_whole:
             timed("read whole records (RunStore.iter_records) and tally", lambda: tally(store.iter_records(), ids))
         _, t_read = timed("read the tally fields (tally_records) and tally",

@@ -1,6 +1,7 @@
 """The agent side of bench_transport.py: an HTTP agent service in its own process.
 
-``POST /http`` does the benchmark's six tool calls over the plain JSON tool API, ``POST /mcp`` over MCP
+``POST /http`` does the benchmark's six tool calls over the plain JSON tool API (``/local``: with passhat's own
+small client instead of httpx2), ``POST /mcp`` over MCP
 (official client), each against the trial's URLs from the start message, and answers ``{"reply"}``.
 Run by the benchmark as ``python bench/transport_agent.py PORT``.
 """
@@ -61,11 +62,23 @@ async def over_mcp_2026(start: dict[str, Any]) -> None:
             await connected.session.call_tool(name, args)
 
 
+async def over_small_client(start: dict[str, Any]) -> None:
+    """The same calls with passhat's small plain-HTTP client (``passhat.localhttp``: what RemoteEpisode uses)."""
+    from passhat.localhttp import shared_client
+
+    client = await shared_client()
+    headers = {"authorization": f"Bearer {start['token']}"}
+    (await client.request("GET", start["tools_url"], headers=headers)).json()
+    for name, args in CALLS:
+        answer = await client.request("POST", f"{start['tools_url']}/{name}", json_body=args, headers=headers)
+        assert answer.status == 200, answer.body
+
+
 async def nothing(start: dict[str, Any]) -> None:
     """No tool calls: what starting an external trial costs by itself."""
 
 
-MODES = {"/http": over_http, "/mcp": over_mcp, "/mcp-2026": over_mcp_2026, "/nothing": nothing}
+MODES = {"/http": over_http, "/local": over_small_client, "/mcp": over_mcp, "/mcp-2026": over_mcp_2026, "/nothing": nothing}
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:

@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "evaluate": "passhat.api", "evaluate_async": "passhat.api", "Run": "passhat.api", "Progress": "passhat.api",
-    "CaseFailure": "passhat.api", "PasshatWarning": "passhat.api",
+    "CaseFailure": "passhat.api", "PasshatWarning": "passhat.api", "RunOptions": "passhat.api",
     "Manifest": "passhat.models", "Summary": "passhat.models", "SuiteSummary": "passhat.models",
     "CaseSummary": "passhat.models", "Interval": "passhat.models", "Comparison": "passhat.models",
     "GateResult": "passhat.models", "SchemaVersionError": "passhat.models",
@@ -22,7 +22,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from passhat.api import CaseFailure, PasshatWarning, Progress, Run, evaluate, evaluate_async
+    from passhat.api import CaseFailure, PasshatWarning, Progress, Run, RunOptions, evaluate, evaluate_async
     from passhat.errors import PasshatError
     from passhat.models import (
         CaseSummary,
@@ -51,5 +51,5 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "CaseFailure", "CaseSummary", "Comparison", "GateResult", "Interval", "Manifest", "PasshatError", "PasshatWarning",
-    "Progress", "Run", "SchemaVersionError", "Summary", "SuiteSummary", "__version__", "evaluate", "evaluate_async",
+    "Progress", "Run", "RunOptions", "SchemaVersionError", "Summary", "SuiteSummary", "__version__", "evaluate", "evaluate_async",
 ]

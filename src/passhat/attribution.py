@@ -21,10 +21,11 @@ import posixpath
 import re
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from passhat.attribution_rows import scope_culprit, state_culprit
 from passhat.cases import Case
+from passhat.cases.assertions import ASSERTION_KINDS
 from passhat.episode import Message
 from passhat.graders import Grade
 from passhat.graders.rules import repeat_counts
@@ -46,8 +47,9 @@ LEFT_UNDONE: frozenset[FailureCategory] = frozenset({
 ABOUT_THE_END: frozenset[FailureCategory] = frozenset({"claimed_success_without_state", "wrong_final_state"})
 """Findings about how the trial ended: they name the step of the call behind the wrong row, but are ordered
 after every finding about a step, as when they had none (the primary category is what went wrong first)."""
-SCOPE_CHECKS = ("unchanged_except", "file_unchanged")
-"""State checks of the side-effect boundary: a failure is a change outside the allowed scope."""
+SCOPE_CHECKS = tuple(name for name, kind in ASSERTION_KINDS.items() if kind.bounds_scope)
+"""State checks of the side-effect boundary (``unchanged_except``, ``file_unchanged``): a failure is a change
+outside the allowed scope."""
 REQUEST_KEY = re.compile(r"idempoten|request_?id|dedup|nonce|client_?token", re.IGNORECASE)
 """Argument names of per-request keys: a retry that only changes one of them repeats the same write
 (a fresh idempotency key makes the service pay again; the agent should have reused the key)."""
@@ -60,7 +62,9 @@ SUCCESS_CLAIM = re.compile(
 class Failure(BaseModel):
     """Why a trial failed."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     category: FailureCategory
+    """The primary category: the earliest step that went wrong (docs/failures.md lists them)."""
     step: int | None
     """The tool-call step (1-based) at which it went wrong — for a wrong or missing row, the call that last wrote
     it or should have (docs/failures.md); ``None`` when no call is to blame (the reply, a crash, nothing written:

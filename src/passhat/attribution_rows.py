@@ -4,32 +4,28 @@ Used by ``attribution.py`` for ``wrong_final_state``, ``claimed_success_without_
 ``side_effect_outside_scope``.
 
 A failed state check names a table and a ``where`` (``refunds.amount where order_id=4830: expected 40.0,
-actual 95.0``). Every call records the rows it wrote (``ToolCall.changed_rows``), so the rows of that
-table the trial changed and that match the ``where`` lead to the call that last wrote one of them: the
-step that went wrong. When no such row changed, the row is missing (or was never updated), and the call
-that should have written it is, in order: a call that wrote another row of the same table instead (the
-wrong order, the wrong invoice), else the last write that did not complete; else there is none, and the
-evidence says why (no write at all, or writes to other tables only).
+actual 95.0``; each kind says which in ``rows_concerned``). Every call records the rows it wrote
+(``ToolCall.changed_rows``), so the rows of that table the trial changed and that match the ``where``
+lead to the call that last wrote one of them: the step that went wrong. When no such row changed, the
+row is missing (or was never updated), and the call that should have written it is, in order: a call
+that wrote another row of the same table instead (the wrong order, the wrong invoice), else the last
+write that did not complete; else there is none, and the evidence says why (no write at all, or writes
+to other tables only).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from passhat.cases import Case
-from passhat.cases import assertions as A
+from passhat.cases.assertions import BuiltinAssertion
+from passhat.cases.assertions.base import RowTarget
+from passhat.cases.assertions.scope import UnchangedExcept
 from passhat.graders import Grade
-from passhat.graders.checks import assertion_name
-from passhat.graders.state import in_scope
 from passhat.tools import ToolCall
 from passhat.world.diff import Diff, RowChange, same_value
-
-SQL_TABLE = re.compile(r'\b(?:from|join)\s+"?([A-Za-z_][A-Za-z0-9_]*)', re.IGNORECASE)
-Target = tuple[str, dict[str, Any]]
-"""A table and a ``where`` (``{}``: any row of it)."""
 
 
 @dataclass(frozen=True)
@@ -47,17 +43,16 @@ def state_culprit(case: Case, grade: Grade, calls: Sequence[ToolCall], diff: Dif
         if isinstance(step, int) and not isinstance(step, bool):
             return Culprit(step, f"the grader names step {step}")
         return Culprit(None, "the custom grader names no step or rows")
-    assertion = next((a for a in case.assertions if assertion_name(a) == grade.name), None)
+    assertion = next((a for a in case.assertions if a.label() == grade.name), None)
     if diff is None:
         return Culprit(None, "the trial's row changes were not given, so no call can be named")
     if any(c.committed and c.changed_rows is None for c in calls):
         return Culprit(None, "the record does not say which call wrote which row (recorded before calls listed "
                              "their rows)")
-    targets = _targets(assertion, diff) if assertion is not None else []
-    if not targets:
+    if not isinstance(assertion, BuiltinAssertion) or not (targets := assertion.rows_concerned(diff)):
         return Culprit(None, "the check names no table")
     rows = [ch for table, where in targets for ch in diff.rows(table) if _matches(ch, where)]
-    rows = _wrong_ones(assertion, rows) or rows
+    rows = assertion.wrong_rows(rows) or rows
     if rows:
         return _last_writer(rows, calls)
     return _should_have_written(targets, calls)
@@ -66,45 +61,20 @@ def state_culprit(case: Case, grade: Grade, calls: Sequence[ToolCall], diff: Dif
 def scope_culprit(case: Case, grade: Grade, calls: Sequence[ToolCall], diff: Diff | None) -> Culprit | None:
     """The first call that wrote a row outside an ``unchanged_except`` scope; ``None`` when the rows do not
     say (a file change, a record whose calls do not list their rows)."""
-    a = next((a for a in case.assertions if assertion_name(a) == grade.name), None)
-    if not isinstance(a, A.UnchangedExcept) or diff is None or any(c.committed and c.changed_rows is None for c in calls):
+    a = next((a for a in case.assertions if a.label() == grade.name), None)
+    if not isinstance(a, UnchangedExcept) or diff is None or any(c.committed and c.changed_rows is None for c in calls):
         return None
-    scopes: dict[str, list[A.RowScope]] = {}
-    for s in a.rows:
-        scopes.setdefault(s.table, []).append(s)
-    outside = [ch for ch in diff.rows() if ch.table not in a.tables and not in_scope(ch, scopes.get(ch.table, []))]
     writers = _writers(calls)
-    found = [(c, ch) for ch in outside for c in writers.get((ch.table, repr(list(ch.key))), [])]
+    found = [(c, ch) for ch in a.rows_outside(diff) for c in writers.get((ch.table, repr(list(ch.key))), [])]
     if not found:
         return None
     call, ch = min(found, key=lambda pair: pair[0].step)
     return Culprit(call.step, f"{call.tool} at step {call.step} was the first to write outside it ({ch.kind} {_row(ch)})")
 
 
-def _targets(a: Any, diff: Diff) -> list[Target]:
-    if isinstance(a, A.RowCount | A.FieldEquals | A.NetChange):
-        return [(a.table, dict(a.where))]
-    if isinstance(a, A.ExpectState):
-        if a.table is None:  # reference form: wherever the trial or the reference changed something
-            return [(t, {}) for t in diff.tables]
-        key = a.key
-        wheres = [{k: row[k] for k in key if k in row} if key else dict(row) for row in a.rows]
-        return [(a.table, w) for w in wheres + [dict(r) for r in a.absent]] or [(a.table, {})]
-    if isinstance(a, A.SqlCheck):  # the tables it reads: any of their rows may be the one
-        return [(t, {}) for t in dict.fromkeys(SQL_TABLE.findall(a.query))]
-    return []
-
-
 def _matches(ch: RowChange, where: dict[str, Any]) -> bool:
     return any(row is not None and all(k in row and same_value(row[k], v) for k, v in where.items())
                for row in (ch.before, ch.after))
-
-
-def _wrong_ones(a: Any, rows: list[RowChange]) -> list[RowChange]:
-    """For ``field_equals`` with a literal value: the matching rows whose value is wrong (the culprits)."""
-    if not isinstance(a, A.FieldEquals) or isinstance(a.equals, A.SqlValue):
-        return []
-    return [ch for ch in rows if ch.after is not None and not same_value(ch.after.get(a.field), a.equals)]
 
 
 def _writers(calls: Sequence[ToolCall]) -> dict[tuple[str, str], list[ToolCall]]:
@@ -125,7 +95,7 @@ def _last_writer(rows: list[RowChange], calls: Sequence[ToolCall]) -> Culprit:
     return Culprit(call.step, f"{call.tool} at step {call.step} {verb} {_row(ch)}")
 
 
-def _should_have_written(targets: list[Target], calls: Sequence[ToolCall]) -> Culprit:
+def _should_have_written(targets: list[RowTarget], calls: Sequence[ToolCall]) -> Culprit:
     tables = {t for t, _ in targets}
     wanted = " or ".join(_describe(t, w) for t, w in targets[:3])
     instead = [c for c in calls if c.committed and any(t in tables for t, _ in c.changed_rows or [])]

@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 import click
 
 from passhat import __version__
-from passhat.errors import EXIT_BAD_INPUT, EXIT_BUG, EXIT_INTERRUPTED, UserError, describe_os_error
+from passhat.errors import EXIT_BAD_INPUT, EXIT_BUG, EXIT_INTERRUPTED, PasshatError, describe_os_error
 
 EXIT_CODES_HELP = ("Exit codes: 0 success; 1 gate or canary FAIL, shadow divergence, lint findings, suite differs from "
                    "its snapshot, calibration below a minimum; 2 bad input; 3 gate or canary INCONCLUSIVE; 4 incomplete run "
@@ -127,7 +127,7 @@ class LazyGroup(click.Group):
 class PasshatGroup(LazyGroup):
     """The root of the command tree, and the one place errors become output and exit codes.
 
-    A :class:`~passhat.errors.UserError` (a bad case, gate, domain or agent spec, run folder), or a file
+    A :class:`~passhat.errors.PasshatError` (a bad case, gate, domain or agent spec, run folder), or a file
     that cannot be read or written, is printed once by :func:`passhat.console.print_error` and exits 2.
     Any other exception is a passhat bug: one line, exit 70. ``--debug`` prints the traceback first.
     """
@@ -140,7 +140,7 @@ class PasshatGroup(LazyGroup):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # usage errors (exit 2) and explicit exits: click reports them
-        except UserError as exc:
+        except PasshatError as exc:
             _stop(ctx, exc, EXIT_BAD_INPUT, str(exc))
         except OSError as exc:
             if exc.errno == errno.EPIPE:  # output piped into `head`: click handles it

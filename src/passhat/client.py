@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from passhat.episode import ToolResult
+from passhat.localhttp import AnswerTimeout, shared_client, suitable
 from passhat.serve.protocol import TrialStart
 
 START_ENV = "PASSHAT_START"
@@ -70,8 +71,6 @@ class RemoteEpisode:
     """A trial's episode over passhat's HTTP tool API (see module docstring)."""
 
     def __init__(self, start: TrialStart | Mapping[str, Any], *, tool_timeout_s: float | None = None) -> None:
-        import httpx2
-
         self.start = start if isinstance(start, TrialStart) else TrialStart.model_validate(start)
         s = self.start
         self.case_id, self.trial, self.seed, self.domain = s.case_id, s.trial, s.seed, s.domain
@@ -84,11 +83,18 @@ class RemoteEpisode:
         """The model relay's base URL per provider name (``--agent-model-relay``), as in-process."""
         self.replies: list[str] = []
         self.user_left = False
-        # TLS only where a URL asks for it: the trial's tool server is plain HTTP, and a verifying client loads
-        # the CA bundle (~60-110 ms of CPU, every isolated trial) for connections that never use it
-        tls = any(url.startswith("https:") for url in (s.tools_url, s.user_url, s.usage_url))
-        self._http = httpx2.AsyncClient(headers={"authorization": f"Bearer {s.token}"}, verify=tls,
-                                        timeout=httpx2.Timeout(self.tool_timeout_s, connect=10.0))
+        self._auth = {"authorization": f"Bearer {s.token}"}
+        urls = (s.tools_url, s.user_url, s.usage_url)
+        self._local = all(suitable(url) for url in urls)
+        """Plain HTTP (the tool server on this machine, as passhat runs it): the event loop's shared small client
+        (passhat/localhttp.py); otherwise httpx2, verifying TLS where a URL asks for it."""
+        self._httpx: Any = None
+        if not self._local:
+            import httpx2
+
+            tls = any(url.startswith("https:") for url in urls)
+            self._httpx = httpx2.AsyncClient(headers=self._auth, verify=tls,
+                                             timeout=httpx2.Timeout(self.tool_timeout_s, connect=10.0))
         self._tools: list[RemoteTool] | None = None
         self._sending: set[Any] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -109,7 +115,8 @@ class RemoteEpisode:
         """Wait for usage reports still in flight, then close the connection."""
         pending = [asyncio.wrap_future(f) if isinstance(f, concurrent.futures.Future) else f for f in self._sending]
         await asyncio.gather(*pending, return_exceptions=True)
-        await self._http.aclose()
+        if self._httpx is not None:
+            await self._httpx.aclose()  # the shared small client stays open for the loop's next episode
 
     def remaining_s(self) -> float:
         """Seconds left before passhat stops the trial."""
@@ -119,7 +126,7 @@ class RemoteEpisode:
         """Fetch the tool list once (``tools`` needs it)."""
         self._loop = asyncio.get_running_loop()
         if self._tools is None:
-            data = self._json(await self._http.get(self.start.tools_url))
+            data = self._json(await self._request("GET", self.start.tools_url))
             self._tools = [RemoteTool(t["name"], t.get("description", ""), t.get("parameters", {}), t.get("kind", ""))
                            for t in data["tools"]]
         return self._tools
@@ -135,11 +142,9 @@ class RemoteEpisode:
 
     async def call(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
         """Call a tool; errors come back as ``ToolResult(ok=False, ...)``, a withheld answer as a timeout."""
-        import httpx2
-
         try:
-            response = await self._http.post(f"{self.start.tools_url}/{name}", json={} if arguments is None else arguments)
-        except httpx2.TimeoutException:
+            response = await self._request("POST", f"{self.start.tools_url}/{name}", {} if arguments is None else arguments)
+        except _Timeout:
             return ToolResult(ok=False, error=f"timeout: no response from {name} after {self.tool_timeout_s:g}s",
                               withheld=True)
         data = self._json(response, allow=(200, 409))
@@ -154,7 +159,7 @@ class RemoteEpisode:
         self.replies.append(text)
         if self.user_left:
             return None
-        data = self._json(await self._http.post(self.start.user_url, json={"text": text}, timeout=None), allow=(200, 409))
+        data = self._json(await self._request("POST", self.start.user_url, {"text": text}, patient=True), allow=(200, 409))
         if data.get("limit"):
             raise TrialOver(data.get("error") or data["limit"])
         answer = data.get("reply")
@@ -168,7 +173,7 @@ class RemoteEpisode:
 
     async def send_usage(self, **usage: Any) -> None:
         """Report one model call (``model``, ``input_tokens``, ``output_tokens``, ``cost``, ``latency_s`` …)."""
-        self._json(await self._http.post(self.start.usage_url, json=usage), allow=(200, 409))
+        self._json(await self._request("POST", self.start.usage_url, usage), allow=(200, 409))
 
     def report_usage(self, **usage: Any) -> None:
         """Report one model call without waiting (the in-process ``Episode.report_usage`` is synchronous, and
@@ -185,15 +190,46 @@ class RemoteEpisode:
         task = loop.create_task(coro)
         self._sending.add(task)
 
-    def _json(self, response: Any, allow: tuple[int, ...] = (200,)) -> dict[str, Any]:
-        if response.status_code == 410:
+    async def _request(self, method: str, url: str, body: Any = None, *, patient: bool = False) -> _Response:
+        """One request to the trial's endpoint, answered within the tool timeout (``patient``: however long it
+        takes); a timeout raises :class:`_Timeout`."""
+        if self._httpx is None:
+            try:
+                answer = await (await shared_client()).request(
+                    method, url, json_body=body, headers=self._auth, timeout=None if patient else self.tool_timeout_s)
+            except AnswerTimeout:
+                raise _Timeout from None
+            return _Response(answer.status, answer.body, url)
+        import httpx2
+
+        try:
+            got = await self._httpx.request(method, url, json=body,
+                                            timeout=None if patient else httpx2.USE_CLIENT_DEFAULT)
+        except httpx2.TimeoutException:
+            raise _Timeout from None
+        return _Response(got.status_code, got.content, url)
+
+    def _json(self, response: _Response, allow: tuple[int, ...] = (200,)) -> dict[str, Any]:
+        if response.status == 410:
             raise TrialOver("the trial is over")
-        if response.status_code not in allow:
-            raise RuntimeError(f"passhat answered {response.status_code} to {response.request.url}: {response.text[:500]}")
-        data = json.loads(response.content)
+        if response.status not in allow:
+            text = response.body[:500].decode("utf-8", "replace")
+            raise RuntimeError(f"passhat answered {response.status} to {response.url}: {text}")
+        data = json.loads(response.body)
         if not isinstance(data, dict):
-            raise RuntimeError(f"passhat answered {response.request.url} with something other than a JSON object")
+            raise RuntimeError(f"passhat answered {response.url} with something other than a JSON object")
         return data
+
+
+@dataclass(frozen=True)
+class _Response:
+    status: int
+    body: bytes
+    url: str
+
+
+class _Timeout(Exception):
+    """No answer within the request's timeout (a withheld answer, for a tool call)."""
 
 
 __all__ = ["RemoteEpisode", "RemoteTool", "TrialOver", "start_from_env"]

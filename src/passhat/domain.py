@@ -70,6 +70,7 @@ class Domain:
         preflight: str | None = None,
         mcp: Upstream | Iterable[Upstream] | None = None,
         workspace_bounds: WorkspaceBounds | None = None,
+        user_tools: Iterable[Tool] = (),
     ) -> None:
         self.name = name
         self.schema_sql = schema.read_text("utf-8") if isinstance(schema, Path) else schema
@@ -101,6 +102,9 @@ class Domain:
                     raise DomainError(f"domain {name!r}: workspace {fixture!r}: {folder} is not a directory")
         self.policy = policy.read_text("utf-8") if isinstance(policy, Path) else policy
         self._native_tools = {t.name: t for t in tools}
+        self.user_tools: dict[str, Tool] = {t.name: t for t in user_tools}
+        """Tools the user calls, not the agent (dual control: the user's own phone in τ²-bench telecom). They
+        act on the same world through the same boundary, and are recorded as the user's calls (``by: user``)."""
         from passhat.upstream.config import upstream_list  # no SDK import: only when a server starts
 
         self.upstreams = upstream_list(mcp, name)
@@ -322,6 +326,10 @@ class Domain:
         for name in sorted(self.tools):
             t = self.tools[name]
             h.update(f"{name}:{t.kind}:{t.external}{':idempotent' if t.idempotent else ''}".encode())
+            h.update(_source(t.func).encode())
+        for name in sorted(self.user_tools):  # domains without user tools hash as before
+            t = self.user_tools[name]
+            h.update(f"user tool {name}:{t.kind}".encode())
             h.update(_source(t.func).encode())
         for name in sorted(self.graders):
             g = self.graders[name]

@@ -11,7 +11,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:  # annotations only: an agent in a process of its own (the isolated worker) never loads the boundary
     from passhat.tools import Tool, ToolBoundary, ToolCall
@@ -26,16 +26,19 @@ class LimitExceeded(Exception):
 
 
 EndReason = Literal[
-    "completed", "user_stopped", "ended_by_tool", "step_limit", "time_limit", "cost_limit", "agent_error",
-    "harness_error",
+    "completed", "user_stopped", "ended_by_tool", "step_limit", "time_limit", "cost_limit", "error_limit",
+    "agent_error", "harness_error",
 ]
 
 
 class Message(BaseModel):
     """One message of the conversation."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     role: Literal["user", "agent"]
+    """Who said it."""
     text: str
+    """What was said."""
     at: float = 0.0
     """Seconds since the trial started."""
 
@@ -43,29 +46,43 @@ class Message(BaseModel):
 class Usage(BaseModel):
     """What the agent spent, as it reported it (model-driven agents report per model call)."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     input_tokens: int = 0
+    """Prompt tokens, over every model call."""
     output_tokens: int = 0
+    """Completion tokens, over every model call."""
     cost: float = 0.0
+    """Cost in USD at the run's prices (0 when the model is not priced)."""
     model_calls: int = 0
+    """Model calls reported."""
     time_to_first_token_s: float | None = None
     """Time to the first token of the first model call, when the agent reports it."""
     models: list[str] = Field(default_factory=list)
+    """The models called, each once, in first-called order."""
 
 
 class ModelCall(BaseModel):
     """One model call an agent reported: the span a trace shows for it."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     model: str | None = None
+    """The model called."""
     input_tokens: int = 0
+    """Prompt tokens."""
     output_tokens: int = 0
+    """Completion tokens."""
     cost: float = 0.0
+    """Cost in USD at the run's prices."""
     started_at: float = 0.0
     """Seconds since the trial started."""
     latency_s: float | None = None
+    """Seconds from the request to the whole reply."""
     time_to_first_token_s: float | None = None
+    """Seconds to the first token, when streamed."""
     prompt_hash: str | None = None
     """Hash of the prompt template/tool schema version, for tracing which prompt produced what."""
     error: str | None = None
+    """Why the call failed, when it did."""
 
 
 class ToolResult(BaseModel):
@@ -115,6 +132,7 @@ class Episode:
         t0: float | None = None,
         time_limit_s: float | None = None,
         tags: dict[str, str] | None = None,
+        max_tool_errors: int | None = None,
     ) -> None:
         self.case_id = case_id
         self.tags: dict[str, str] = dict(tags or {})
@@ -132,6 +150,7 @@ class Episode:
         self._user = user
         self._max_steps = max_steps
         self._max_cost = max_cost
+        self._max_tool_errors = max_tool_errors
         self._t0 = time.monotonic() if t0 is None else t0
         self.messages: list[Message] = [Message(role="user", text=instruction)]
         self.usage = Usage()
@@ -203,13 +222,27 @@ class Episode:
         except :class:`LimitExceeded` once the step budget is spent."""
         if self.limit is not None:
             raise self.limit
-        if len(self._boundary.calls) >= self._max_steps:
+        if self._boundary.tally()[0] >= self._max_steps:
             raise self._stop("step_limit", f"step limit reached: at most {self._max_steps} tool calls")
+        self._count_errors()
         rec = await self._boundary.call(name, {} if arguments is None else arguments)
         if self._boundary.ended_by is not None:
             self.stop_requested.set()
+        self._count_errors(answered=rec)
         withheld = rec.status == "fault" and rec.fault_kind in ("timeout", "drop_response")
         return ToolResult(ok=rec.ok, content=rec.result, error=rec.error, withheld=withheld, step=rec.step)
+
+    def _count_errors(self, answered: ToolCall | None = None) -> None:
+        """Stop the trial once ``max_tool_errors`` calls (the agent's and the user's) have failed. The call
+        that reaches the budget is answered; the next one is refused, as τ²-bench ends the conversation."""
+        limit = self._max_tool_errors
+        if limit is None or self.limit is not None:
+            return
+        failed = self._boundary.tally()[1]
+        if failed >= limit:
+            self._stop("error_limit", f"tool error limit reached: {failed} failed calls (at most {limit})")
+            if answered is None:
+                raise self.limit  # type: ignore[misc]
 
     def abandon(self, step: int, gone_at: float) -> None:
         """Record that the agent's client gave up on call ``step`` before its answer was sent (transports

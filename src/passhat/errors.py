@@ -1,7 +1,7 @@
 """Errors a user can act on, and the exit codes of the command line.
 
 Every user-facing error names where the problem is (file, field) and what would be valid, so a
-person can fix it without reading our source. The command line prints a :class:`UserError` once, on
+person can fix it without reading our source. The command line prints a :class:`PasshatError` once, on
 one line, and exits ``EXIT_BAD_INPUT``; any other exception is a passhat bug (``EXIT_BUG``).
 """
 
@@ -27,15 +27,13 @@ EXIT_INTERRUPTED = 130
 """Interrupted (Ctrl-C, 128 + SIGINT); a run folder left this way continues with ``--resume``."""
 
 
-class UserError(Exception):
-    """An error in what the user gave us (a file, an option, a folder), not a bug in passhat.
+class PasshatError(Exception):
+    """An error in what the user gave passhat (a file, an option, a folder), not a bug in passhat: the one
+    class of user errors (``passhat.PasshatError``; it was also called ``UserError`` until both names were
+    made one).
 
     Its message is the whole report: it names the file and the field, and says what would be valid.
     """
-
-
-PasshatError = UserError
-"""The earlier name of :class:`UserError`, kept for code that imports it."""
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -44,7 +42,7 @@ def describe_os_error(exc: OSError) -> str:
     return f"{where}{exc.strerror or exc}"
 
 
-class CaseError(UserError):
+class CaseError(PasshatError):
     """A case file or suite is malformed. Raised before any trial runs."""
 
     def __init__(self, file: str, field: str, message: str) -> None:
@@ -55,15 +53,15 @@ class CaseError(UserError):
         super().__init__(f"{where}: {message}")
 
 
-class DomainError(UserError):
+class DomainError(PasshatError):
     """A domain (schema, fixtures, tools) is malformed."""
 
 
-class RunError(UserError):
+class RunError(PasshatError):
     """A run folder cannot be created, resumed or read."""
 
 
-class InfrastructureError(UserError):
+class InfrastructureError(PasshatError):
     """Something outside the agent under test failed and kept failing: a model provider's rate limit or
     5xx errors after bounded retries, an unreachable server, rejected credentials.
 

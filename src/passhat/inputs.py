@@ -20,7 +20,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 """The largest input file read (64 MB): a day of traces or outcome records of a busy service is far less;
@@ -48,19 +48,19 @@ def special_kind(path: Path) -> str:
 
 def open_input(path: Path, what: str = "input") -> io.BufferedReader:
     """``path`` opened for binary reading, if it is a regular file within :data:`MAX_INPUT_BYTES`; else a
-    :class:`UserError` naming it. ``what`` says what the file was meant to be, for the message."""
+    :class:`PasshatError` naming it. ``what`` says what the file was meant to be, for the message."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
     except IsADirectoryError:
-        raise UserError(f"{path}: is a directory; expected a regular file ({what})") from None
+        raise PasshatError(f"{path}: is a directory; expected a regular file ({what})") from None
     except OSError as exc:
-        raise UserError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise PasshatError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UserError(f"{path}: is {_kind(info.st_mode)}; expected a regular file ({what})")
+            raise PasshatError(f"{path}: is {_kind(info.st_mode)}; expected a regular file ({what})")
         if info.st_size > MAX_INPUT_BYTES:
-            raise UserError(f"{path}: {info.st_size:,} bytes is past the {MAX_INPUT_BYTES // (1024 * 1024)} MB limit "
+            raise PasshatError(f"{path}: {info.st_size:,} bytes is past the {MAX_INPUT_BYTES // (1024 * 1024)} MB limit "
                             f"on one file ({what}); split it into smaller files")
         os.set_blocking(fd, True)
         return io.BufferedReader(Capped(io.FileIO(fd, "rb", closefd=True), path, what))
@@ -81,11 +81,11 @@ def read_input_text(path: Path, what: str = "input") -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise PasshatError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 class Capped(io.RawIOBase):
-    """A binary stream that raises :class:`UserError` once more than :data:`MAX_INPUT_BYTES` came through it
+    """A binary stream that raises :class:`PasshatError` once more than :data:`MAX_INPUT_BYTES` came through it
     (a file growing while read, or the output of a decompressor: a small gzip file can inflate to gigabytes)."""
 
     def __init__(self, raw: Any, path: Path, what: str) -> None:
@@ -98,7 +98,7 @@ class Capped(io.RawIOBase):
         n = self.raw.readinto(buffer)
         self.seen += n or 0
         if self.seen > MAX_INPUT_BYTES:
-            raise UserError(f"{self.path}: more than {MAX_INPUT_BYTES // (1024 * 1024)} MB of {self.what} data "
+            raise PasshatError(f"{self.path}: more than {MAX_INPUT_BYTES // (1024 * 1024)} MB of {self.what} data "
                             "(read so far); split it into smaller files")
         return n  # type: ignore[no-any-return]
 
@@ -125,13 +125,13 @@ def check_depth(data: Any, where: str, limit: int | None = None) -> None:
         else:
             continue
         if depth > limit:
-            raise UserError(f"{where}: nested more than {limit} levels deep (real data nests a dozen); not read")
+            raise PasshatError(f"{where}: nested more than {limit} levels deep (real data nests a dozen); not read")
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list | tuple))
 
 
-def too_deep(where: str) -> UserError:
+def too_deep(where: str) -> PasshatError:
     """The error for input whose parser ran out of stack (``RecursionError`` inside ``json``, ``yaml``, ``ast``)."""
-    return UserError(f"{where}: nested too deeply to parse (more than {MAX_DEPTH} levels is not real data)")
+    return PasshatError(f"{where}: nested too deeply to parse (more than {MAX_DEPTH} levels is not real data)")
 
 
 __all__ = ["MAX_DEPTH", "MAX_INPUT_BYTES", "Capped", "check_depth", "loads_nested", "open_input", "read_input", "read_input_text",
@@ -140,7 +140,7 @@ __all__ = ["MAX_DEPTH", "MAX_INPUT_BYTES", "Capped", "check_depth", "loads_neste
 
 def loads_nested(text: str, where: str) -> Any:
     """``json.loads`` of a JSON text found inside an input (an attribute, an arguments string), within
-    :data:`MAX_DEPTH`: a :class:`UserError` naming ``where`` when it nests too deep. Malformed JSON still
+    :data:`MAX_DEPTH`: a :class:`PasshatError` naming ``where`` when it nests too deep. Malformed JSON still
     raises ``json.JSONDecodeError`` (the callers keep such text as text)."""
     import json
 

@@ -47,7 +47,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pytest
+try:
+    import pytest
+except ImportError:  # imported by name (-p passhat.pytest_plugin) where pytest is missing
+    raise ImportError("passhat's pytest plugin needs pytest, which passhat does not install: "
+                      "pip install 'passhat[pytest]'") from None
 
 if TYPE_CHECKING:
     from passhat.api import Run
@@ -290,9 +294,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def _describe(run: Run) -> str:
+    from passhat.metric_names import headline_ks
+
     try:
         s = run.summary.suite
-        shown = [1, s.trials_per_case] if s.trials_per_case > 1 else [1]
+        shown = headline_ks(s.trials_per_case)
         curve = ", ".join(f"pass^{k} {v.estimate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]" for k in shown
                           if (v := s.pass_hat_k.get(k)) is not None and v.estimate is not None)
         return f"{run.failure_report()}\n  {curve}"
@@ -330,7 +336,7 @@ class CaseFile(pytest.File):
 
         if isinstance(excinfo.value, PasshatError):
             return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo, style=style)  # type: ignore[call-arg]  # Collector's lacks style=; Node's has it
 
 
 class CaseFailed(Exception):

@@ -160,6 +160,14 @@ data. Left alone by the default patterns, which would otherwise take a digest th
 longer match its content when the trial is re-graded."""
 
 
+_SCALARS = frozenset({int, float, bool, type(None)})
+"""Types a JSON-like structure holds that redaction leaves as they are."""
+MEMO_ENTRIES = 8192
+"""Strings a :class:`Redactor` remembers (emptied when full: the next trials refill it with what recurs)."""
+MEMO_MAX_CHARS = 512
+"""Longer strings are not remembered: they rarely recur (replies, e-mail bodies), and the memo stays small."""
+
+
 def _always(text: str) -> object:
     """With a user's pattern, no string can be skipped."""
     return text
@@ -193,6 +201,10 @@ class Redactor:
                 repl = partial(_marked, name, mark)
             self._compiled.append((name if default else "", re.compile(p), repl))
         self._only_defaults = all(default for default, _, _ in self._compiled)
+        self._plain: Callable[[str], object] = _ATTENTION if self._only_defaults else _always
+        self._memo: dict[str, str] = {}
+        """Strings redacted already, with their result: a run's records repeat the same tool results, reasons
+        and IDs trial after trial. Valid in both modes: a numbered value keeps its number once given."""
 
     @classmethod
     def build(cls, *, extra_fields: Iterable[str] = (), extra_patterns: Mapping[str, str] | None = None,
@@ -222,6 +234,17 @@ class Redactor:
         """Redact one string."""
         if self._only_defaults and _ATTENTION(value) is None:
             return value  # no default pattern can match: the common case, decided in one C-speed scan
+        memo = self._memo
+        done = memo.get(value)
+        if done is None:
+            done = self._redact(value)
+            if len(value) <= MEMO_MAX_CHARS:
+                if len(memo) >= MEMO_ENTRIES:
+                    memo.clear()
+                memo[value] = done
+        return done
+
+    def _redact(self, value: str) -> str:
         digest = _DIGEST(value) is not None
         for default, rx, repl in self._compiled:
             needed = _NEEDS.get(default)
@@ -234,34 +257,80 @@ class Redactor:
         """Redact any JSON-like structure (returns a new structure); keys are redacted like values."""
         if not self.enabled:
             return data
+        return self._value(data)
+
+    def _value(self, data: Any) -> Any:
+        kind = type(data)
+        if kind is dict:
+            return self._dict(data)
+        if kind is list or kind is tuple:
+            return self._list(data)
         if isinstance(data, str):
             return self.text(data)
-        # strings are checked inline (a record holds hundreds, a method call each adds up): with only the
-        # default patterns, one without an "@" or a digit is returned as it is, as text() would
-        plain = _ATTENTION if self._only_defaults else _always
         if isinstance(data, dict):
-            out: dict[Any, Any] = {}
-            # per key redacted alike, the next "#N" to try: a scan from "#2" each time made 10,000 e-mail
-            # keys quadratic (29 s)
-            suffixes: dict[Any, int] = {}
-            for k, v in data.items():
-                key = self.text(k) if isinstance(k, str) and plain(k) is not None else k
+            return self._dict(data)
+        if isinstance(data, list | tuple):
+            return self._list(data)
+        return data
+
+    # Strings are checked inline below (a record holds hundreds, a method call each adds up): with only the
+    # default patterns, one without an "@" or a digit is kept as it is, as text() would. Exact types are
+    # tested first (what a record's JSON dump holds); subclasses take the general path.
+
+    def _dict(self, data: Mapping[Any, Any]) -> dict[Any, Any]:
+        plain, text, fields = self._plain, self.text, self.fields
+        out: dict[Any, Any] = {}
+        # per key redacted alike, the next "#N" to try: a scan from "#2" each time made 10,000 e-mail keys
+        # quadratic (29 s). Only once a key has changed can two keys collide.
+        suffixes: dict[Any, int] | None = None
+        for k, v in data.items():
+            if type(k) is str:
+                key = k if plain(k) is None else text(k)
+            else:
+                key = text(k) if isinstance(k, str) and plain(k) is not None else k
+            if suffixes is not None or key is not k:
+                if suffixes is None:
+                    suffixes = {}
                 if key in out:  # two keys redacted alike (two e-mail addresses): keep both values
                     n = suffixes.get(key, 2)
                     while f"{key}#{n}" in out:  # a key spelled "x#2" already: skip it
                         n += 1
                     suffixes[key] = n + 1
                     key = f"{key}#{n}"
-                if k in self.fields and v is not None:
-                    out[key] = self.placeholder(k, v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str))
-                elif isinstance(v, str):
-                    out[key] = v if plain(v) is None else self.text(v)
-                else:
-                    out[key] = self.value(v) if isinstance(v, dict | list | tuple) else v
-            return out
-        if isinstance(data, list | tuple):
-            return [(v if plain(v) is None else self.text(v)) if isinstance(v, str) else self.value(v) for v in data]
-        return data
+            if fields and k in fields and v is not None:
+                out[key] = self.placeholder(k, v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str))
+                continue
+            kind = type(v)
+            if kind is str:
+                out[key] = v if plain(v) is None else text(v)
+            elif kind in _SCALARS:
+                out[key] = v
+            elif kind is dict:
+                out[key] = self._dict(v)
+            elif kind is list:
+                out[key] = self._list(v)
+            elif isinstance(v, str | dict | list | tuple):
+                out[key] = self._value(v)
+            else:
+                out[key] = v
+        return out
+
+    def _list(self, data: list[Any] | tuple[Any, ...]) -> list[Any]:
+        plain, text = self._plain, self.text
+        out = []
+        for v in data:
+            kind = type(v)
+            if kind is str:
+                out.append(v if plain(v) is None else text(v))
+            elif kind in _SCALARS:
+                out.append(v)
+            elif kind is dict:
+                out.append(self._dict(v))
+            elif isinstance(v, str | dict | list | tuple):
+                out.append(self._value(v))
+            else:
+                out.append(v)
+        return out
 
 
 def _marked(kind: str, mark: Mark, m: re.Match[str]) -> str:

@@ -56,7 +56,7 @@ def _domain_ref(case: Case, suite_folder: Path, out_folder: Path) -> str:
 def regression_case(run: Path, case_id: str, trial: int, out_file: Path, suite_ref: str | None = None) -> dict[str, Any]:
     """Build (and check) the regression case for one failed trial; returns it as data."""
     store = RunStore(run)
-    manifest = store.read_manifest()  # "not a run folder" before "no such trial"
+    manifest = store.manifest()  # "not a run folder" before "no such trial"
     record = find_trial(store, case_id, trial)
     if record.outcome != "fail":
         raise PasshatError(f"trial {trial} of {case_id!r} ended {record.outcome!r}; only failed trials make "
@@ -66,7 +66,7 @@ def regression_case(run: Path, case_id: str, trial: int, out_file: Path, suite_r
         case = suite.case(case_id)
     except KeyError:
         raise PasshatError(f"case {case_id!r} is no longer in suite {suite.folder}") from None
-    recorded = manifest["suite"].get("cases", {}).get(case_id)
+    recorded = manifest.suite.cases.get(case_id)
     if suite_ref is None and recorded is not None and case.content_hash() != recorded:
         raise PasshatError(f"case {case_id!r} in {suite.files[case_id]} changed since run {run} (case hash "
                            f"{recorded[:12]} then, {case.content_hash()[:12]} now): a regression case made from it "
@@ -84,10 +84,10 @@ def regression_case(run: Path, case_id: str, trial: int, out_file: Path, suite_r
         split="regression",
         group=case.group or case.id,
         tags={**case.tags, "source": "failure", **({"failure": failure.category} if failure else {})},
-        description=(f"Regression from run {run.name} ({manifest.get('agent')}), trial {trial} of {case.id}: {cause}"
+        description=(f"Regression from run {run.name} ({manifest.agent}), trial {trial} of {case.id}: {cause}"
                      + (f"\n\nOriginal case: {case.description}" if case.description else "")),
     )
-    if manifest["suite"]["cases"].get(case.id) != case.content_hash():
+    if recorded != case.content_hash():
         data["description"] += "\n\nNote: the case changed since that run; this copy uses the current version."
     checked = parse_case(data, str(out_file))
     check_references(checked, str(out_file), suite.domain_of(case))

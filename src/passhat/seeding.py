@@ -7,6 +7,7 @@ Python's ``hash()`` (salted per process), so a trial can be reproduced on any ma
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 
 def derive_seed(*parts: object) -> int:
@@ -14,6 +15,19 @@ def derive_seed(*parts: object) -> int:
     text = "\x1f".join(str(p) for p in parts)
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+def seed_sequence(*parts: object) -> Callable[[object], int]:
+    """``derive_seed(*parts, n)`` as a function of ``n``, hashing the common prefix once (span ids: a dozen
+    per trial, each the same prefix)."""
+    prefix = hashlib.sha256(("\x1f".join(str(p) for p in parts) + "\x1f").encode("utf-8"))
+
+    def nth(last: object) -> int:
+        h = prefix.copy()
+        h.update(str(last).encode("utf-8"))
+        return int.from_bytes(h.digest()[:8], "big") >> 1
+
+    return nth
 
 
 def trial_seed(run_seed: int, case_id: str, trial: int) -> int:

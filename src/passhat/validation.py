@@ -187,4 +187,4 @@ def first_problem(exc: ValidationError) -> tuple[dict[str, Any], str, str]:
     errors = exc.errors()
     first = dict(errors[0])
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-    return first, field_path(first["loc"]), more
+    return first, field_path(errors[0]["loc"]), more

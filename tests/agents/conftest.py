@@ -30,8 +30,8 @@ def notes_cases(tmp_path: Path) -> Any:
 def run_suite(tmp_path: Path) -> Any:
     """Run a suite (folder or built-in name) with an agent spec through the real runner; returns the records."""
     from passhat.agents import load_agent
-    from passhat.agents.llm.pricing import load_price_table
     from passhat.cases import load_suite
+    from passhat.llm.pricing import load_price_table
     from passhat.runner import RunConfig, RunStore, execute
 
     counter = iter(range(10_000))

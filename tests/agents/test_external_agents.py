@@ -238,18 +238,55 @@ def test_isolation_is_only_for_python_agents() -> None:
         load_agent("cmd:true", isolate="process")
 
 
-@pytest.mark.parametrize(("scheme", "verifies"), [("http", False), ("https", True)])
-def test_the_remote_episode_uses_tls_only_where_its_urls_ask_for_it(scheme: str, verifies: bool) -> None:
-    """A plain-HTTP tool server needs no CA bundle (loading it cost every isolated trial ~0.1 s of CPU); a start
-    message with https URLs gets a verifying client, never an unverified one."""
+def test_remote_episodes_load_no_certificates_for_plain_http_and_share_one_connection(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain-HTTP tool server needs no CA bundle (loading it cost every isolated trial ~0.1 s of CPU), and the
+    episodes of one event loop share the loop's client: the second trial's calls go over the first's
+    connection."""
+    import ssl
+
+    from passhat.cases import load_suite
+    from passhat.client import RemoteEpisode
+    from passhat.localhttp import shared_client
+    from passhat.runner.trial import run_trial
+    from passhat.serve import ToolServer
+
+    def no_certificates(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a CA bundle was loaded for plain HTTP")
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", no_certificates)
+    suite = load_suite(str(NOTES / "cases"))
+    case = suite.cases[0]
+    seen: list[tuple[Any, ...]] = []
+
+    async def go() -> None:
+        async with ToolServer(mcp=False) as server:
+            async def agent(episode: Any) -> str:
+                async with server.trial(episode) as endpoint:
+                    async with RemoteEpisode.connect(endpoint.start()) as remote:
+                        await remote.call("list_notes", {})
+                    (conn,) = [c for idle in (await shared_client())._idle.values() for c in idle]
+                    seen.append(conn.transport.get_extra_info("sockname"))  # type: ignore[union-attr]
+                return "done"
+
+            for trial in range(2):
+                record = await run_trial(case, suite.domain_of(case), agent, trial, trial)
+                assert [c.status for c in record.calls] == ["ok"]
+
+    asyncio.run(go())
+    assert len(seen) == 2 and seen[0] == seen[1]
+
+
+def test_a_remote_episode_with_https_urls_verifies_tls() -> None:
+    """A start message with https URLs gets a verifying client, never an unverified one."""
     import ssl
 
     from passhat.client import RemoteEpisode
 
-    base = f"{scheme}://tools.example:8443/trials/t1"
+    base = "https://tools.example:8443/trials/t1"
     start = {"case_id": "c", "trial": 0, "seed": 0, "domain": "d", "instruction": "i", "policy": "p",
              "trial_url": base, "tools_url": f"{base}/tools", "user_url": f"{base}/user", "usage_url": f"{base}/usage",
              "otlp_url": f"{base}/otlp", "token": "t", "deadline": 0.0, "time_limit_s": 1.0, "tool_timeout_s": 1.0}
     episode = RemoteEpisode(start)
-    context = episode._http._transport._pool._ssl_context  # type: ignore[attr-defined]  # httpx's connection pool
-    assert (context.verify_mode == ssl.CERT_REQUIRED) is verifies
+    context = episode._httpx._transport._pool._ssl_context  # type: ignore[attr-defined]  # httpx's connection pool
+    assert context.verify_mode == ssl.CERT_REQUIRED

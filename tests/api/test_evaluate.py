@@ -57,9 +57,11 @@ def test_the_cli_runs_through_evaluate(tmp_path: Path, cli: Any, monkeypatch: py
     result = cli("run", "refunds", "--agent", "careful", "--trials", 3, "--out", tmp_path / "never", "--no-report",
                  "--gate", EXAMPLES / "gate.yaml", "--by", "risk", "--tag", "risk=high", "-j", 2)
     (args, kwargs), = calls
-    assert args == ("refunds", "careful")
-    assert kwargs["trials"] == 3 and kwargs["concurrency"] == 2 and kwargs["out"] == tmp_path / "never"
-    assert kwargs["gate"] == EXAMPLES / "gate.yaml" and kwargs["by"] == ("risk",) and kwargs["tags"] == ("risk=high",)
+    suite, agent, options = args
+    assert (suite, agent) == ("refunds", "careful") and kwargs["out"] == tmp_path / "never"
+    assert options.trials == 3 and options.concurrency == 2
+    assert options.gate == EXAMPLES / "gate.yaml" and options.by == ("risk",) and options.tags == ("risk=high",)
+    assert options.model_fields_set == {"trials", "concurrency", "gate", "by", "tags"}  # what was typed, nothing else
     assert not (tmp_path / "never").exists()
     assert result.exit_code == 1  # the gate result of the run evaluate returned: FAIL
     assert "gate FAIL" in result.output and "hasty" in result.output  # the returned run's agent, not --agent

@@ -43,7 +43,9 @@ def test_typed_access_reaches_every_level(runs: dict[str, Path]) -> None:
     assert set(summary.strata["risk"]) >= {"high"} and summary.strata["risk"]["high"].pass_hat_k[1].cases >= 1
     comparison = Comparison.load(runs["comparison"])
     assert comparison.strata["risk"]["high"].cases >= 1
-    assert comparison.significant_new_failures == [] and comparison.changes.new_failures  # 2 trials: chance
+    # hasty takes two of the three cases from 2/2 to 0/2: each alone could be chance (1/6), both together
+    # are not (1/36), so both are significant new failures
+    assert len(comparison.significant_new_failures) == 2 == len(comparison.changes.new_failures)
     gate = GateResult.load(runs["base"] / "gate.json")
     assert gate.gate.preregistered and gate.run.agent == "careful" and gate.rules[0].kind == "never_fails"
     manifest = Manifest.load(runs["base"] / "manifest.json")
@@ -79,7 +81,7 @@ def test_versions_of_other_kinds_and_newer_files_are_refused(runs: dict[str, Pat
     with pytest.raises(SchemaVersionError, match=str(folder / "manifest.json")):
         passhat.Run.open(folder)
     with pytest.raises(SchemaVersionError):
-        RunStore(folder).read_manifest()
+        RunStore(folder).manifest()
 
 
 def test_files_written_before_versions_were_recorded(runs: dict[str, Path], tmp_path: Path) -> None:

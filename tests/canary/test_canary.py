@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from passhat.canary import OutcomeRecord, compare_canary, decide, load_records, newcombe_difference
 from passhat.cli import main
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 
 Z95 = 1.959963984540054
 
@@ -119,7 +119,7 @@ def test_a_malformed_line_exits_2_naming_file_line_and_field(tmp_path: Path, lin
     good = write(tmp_path / "b.jsonl", [{"version": "v", "outcome": "success", "latency_s": 1}])
     bad = tmp_path / "c.jsonl"
     bad.write_text('{"version": "v", "outcome": "success", "latency_s": 1}\n\n' + line + "\n")
-    with pytest.raises(UserError, match=f"c.jsonl:3: {field}"):
+    with pytest.raises(PasshatError, match=f"c.jsonl:3: {field}"):
         load_records(bad)
     r = CliRunner().invoke(main, ["canary", str(good), str(bad)])
     assert r.exit_code == 2 and f"{bad}:3: {field}" in r.output, r.output

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from passhat.stats import detectable_change
+from passhat.stats.permutation import uniform_drop_mde
 
 
 def compare_json(cli: Any, base: Path, cand: Path, *extra: Any) -> dict[str, Any]:
@@ -31,8 +31,9 @@ def test_identical_runs_differ_by_nothing(cli: Any, write_suite: Any, plan_run: 
     assert set(result["metrics"]) == {f"pass_{f}_{k}" for f in ("hat", "at") for k in range(1, 5)}
     for m in result["metrics"].values():
         assert m["delta"] == 0 and m["ci_low"] < 0 < m["ci_high"] and m["p_value"] == 1.0
-        # no case differs: the MDE is the resolution of "0 of 6 cases changed", not zero
-        assert m["mde"] == pytest.approx(detectable_change(0.0, 6)) and m["mde"] > 0.5
+        # no case differs: the MDE is still what 6 cases can show (a uniform drop found 80 % of the time), not 0
+        assert m["mde"] is not None and 0.2 < m["mde"] < 1.0
+        assert m["p_interval"] == max(m["p_test"] or 0.0, m["p_pseudocase"])
 
 
 def test_regression_lists_new_failures_with_a_negative_interval(cli: Any, write_suite: Any, plan_run: Any) -> None:
@@ -51,10 +52,11 @@ def test_regression_lists_new_failures_with_a_negative_interval(cli: Any, write_
     t = stats.ttest_rel(np.zeros(14), -d)  # the t part of the interval is the paired t-test's own interval
     t_low, t_high = t.confidence_interval(0.95)
     assert m["ci_low"] <= t_low and t_high <= m["ci_high"]
-    assert m["p_test"] == pytest.approx(t.pvalue) and m["p_value"] == max(m["p_test"], m["p_pseudocase"])
+    assert m["p_test"] == pytest.approx(t.pvalue) and m["p_interval"] == max(m["p_test"], m["p_pseudocase"])
     assert m["se"] == pytest.approx(d.std(ddof=1) / math.sqrt(14))
     assert m["cases"] == 14 and m["base"] == pytest.approx(13 / 14)
-    assert m["mde"] == pytest.approx(detectable_change(d.std(ddof=1), 14))
+    counts = {"base": [4] * 11 + [4, 2, 2], "cand": [4] * 6 + [0] * 5 + [3, 4, 0]}
+    assert m["mde"] == pytest.approx(uniform_drop_mde([4] * 14, counts["base"], [4] * 14, counts["cand"], "pass_hat_k", 1))
     # pass^4 per case: broken and wobbly 1 → 0, fixed 0 → 1, still-flaky 0 → 0; with 4 trials in both runs
     # each case fully passes or not, so this is a paired 2×2 table: Tango's interval, McNemar's test.
     m4 = result["metrics"]["pass_hat_4"]

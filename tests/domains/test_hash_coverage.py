@@ -182,10 +182,10 @@ def test_a_run_on_changed_data_is_reported_as_a_changed_domain(shop: Path, tmp_p
     after = run(tmp_path / "after")
     base, cand = load_run(before), load_run(after)
     assert base.tallies["refund-2"].passes == 1 and cand.tallies["refund-2"].fails == 1  # the verdict moved
-    changes = changed_cases(base.manifest, cand.manifest)
-    assert changes["domains_changed"] == ["../domain.py"]
-    assert changes["fixtures_changed"] == {"../domain.py": ["default"]}
-    assert changes["affected_by_domain"] == {"refund-2": "../domain.py"}
+    changes = changed_cases(base.suite, cand.suite)
+    assert changes.domains_changed == ["../domain.py"]
+    assert changes.fixtures_changed == {"../domain.py": ["default"]}
+    assert changes.affected_by_domain == {"refund-2": "../domain.py"}
     assert "domain '../domain.py' changed (fixtures: default)" in describe_changes(changes)
     with pytest.raises(CompareError, match="changed"):
         match_cases(base, cand, allow_changed_cases=False)

@@ -51,8 +51,8 @@ def run_refunds(tmp_path: Path, spec: str, *, cases: list[str] | None = REPRESEN
     ``spec`` through the real runner."""
     from passhat.agents import load_agent
     from passhat.agents.confined import AgentSandbox
-    from passhat.agents.llm.pricing import load_price_table
     from passhat.cases import load_suite
+    from passhat.llm.pricing import load_price_table
     from passhat.runner import RunConfig, RunStore, execute
     from passhat.suites.select import subset
 

@@ -26,6 +26,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: 
 
 from passhat.export import ExportError, export_run, traces_endpoint  # noqa: E402
 from passhat.export.otlp import export_trace_id  # noqa: E402
+from passhat.models import Manifest  # noqa: E402
 
 
 class Receiver:
@@ -167,10 +168,10 @@ def test_an_infrastructure_error_exports_as_one_failed_root(hasty_run: Path, rec
 
 
 def test_two_runs_with_one_seed_do_not_share_trace_ids(hasty_run: Path) -> None:
-    manifest = json.loads((hasty_run / "manifest.json").read_text("utf-8"))
-    other = {**manifest, "agent": "careful"}
+    manifest = Manifest.of_run(hasty_run)
+    other = manifest.model_copy(update={"agent": "careful"})
     assert export_trace_id(manifest, "abc") != export_trace_id(other, "abc")
-    assert export_trace_id(manifest, "abc") == export_trace_id(dict(manifest), "abc"), "re-export is idempotent"
+    assert export_trace_id(manifest, "abc") == export_trace_id(Manifest.of_run(hasty_run), "abc"), "re-export is idempotent"
 
 
 def test_endpoint_errors_are_reported(hasty_run: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from passhat.graders import Grade
+from passhat.models import Manifest
 from passhat.runner import RunStore
 from passhat.runner.records import Timing, TrialRecord
 
@@ -52,7 +53,7 @@ def fake_run(tmp_path: Path) -> Any:
             "agent": name, "trials": max(len(v) for v in cases.values()), "seed": 3, "status": status}
         if gate is not None:
             manifest["gate"] = gate
-        store.write_manifest(manifest)
+        store.write_manifest(Manifest.from_dict(manifest))
         store.open_for_append()
         for cid, letters in cases.items():
             for i, letter in enumerate(letters):

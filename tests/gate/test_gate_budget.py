@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from passhat.gate import GateError, gate_run
+from passhat.gate import GateError, evaluate_gate
 
 
 def rule(fake_run: Any, gate_file: Any, cases: dict[str, str], text: str, **kw: Any) -> dict[str, Any]:
-    result = gate_run(fake_run("run", cases, **kw), gate_file(f"rules:\n  - {text}\n"))
+    result = evaluate_gate(fake_run("run", cases, **kw), gate_file(f"rules:\n  - {text}\n")).to_dict()
     only: dict[str, Any] = result["rules"][0]
     return only
 
@@ -63,12 +63,12 @@ def test_judge_agreement_reads_the_calibration_file(fake_run: Any, gate_file: An
 def test_unusable_calibration_input_is_bad_input_naming_the_field(fake_run: Any, gate_file: Any, tmp_path: Path) -> None:
     run = fake_run("run", {"a": "p"})
     with pytest.raises(GateError) as info:
-        gate_run(run, gate_file("rules:\n  - judge_agreement: {file: missing.json, min: 0.6}\n"))
+        evaluate_gate(run, gate_file("rules:\n  - judge_agreement: {file: missing.json, min: 0.6}\n")).to_dict()
     assert info.value.field == "rules.0.judge_agreement.file" and "missing.json" in str(info.value)
     (tmp_path / "cal.json").write_text('{"format": "passhat.calibration/1", "kappa": 0.7}')
     with pytest.raises(GateError) as info:
-        gate_run(run, gate_file("rules:\n  - judge_agreement: {file: cal.json, min: 0.6}\n"))
+        evaluate_gate(run, gate_file("rules:\n  - judge_agreement: {file: cal.json, min: 0.6}\n")).to_dict()
     assert info.value.field == "rules.0.judge_agreement.statistic" and "found: format, kappa" in str(info.value)
     (tmp_path / "cal.json").write_text('{"format": "passhat.summary/1", "gwet_ac1": 0.7}')
     with pytest.raises(GateError, match="not a `passhat calibrate` report"):
-        gate_run(run, gate_file("rules:\n  - judge_agreement: {file: cal.json, min: 0.6}\n"))
+        evaluate_gate(run, gate_file("rules:\n  - judge_agreement: {file: cal.json, min: 0.6}\n")).to_dict()

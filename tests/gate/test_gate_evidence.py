@@ -9,17 +9,18 @@ from typing import Any
 import pytest
 
 from passhat.compare.runs import LoadedRun
-from passhat.gate import GateError, gate_run
+from passhat.gate import GateError, evaluate_gate
 from passhat.gate.context import GateInput
 from passhat.gate.model import CaseSuccessRate, NeverFails, PassHatK
 from passhat.gate.rules_cases import case_success_rate, never_fails, suite_pass_k
 from passhat.results.tally import CaseTally
+from tests.models.builders import manifest_of
 
 
 def rule(fake_run: Any, gate_file: Any, cases: dict[str, str], text: str, *, baseline: Path | None = None,
          name: str = "run", **kw: Any) -> dict[str, Any]:
     run = fake_run(name, cases, **kw)
-    only: dict[str, Any] = gate_run(run, gate_file(f"rules:\n  - {text}\n"), baseline)["rules"][0]
+    only: dict[str, Any] = evaluate_gate(run, gate_file(f"rules:\n  - {text}\n"), baseline).to_dict()["rules"][0]
     return only
 
 
@@ -82,7 +83,7 @@ def test_an_oversized_calibration_file_is_bad_input_naming_file_and_field(
     write_calibration(tmp_path / "cal.json", padding=4096)
     run = fake_run("run", {"a": "p"})
     with pytest.raises(GateError) as info:
-        gate_run(run, gate_file("rules:\n  - judge_agreement: {file: cal.json, min: 0.6}\n"))
+        evaluate_gate(run, gate_file("rules:\n  - judge_agreement: {file: cal.json, min: 0.6}\n")).to_dict()
     assert info.value.field == "rules.0.judge_agreement.file"
     assert "cal.json" in str(info.value) and "1024" in str(info.value)
 
@@ -91,7 +92,7 @@ def test_a_deeply_nested_calibration_file_is_bad_input(fake_run: Any, gate_file:
     (tmp_path / "cal.json").write_text("[" * 100_000 + "]" * 100_000)
     run = fake_run("run", {"a": "p"})
     with pytest.raises(GateError) as info:
-        gate_run(run, gate_file("rules:\n  - judge_agreement: {file: cal.json, min: 0.6}\n"))
+        evaluate_gate(run, gate_file("rules:\n  - judge_agreement: {file: cal.json, min: 0.6}\n")).to_dict()
     assert info.value.field == "rules.0.judge_agreement.file" and "cal.json" in str(info.value)
 
 
@@ -108,10 +109,7 @@ class CountingId(str):
 def in_memory_run(cases: int, trials: int = 4) -> LoadedRun:
     ids = [CountingId(f"c{i:05d}") for i in range(cases)]
     tallies = {cid: CaseTally(cid, passes=trials - (i % 3 == 0), fails=int(i % 3 == 0)) for i, cid in enumerate(ids)}
-    manifest = {"suite": {"name": "s", "hash": "h", "cases": dict.fromkeys(ids, "x"),
-                          "case_meta": {cid: {"tags": {}, "group": None} for cid in ids}},
-                "agent": "a", "trials": trials, "seed": 0, "status": "complete"}
-    return LoadedRun(Path("run"), manifest, tallies)
+    return LoadedRun(Path("run"), manifest_of(ids, trials, validate=False), tallies)
 
 
 @pytest.mark.parametrize(("evaluate", "model"), [

@@ -9,6 +9,7 @@ import pytest
 
 from passhat.gate import GateError, load_gate
 from passhat.gate.schema import GateFile
+from passhat.models import CaseMeta
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -58,9 +59,9 @@ def test_short_forms_selection_and_default_labels() -> None:
     ]})
     assert [r.label() for r in gate.rules] == [
         "never fails [scenario=permission split=holdout]", "no new failures",
-        "fully passing cases ≥ 0.7 [risk=high|medium]", "retries work"]
+        "case success rate ≥ 0.7 [risk=high|medium]", "retries work"]
     select = gate.rules[2].select  # type: ignore[union-attr]
-    assert select.matches("x", {"tags": {"risk": "medium"}}) and not select.matches("x", {"tags": {"risk": "low"}})
+    assert select.matches("x", CaseMeta(tags={"risk": "medium"})) and not select.matches("x", CaseMeta(tags={"risk": "low"}))
 
 
 @pytest.mark.parametrize("name", ["gate.yaml", "gates/release.yaml"])

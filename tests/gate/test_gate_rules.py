@@ -8,25 +8,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy.stats import beta, norm
+from scipy.stats import beta
 from scipy.stats import t as student_t
 
 from passhat.errors import PasshatError
-from passhat.gate import GateError, gate_run
-from passhat.stats import detectable_change, tango_interval
-
-Z90 = float(norm.ppf(0.95))  # one-sided α = 0.05 → the ends of a two-sided 90 % interval
-
-
-def wilson_all_pass_low(n: int) -> float:
-    """Wilson lower bound for n/n: n / (n + z²)."""
-    return n / (n + Z90**2)
+from passhat.gate import GateError, evaluate_gate
+from passhat.stats import clopper_pearson, detectable_change, tango_interval
 
 
 def rule(fake_run: Any, gate_file: Any, cases: dict[str, str], text: str, *, baseline: Path | None = None,
          **kw: Any) -> dict[str, Any]:
     run = fake_run("run", cases, **kw)
-    result = gate_run(run, gate_file(f"rules:\n  - {text}\n"), baseline)
+    result = evaluate_gate(run, gate_file(f"rules:\n  - {text}\n"), baseline).to_dict()
     only: dict[str, Any] = result["rules"][0]
     return only
 
@@ -57,49 +50,61 @@ def test_never_fails_is_inconclusive_with_too_few_trials_for_the_required_bound(
 
 
 @pytest.mark.parametrize(("full", "outcome"), [(20, "PASS"), (14, "INCONCLUSIVE"), (2, "FAIL")])
-def test_case_success_rate_uses_wilson_over_cases(fake_run: Any, gate_file: Any, full: int, outcome: str) -> None:
-    cases = {f"c{i:02d}": "pppp" if i < full else "ppfp" for i in range(20)}
+def test_case_success_rate_on_all_or_nothing_cases_is_clopper_pearson(fake_run: Any, gate_file: Any, full: int,
+                                                                       outcome: str) -> None:
+    cases = {f"c{i:02d}": "pppp" if i < full else "ffff" for i in range(20)}
     r = rule(fake_run, gate_file, cases, "case_success_rate: {min: 0.7}")
     assert r["outcome"] == outcome and r["value"] == full / 20
-    p, n = full / 20, 20
-    centre, half = p + Z90**2 / (2 * n), Z90 * math.sqrt(p * (1 - p) / n + Z90**2 / (4 * n * n))
-    scale = 1 + Z90**2 / n
-    assert (r["low"], r["high"]) == pytest.approx(((centre - half) / scale, min(1, (centre + half) / scale)))
+    assert (r["low"], r["high"]) == pytest.approx(clopper_pearson(full, 20, 0.9), rel=1e-10)  # one-sided 95 %
+
+
+def test_case_success_rate_is_the_mean_pass_rate_whatever_the_trials(fake_run: Any, gate_file: Any) -> None:
+    # A case passing 3 of 4 counts 0.75, not 0: the share of cases expected to pass one attempt, which the
+    # same agent shows at 4 trials and at 8 (before issue 22: the share passing every trial, 0.5 then less).
+    four = {f"c{i:02d}": "pppp" if i < 10 else "ppfp" for i in range(20)}
+    eight = {c: v * 2 for c, v in four.items()}
+    at4 = rule(fake_run, gate_file, four, "case_success_rate: {min: 0.7}")
+    at8 = rule(fake_run, gate_file, eight, "case_success_rate: {min: 0.7}")
+    assert at4["value"] == at8["value"] == 0.875
+    assert at4["details"]["fully_passing"] == at8["details"]["fully_passing"] == 10
+    assert at4["outcome"] == at8["outcome"] == "PASS" and "mean per-case pass rate 0.875" in at4["reason"]
 
 
 def test_case_success_rate_counts_a_group_once(fake_run: Any, gate_file: Any) -> None:
     cases = {f"c{i:02d}": "pppp" for i in range(20)}
     r = rule(fake_run, gate_file, cases, "case_success_rate: {min: 0.7}", groups={c: c[:2] for c in cases})
-    assert r["details"]["units"] == 2 and r["low"] == pytest.approx(wilson_all_pass_low(2))
+    # two units, all passing: the lower bound is that of 2 of 2, 0.05^(1/2) (up to Monte Carlo error)
+    assert r["details"]["units"] == 2 and r["low"] == pytest.approx(0.05 ** 0.5, abs=0.01) and r["high"] == 1.0
     assert r["outcome"] == "INCONCLUSIVE"
 
 
-def test_case_success_rate_weighs_a_large_family_by_its_size(fake_run: Any, gate_file: Any) -> None:
-    # 10 cases of one family fail together, 10 single cases pass: the share 0.5 rests on 11 units, but
-    # the family carries half the weight, so it is worth (Σm)²/Σm² = 20²/(10² + 10) ≈ 3.6 units (Kish).
+def test_case_success_rate_weighs_a_large_family_as_one_unit(fake_run: Any, gate_file: Any) -> None:
+    # 10 cases of one family fail together, 10 single cases pass: 11 units, not 20, and the family's one
+    # draw moves half the weight, so the interval is wider than for 20 independent cases.
     cases = {f"f{i}": "ffff" for i in range(10)} | {f"s{i}": "pppp" for i in range(10)}
-    r = rule(fake_run, gate_file, cases, "case_success_rate: {min: 0.2}", groups={f"f{i}": "family" for i in range(10)})
-    n = 400 / 110
-    assert r["details"]["units"] == 11 and r["details"]["effective_units"] == pytest.approx(n)
-    p = 0.5
-    centre, half = p + Z90**2 / (2 * n), Z90 * math.sqrt(p * (1 - p) / n + Z90**2 / (4 * n * n))
-    assert (r["low"], r["high"]) == pytest.approx(((centre - half) / (1 + Z90**2 / n), (centre + half) / (1 + Z90**2 / n)))
-    assert r["outcome"] == "INCONCLUSIVE"  # over 11 equal units the lower bound would have been 0.28 ≥ 0.2
-    assert "11 unit(s), 3.6 effective" in r["reason"]
+    family = rule(fake_run, gate_file, cases, "case_success_rate: {min: 0.25}", groups={f"f{i}": "family" for i in range(10)})
+    alone = rule(fake_run, gate_file, cases, "case_success_rate: {min: 0.25}")
+    assert family["details"]["units"] == 11 and alone["details"]["units"] == 20
+    assert family["high"] - family["low"] > alone["high"] - alone["low"]
+    assert family["outcome"] == "INCONCLUSIVE" and alone["outcome"] == "PASS"
+    assert "11 unit(s)" in family["reason"]
 
 
 @pytest.mark.parametrize(("cases", "text", "outcome"), [
     ({f"c{i}": "pppp" for i in range(10)}, "pass_hat_k: {k: 4, min: 0.25}", "PASS"),
-    ({f"c{i}": "ffff" for i in range(10)}, "pass_hat_k: {k: 4, min: 0.25}", "FAIL"),
+    # 0 of 10 cases: a population at pass^4 = 0.25 shows that 0.75^10 = 5.6 % of the time, more than α, so
+    # only 11 or more failing cases can FAIL the bar (Clopper–Pearson's bound, which Gaffke's is on 0/1 values).
+    ({f"c{i}": "ffff" for i in range(10)}, "pass_hat_k: {k: 4, min: 0.25}", "INCONCLUSIVE"),
+    ({f"c{i}": "ffff" for i in range(11)}, "pass_hat_k: {k: 4, min: 0.25}", "FAIL"),
     ({f"c{i}": "pppp" if i < 5 else "fppp" for i in range(10)}, "pass_hat_k: {k: 4, min: 0.5}", "INCONCLUSIVE"),
     ({f"c{i}": "pfff" for i in range(10)}, "pass_at_k: {k: 4, min: 0.5}", "PASS"),
 ])
 def test_suite_pass_k_against_a_bar(fake_run: Any, gate_file: Any, cases: dict[str, str], text: str, outcome: str) -> None:
     r = rule(fake_run, gate_file, cases, text)
     assert r["outcome"] == outcome
-    assert r["low"] <= r["value"] <= r["high"]
-    if r["details"]["method"] == "wilson_fully_passing" and r["value"] == 1:
-        assert r["low"] == pytest.approx(wilson_all_pass_low(10))
+    assert r["low"] <= r["value"] <= r["high"] and r["details"]["method"] == "gaffke"
+    if r["value"] == 1:
+        assert r["low"] == pytest.approx(0.05 ** (1 / 10))  # one-sided Clopper–Pearson for 10 of 10
 
 
 def test_pass_hat_k_needs_k_trials(fake_run: Any, gate_file: Any) -> None:
@@ -143,11 +148,11 @@ def test_non_inferiority_bounds_are_the_one_sided_t_test(fake_run: Any, gate_fil
 
 def test_baseline_rules_are_skipped_without_a_baseline(fake_run: Any, gate_file: Any) -> None:
     run = fake_run("run", {"a": "pp"})
-    result = gate_run(run, gate_file("rules:\n  - no_new_failures:\n  - non_inferior: {margin: 0.1}\n"))
+    result = evaluate_gate(run, gate_file("rules:\n  - no_new_failures:\n  - non_inferior: {margin: 0.1}\n")).to_dict()
     assert [r["outcome"] for r in result["rules"]] == ["SKIPPED", "SKIPPED"]
     assert result["outcome"] == "INCONCLUSIVE"  # nothing was decided
     with pytest.raises(GateError, match="require_baseline"):
-        gate_run(run, gate_file("require_baseline: true\nrules:\n  - no_new_failures:\n", "strict.yaml"))
+        evaluate_gate(run, gate_file("require_baseline: true\nrules:\n  - no_new_failures:\n", "strict.yaml")).to_dict()
 
 
 def test_no_new_failures(fake_run: Any, gate_file: Any) -> None:
@@ -171,8 +176,8 @@ def test_a_baseline_of_another_suite_is_bad_input_unless_changed_cases_are_allow
     run = fake_run("run", {"a": "pppp", "b": "ffff"})
     gate = gate_file("rules:\n  - no_new_failures:\n")
     with pytest.raises(PasshatError, match="different suites"):
-        gate_run(run, gate, base)
-    result = gate_run(run, gate, base, allow_changed_cases=True)
+        evaluate_gate(run, gate, base).to_dict()
+    result = evaluate_gate(run, gate, base, allow_changed_cases=True).to_dict()
     assert result["rules"][0]["outcome"] == "FAIL" and result["baseline"]["excluded"] == []
 
 

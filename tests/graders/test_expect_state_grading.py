@@ -170,7 +170,7 @@ def test_inserting_or_deleting_a_row_is_outside_a_column_scope_but_tables_allow_
 
 def test_a_column_scope_no_fixture_row_matches_is_refused_before_any_trial(tmp_path: Path) -> None:
     """It could only ever permit updates of rows that do not exist: a case that reads as allowing the new
-    ticket and never does (cases/scope_checks.py)."""
+    ticket and never does (cases/assertions/scope_checks.py)."""
     from passhat.cases.fault_checks import CannotFire
 
     scope = "unchanged_except: {rows: [{table: tickets, where: {invoice_id: INV-102}, columns: [status]}]}"

@@ -6,12 +6,12 @@ import asyncio
 from typing import Any
 
 import pytest
-from conftest import FAST
 
-from passhat.agents.llm import CallOptions, ChatMessage, ToolRequest, chat_model
-from passhat.agents.llm.retry import RetryPolicy
 from passhat.errors import InfrastructureError, PasshatError
+from passhat.llm import CallOptions, ChatMessage, ToolRequest, chat_model
+from passhat.llm.retry import RetryPolicy
 from passhat.testing.fake_models import FakeModelServer, ToolUse, Turn, scripted
+from tests.llm.helpers import FAST
 
 PROVIDERS = ["openai", "anthropic"]
 

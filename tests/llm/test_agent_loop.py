@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FAST, PRICES, notes_case, run_one
 
-from passhat.agents.llm import AgentSettings, ModelAgent, chat_model
+from passhat.agents.model import AgentSettings, ModelAgent
 from passhat.cases import load_suite
 from passhat.errors import InfrastructureError
+from passhat.llm import chat_model
 from passhat.runner import RunConfig, RunStore, execute
 from passhat.testing.fake_models import FakeModelServer, ToolUse, Turn, scripted
+from tests.llm.helpers import FAST, PRICES, notes_case, run_one
 
 ADD = ToolUse("add_note", {"title": "call mom", "priority": 2})
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import notes_case
 from scripts import first_position_judge, naive_judge
 
 from passhat.calibrate import (
@@ -26,6 +25,7 @@ from passhat.calibrate.inputs import Judgment
 from passhat.cli import main
 from passhat.stats import wilson
 from passhat.testing.fake_models import FakeRequest, ToolUse, Turn
+from tests.llm.helpers import notes_case
 
 PARADOX = Confusion(both_pass=90, judge_pass_human_fail=4, judge_fail_human_pass=4, both_fail=2)
 """statistics.md §6: 100 items, both pass 90, both fail 2, 4 + 4 disagreements."""

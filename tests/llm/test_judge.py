@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import FAST, PRICES, notes_case, run_one
 from scripts import content_judge, first_position_judge, naive_judge, verdict
 
-from passhat.agents.llm import AgentSettings, ModelAgent, chat_model
+from passhat.agents.model import AgentSettings, ModelAgent
 from passhat.cases.rubric import JudgeSpec
 from passhat.cli import main
 from passhat.episode import Message
@@ -20,8 +19,10 @@ from passhat.errors import InfrastructureError
 from passhat.graders import judge_prompt
 from passhat.graders.judge import NO_JUDGE, Judge, pairwise_summary
 from passhat.graders.judge_prompt import Evidence, build_prompt
+from passhat.llm import chat_model
 from passhat.runner import RunStore
 from passhat.testing.fake_models import FakeRequest, ToolUse, Turn, scripted
+from tests.llm.helpers import FAST, PRICES, notes_case, run_one
 
 RUBRIC: dict[str, Any] = {
     "criteria": [

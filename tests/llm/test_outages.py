@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from passhat import outages
-from passhat.agents.llm import RetryPolicy, model_agent
+from passhat.agents.model import model_agent
 from passhat.cases import load_suite
 from passhat.cli import main
+from passhat.llm import RetryPolicy
 from passhat.runner import RunConfig, RunStore, execute
 from passhat.runner.health import EXIT_INCOMPLETE
 from passhat.testing.fake_models import FakeRequest, ToolUse, Turn

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from passhat.agents.llm import ChatMessage, Price, PriceTable, ToolRequest, load_price_table
-from passhat.agents.llm.anthropic_chat import to_anthropic_messages
-from passhat.agents.llm.chat import fit_to_signature
-from passhat.agents.llm.retry import RetryPolicy, classify_status
 from passhat.errors import PasshatError
+from passhat.llm import ChatMessage, Price, PriceTable, ToolRequest, load_price_table
+from passhat.llm.anthropic_chat import to_anthropic_messages
+from passhat.llm.chat import fit_to_signature
+from passhat.llm.retry import RetryPolicy, classify_status
 from passhat.testing.fake_models import ToolUse, Turn, scripted
 
 

@@ -10,17 +10,17 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import FAST, notes_case
 
 import passhat
 from passhat import outages
-from passhat.agents.llm import chat_model
-from passhat.agents.llm.chat import CallOptions, ChatMessage
-from passhat.agents.llm.ratelimit import Buckets, Limiter, LocalLedger, RateLimit, estimate_tokens, parse_option
 from passhat.cli import main
 from passhat.errors import InfrastructureError, PasshatError
+from passhat.llm import chat_model
+from passhat.llm.chat import CallOptions, ChatMessage
+from passhat.llm.ratelimit import Buckets, Limiter, LocalLedger, RateLimit, estimate_tokens, parse_option
 from passhat.runner import RunStore
 from passhat.testing.fake_models import FakeRequest, ToolUse, Turn, busiest_window
+from tests.llm.helpers import FAST, notes_case
 
 DONE = "###DONE###"
 pytestmark = pytest.mark.filterwarnings("ignore:no price for agent model")  # the fake model has no price

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from conftest import notes_case
 from scripts import reimbursement_clerk
 
 from passhat.cli import main
 from passhat.runner import RunStore
 from passhat.seeding import derive_seed, trial_seed
 from passhat.testing.fake_models import FakeRequest, Turn, scripted
+from tests.llm.helpers import notes_case
 
 DOOMED = derive_seed("agent", trial_seed(0, "inv-102", 1))
 """The agent seed of inv-102's second trial: the server fails every request that carries it."""

@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from conftest import FAST, PRICES, notes_case, run_one
 
-from passhat.agents.llm import AgentSettings, ModelAgent, chat_model
+from passhat.agents.model import AgentSettings, ModelAgent
 from passhat.cli import main
+from passhat.llm import chat_model
 from passhat.runner import RunStore
 from passhat.testing.fake_models import FakeModelServer, FakeRequest, ToolUse, Turn
 from passhat.users.llm import NUDGE, USER_STOP, LLMUserFactory
+from tests.llm.helpers import FAST, PRICES, notes_case, run_one
 
 ADD = ToolUse("add_note", {"title": "call mom", "priority": 2, "body": "about the weekend"})
 

@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FAST, PRICES, notes_case, run_one
 
-from passhat.agents.llm import AgentSettings, ModelAgent, chat_model
+from passhat.agents.model import AgentSettings, ModelAgent
 from passhat.cases.model import DEFAULT_OPENER, UserSpec
+from passhat.llm import chat_model
 from passhat.testing.fake_models import FakeRequest, ToolUse, Turn
 from passhat.users.llm import LLMUserFactory, UserSettings, user_instructions
+from tests.llm.helpers import FAST, PRICES, notes_case, run_one
 
 GOAL = "Add a note titled 'call mom' with priority 2 (brief 5e1d)."
 AGENT = [Turn(text="Hello! How can I help you?"),

@@ -29,7 +29,7 @@ import pytest
 
 def test_refunds_are_reliable(passhat_eval):
     run = passhat_eval("refunds", cases=["refund-4812", "refund-4812-drop-response"], trials=2)
-    assert run.pass_hat_k(2).low >= 0.25
+    assert run.pass_hat_k(2).low >= 0.15  # 2 of 2 cases: Clopper–Pearson's 0.025^(1/2) = 0.158
 
 @pytest.mark.passhat("refunds", cases=["refund-4812"], trials=2)
 def test_marker(passhat_run):
@@ -57,7 +57,7 @@ def test_a_failing_test_lists_failing_cases_and_their_first_failing_check(pytest
     result = pytester.runpytest(*PLUGIN, "--passhat-agent", "hasty")
     result.assert_outcomes(passed=1, failed=1)  # hasty passes refund-4812 alone (the marker's test)
     result.stdout.fnmatch_lines([
-        "*assert * >= 0.25",
+        "*assert * >= 0.15",
         "*- passhat -*",
         "refunds · hasty: 1 of 2 case(s) did not pass every trial (*)",
         "  refund-4812-drop-response: 0/2 passed — trial 0: row_count: one refund, not two: count of refunds "

@@ -24,7 +24,7 @@ def test_an_unchanged_suite_regrades_to_the_same_verdicts(suite: str, tmp_path: 
         run = evaluate(suite, agent, trials=1, concurrency=2, out=tmp_path / agent, cases=cases, sanity=False)
         outcomes |= {r.outcome for r in run.records()}
         report = regrade_run(tmp_path / agent, tmp_path / f"{agent}-regraded")
-        assert report["trials"] == len(cases) and report["outcome_changes"] == [], (agent, report["outcome_changes"])
+        assert report.trials == len(cases) and report.outcome_changes == [], (agent, report.outcome_changes)
     assert outcomes == {"pass", "fail"}  # both verdicts were there to reproduce
 
 

@@ -15,12 +15,15 @@ from click.testing import CliRunner
 from scipy.stats import binom
 
 from passhat.cli import main
+from passhat.models import CaseSummary
 from passhat.report.headline import agent_label, detectable_rate, headline, one_in, rate_words
 from passhat.report.markdown import markdown_summary
 from passhat.report.terminal import check_cell
+from tests.models.builders import summary_of
 
 NOTES = Path(__file__).parents[1] / "data" / "notes"
-GATE = "name: bars\nrules:\n  - pass_hat_k: {k: 2, min: 0.1}\n  - never_fails: {}\n"
+# One passing case bounds the suite pass^2 below by Clopper–Pearson's 0.05 (one-sided, α = 0.05): a bar of 0.04 PASSes.
+GATE = "name: bars\nrules:\n  - pass_hat_k: {k: 2, min: 0.04}\n  - never_fails: {}\n"
 
 
 def cli(*args: Any) -> Any:
@@ -41,16 +44,6 @@ def test_rates_in_words() -> None:
     assert rate_words(detectable_rate(76)) == "1 in 25"  # p* = 0.0386: 1/25 = 0.04 ≥ p*, 1/26 would not be
     assert rate_words(detectable_rate(2)) == "78 %"  # p* = 0.776, rounded up
     assert agent_label("/a/b/agents.py:good") == "agents.py:good" and agent_label("openai:gpt-x") == "openai:gpt-x"
-
-
-def summary_of(cases: list[tuple[int, int, int]], k: int, est: float = 1.0, low: float = 0.7938,
-               high: float = 1.0) -> dict[str, Any]:
-    """A summary mapping with cases given as (n, successes, errors)."""
-    rows = [{"id": f"c{i}", "n": n, "successes": c, "errors": e} for i, (n, c, e) in enumerate(cases)]
-    graded = sum(n for n, _, _ in cases)
-    return {"agent": "careful", "cases": rows,
-            "suite": {"trials_per_case": k, "trials": graded, "errors": sum(e for _, _, e in cases), "confidence": 0.95,
-                      "pass_hat_k": {str(k): {"estimate": est, "ci_low": low, "ci_high": high}}}}
 
 
 def test_an_all_pass_run_in_one_sentence() -> None:
@@ -77,8 +70,7 @@ def test_interval_ends_are_rounded_outwards() -> None:
 
 
 def test_with_no_case_at_k_the_sentence_says_so() -> None:
-    summary = summary_of([(1, 1, 1)], 2)
-    summary["suite"]["pass_hat_k"] = {}
+    summary = summary_of([(1, 1, 1)], 2, est=None)
     assert "pass^2 — (no case has 2 graded trials)" in headline(summary).text
 
 
@@ -109,10 +101,11 @@ def test_terminal_output_starts_with_the_headline_and_keeps_ids_whole(suite: Pat
 
 
 def test_a_traceback_sized_check_is_cut_to_its_first_line_with_a_pointer() -> None:
-    case = {"top_failure": "agent_completed: Traceback (most recent call last):\n  File x\nValueError: y",
-            "top_failure_trial": 3}
+    case = CaseSummary(id="c", n=1, successes=0, errors=0, top_failure_trial=3,
+                       top_failure="agent_completed: Traceback (most recent call last):\n  File x\nValueError: y")
     assert check_cell(case) == "agent_completed: Traceback (most recent call last):… [whole text: trial 3 in trials.jsonl]"
-    assert check_cell({"top_failure": "row_count: expected 1, actual 0"}) == "row_count: expected 1, actual 0"
+    plain = case.model_copy(update={"top_failure": "row_count: expected 1, actual 0"})
+    assert check_cell(plain) == "row_count: expected 1, actual 0"
 
 
 def test_an_all_pass_run_prints_no_note_that_changes_no_decision(tmp_path: Path) -> None:
@@ -168,8 +161,5 @@ def test_report_html_shows_the_headline_then_the_gate_and_each_rule(gated: Path)
 
 
 def test_a_plain_markdown_summary_has_the_headline_too() -> None:
-    text = markdown_summary({**summary_of([(4, 4, 0)] * 2, 4), "cases": [
-        {"id": "a", "n": 4, "successes": 4, "errors": 0}, {"id": "b", "n": 4, "successes": 4, "errors": 0}]}
-        | {"suite": {**summary_of([(4, 4, 0)] * 2, 4)["suite"], "name": "s", "cases": 2, "hash": "0" * 64,
-                     "pass_at_k": {}}})
+    text = markdown_summary(summary_of([(4, 4, 0)] * 2, 4))
     assert "**careful: 2 of 2 cases passed all 4 trials" in text

@@ -11,6 +11,7 @@ import pytest
 
 from passhat.report.junit import junit_xml
 from passhat.runner.records import Timing, TrialRecord
+from tests.models.builders import summary_of
 
 AGENTS = Path(__file__).parents[1] / "data" / "notes" / "agents_compare.py"
 PLANS = {"steady": "base=pppp", "shaky": "base=ppfp", "broken": "base=ffff"}
@@ -42,9 +43,10 @@ def test_junit_has_one_testcase_per_case_with_grader_reasons(cli: Any, write_sui
     assert gate_suite.get("name") == "gate ci" and len(rules) == 4
     assert rules["never fails [cases=steady]"].find("failure") is None
     assert rules["no new failures"].find("skipped").get("message", "").startswith("SKIPPED")  # type: ignore[union-attr]
-    assert rules["pass^4 ≥ 0.9"].find("skipped").get("message", "").startswith("INCONCLUSIVE")  # type: ignore[union-attr]
+    # 1 of 3 cases passes all 4 trials: a suite at pass^4 = 0.9 shows that (or less) 2.8 % of the time, so FAIL.
+    assert rules["pass^4 ≥ 0.9"].find("failure") is not None
     assert "shaky (3/4)" in rules["never fails [cases=shaky]"].find("failure").get("message", "")  # type: ignore[union-attr]
-    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("7", "3", "2")
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("7", "4", "1")
 
 
 def test_infrastructure_errors_are_junit_errors() -> None:
@@ -53,8 +55,7 @@ def test_infrastructure_errors_are_junit_errors() -> None:
                            end_reason="harness_error", timing=Timing(started_at="t", total_s=0.5),
                            error="Traceback ...\nConnectionError: sandbox unreachable")
 
-    summary = {"agent": "a", "suite": {"name": "s", "hash": "h", "trials_per_case": 2},
-               "cases": [{"id": "c", "n": 1, "successes": 1, "errors": 1}]}
+    summary = summary_of([(1, 1, 1)], 2, agent="a", ids=["c"])
     root = ET.fromstring(junit_xml(summary, [rec(0, "pass"), rec(1, "error")]))
     tc = root.find("testsuite/testcase")
     assert tc is not None and tc.find("failure") is None

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from passhat.cli import main
+from passhat.models import Summary
 from passhat.report.headline import headline
 
 ROOT = Path(__file__).parents[2]
@@ -60,11 +61,10 @@ def test_the_headline_and_the_gate_come_first(browser: Any, gated_run: Path) -> 
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto((gated_run / "report.html").resolve().as_uri())
-    summary = json.loads((gated_run / "summary.json").read_text())
     gate = json.loads((gated_run / "gate.json").read_text())
 
     line = page.locator("#headline")
-    assert line.inner_text() == headline(summary).text, "the page says what the terminal says"
+    assert line.inner_text() == headline(Summary.load(gated_run / "summary.json")).text, "the page says what the terminal says"
     boxes = {name: page.locator(sel).bounding_box() for name, sel in
              (("headline", "#headline"), ("gate", "#gate"), ("kpis", "section.kpis"), ("curves", "#curves"))}
     assert boxes["headline"]["y"] < boxes["gate"]["y"] < boxes["kpis"]["y"] < boxes["curves"]["y"]

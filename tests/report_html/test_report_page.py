@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from passhat.cli import main
+from passhat.models import Manifest
 from passhat.report.html import write_report
 from passhat.report.trials import chunk_json
 from passhat.results import summarize_run, tag_keys
@@ -66,7 +67,7 @@ def test_regenerating_rewrites_chunks_instead_of_appending(run_copy: Path) -> No
 
 def test_fast_path_from_a_stratified_summary_writes_the_same_trials(run_copy: Path) -> None:
     rebuilt = chunk_trials(run_copy)  # written by `passhat run`: summary rebuilt with strata, records validated
-    summarize_run(run_copy, by=tag_keys(json.loads((run_copy / "manifest.json").read_text("utf-8"))))
+    summarize_run(run_copy, by=tag_keys(Manifest.of_run(run_copy)))
     with (run_copy / "trials.jsonl").open("a", encoding="utf-8") as fh:
         fh.write('{"case_id": "half a line from a killed write')
     copied = write_report(run_copy)

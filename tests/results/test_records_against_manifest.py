@@ -62,7 +62,7 @@ def test_the_library_reader_refuses_it_too(recorded: Path) -> None:
     line = corrupt(recorded, "duplicate")
     store = RunStore(recorded)
     with pytest.raises(RunError, match=f"trials.jsonl:{line}: a second record"):
-        build_summary(store.iter_records(), store.read_manifest())
+        build_summary(store.iter_records(), store.manifest())
 
 
 @pytest.mark.parametrize("how", ["removed", "replaced"])

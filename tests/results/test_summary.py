@@ -35,13 +35,13 @@ def test_intervals_are_reproducible_and_excluded_cases_listed(run_notes: Any) ->
     out = run_notes("good", trials=3)
     store = RunStore(out)
     recs = store.load()
-    manifest = store.read_manifest()
+    manifest = store.manifest()
     a = build_summary(recs, manifest)
     b = build_summary(recs, manifest)
-    assert a["suite"]["pass_hat_k"] == b["suite"]["pass_hat_k"]
+    assert a.suite.pass_hat_k == b.suite.pass_hat_k
     fewer = [r for r in recs if r.trial < 2]
     s = build_summary(fewer, manifest)
-    assert "3" not in s["suite"]["pass_hat_k"] and s["cases"][0]["n"] == 2
+    assert 3 not in s.suite.pass_hat_k and s.cases[0].n == 2
 
 
 def test_do_nothing_check_flags_cases_that_pass_without_work(tmp_path: Path) -> None:

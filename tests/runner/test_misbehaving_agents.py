@@ -48,8 +48,8 @@ def test_arguments_no_json_can_hold_are_recorded_and_graded_not_fatal(run_notes:
     assert first.arguments["obj"].startswith("<object ")
     assert cyclic.arguments["self"] == "<cycle>" and cyclic.status == "invalid_arguments"
     assert fine.status == "ok" and fine.arguments == {"title": "call mom", "priority": 2}
-    summary = build_summary(RunStore(out).iter_records(), RunStore(out).read_manifest())
-    assert summary["suite"]["pass_hat_k"]["1"]["estimate"] == 1.0
+    summary = build_summary(RunStore(out).iter_records(), RunStore(out).manifest())
+    assert summary.suite.pass_hat_k[1].estimate == 1.0
 
 
 def test_a_plain_function_agent_that_never_returns_does_not_keep_the_run_from_finishing(tmp_path: Path) -> None:
@@ -109,7 +109,7 @@ def test_an_agent_reporting_a_cost_that_is_not_a_number_fails_its_trial_and_the_
     recs = RunStore(out).load()
     assert [(r.outcome, r.end_reason) for r in recs] == [("fail", "agent_error")] * 2
     assert "cost must be a finite number ≥ 0" in recs[0].error
-    build_summary(RunStore(out).iter_records(), RunStore(out).read_manifest())
+    build_summary(RunStore(out).iter_records(), RunStore(out).manifest())
 
 
 def test_a_negative_seed_is_refused_by_the_library_too(tmp_path: Path) -> None:

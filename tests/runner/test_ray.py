@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import passhat
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.runner import RunStore
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'passhat[ray]'): the Ray executor is untested")
@@ -175,7 +175,7 @@ def test_an_agent_that_cannot_be_pickled_is_refused_before_any_trial(cluster: An
         with lock:
             return None
 
-    with pytest.raises(UserError, match="cannot be sent to Ray workers.*module:function"):
+    with pytest.raises(PasshatError, match="cannot be sent to Ray workers.*module:function"):
         passhat.evaluate("refunds", holds_a_lock, trials=1, out=tmp_path / "run", executor="ray")
     assert not (tmp_path / "run" / "trials.jsonl").exists()
 
@@ -201,7 +201,7 @@ def test_a_bad_ray_address_is_bad_input(tmp_path: Path, address: str, says: str)
 
 
 def test_ray_address_without_the_ray_executor_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="--ray-address applies to --executor ray"):
+    with pytest.raises(PasshatError, match="--ray-address applies to --executor ray"):
         passhat.evaluate("refunds", "careful", trials=1, out=tmp_path / "run", ray_address="auto")
 
 
@@ -217,7 +217,7 @@ def test_two_workers_share_one_rate_limit(cluster: Any, tmp_path: Path) -> None:
     (A window of 2 s, not 1: the server sees a call a few milliseconds after its turn, more when a worker is busy.)"""
     import yaml
 
-    from passhat.agents.llm.ratelimit import RateLimit
+    from passhat.llm.ratelimit import RateLimit
     from passhat.testing.fake_models import FakeModelServer, FakeRequest, ToolUse, Turn, busiest_window
 
     notes = Path(__file__).parents[1] / "data" / "notes"

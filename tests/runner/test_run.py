@@ -106,10 +106,10 @@ def test_infrastructure_errors_are_retried_then_recorded_apart(run_notes: Any, m
     assert [r.outcome for r in recs] == ["error", "error"] and "disk vanished" in recs[0].error
     from passhat.results import build_summary
 
-    summary = build_summary(recs, RunStore(out).read_manifest())
-    case = summary["cases"][0]
-    assert case["n"] == 0 and case["errors"] == 2 and summary["suite"]["errors"] == 2
-    assert summary["suite"]["pass_hat_k"] == {}
+    summary = build_summary(recs, RunStore(out).manifest())
+    case = summary.cases[0]
+    assert case.n == 0 and case.errors == 2 and summary.suite.errors == 2
+    assert summary.suite.pass_hat_k == {}
 
 
 def test_existing_run_folder_is_not_overwritten(run_notes: Any) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import socket
 
 from passhat.serve import ToolServer
-from passhat.serve.guard import MAX_HEAD_BYTES, MAX_HEADERS
+from passhat.serve.http11 import MAX_HEAD_BYTES, MAX_HEADERS
 
 
 def answer_to(request: bytes) -> bytes:

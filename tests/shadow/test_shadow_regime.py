@@ -16,7 +16,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from passhat.cli import main
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.models import ShadowReport
 from passhat.redaction import Redactor
 from passhat.shadow import load_traces, promote, shadow
@@ -257,7 +257,7 @@ def test_otlp_messages_in_span_events_are_read(tmp_path: Path) -> None:
     c = read_otlp(tmp_path, {**agent, "attributes": bare, "events": legacy}, tool)
     assert (c.user_texts, c.reply) == (["Refund order 4812 please"], "Refunded.")
     per_message = [{"name": "gen_ai.user.message", "attributes": [attr("gen_ai.system", "openai")]}]
-    with pytest.raises(UserError, match=r"t\.otlp\.jsonl: trace 5b8e\w+: no user message: .*per-message events "
+    with pytest.raises(PasshatError, match=r"t\.otlp\.jsonl: trace 5b8e\w+: no user message: .*per-message events "
                                         r"\(gen_ai\.user\.message\)"):
         read_otlp(tmp_path, {**agent, "attributes": bare, "events": per_message}, tool)
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from passhat.cli import main
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.redaction import Redactor
 from passhat.shadow import load_traces, shadow
 from passhat.shadow.traces import ToolTurn
@@ -143,7 +143,7 @@ def test_otlp_from_a_framework_reads_chat_messages_and_tool_spans(tmp_path: Path
 def test_an_otlp_span_without_arguments_is_named(tmp_path: Path) -> None:
     file = tmp_path / "t.jsonl"
     file.write_text(json.dumps(framework_trace({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_order"})))
-    with pytest.raises(UserError, match=r"t\.jsonl: trace 0af7651916cd43dd8448eb211c80319c: span a2: "
+    with pytest.raises(PasshatError, match=r"t\.jsonl: trace 0af7651916cd43dd8448eb211c80319c: span a2: "
                                         r"gen_ai\.tool\.call\.arguments: missing"):
         load_traces([file], Redactor())
 
@@ -151,7 +151,7 @@ def test_an_otlp_span_without_arguments_is_named(tmp_path: Path) -> None:
 def test_one_format_per_file(tmp_path: Path) -> None:
     file = tmp_path / "t.jsonl"
     file.write_text(line() + json.dumps(framework_trace()) + "\n")
-    with pytest.raises(UserError, match=r"t\.jsonl:2: an OTLP trace request in a file of conversations"):
+    with pytest.raises(PasshatError, match=r"t\.jsonl:2: an OTLP trace request in a file of conversations"):
         load_traces([file], Redactor())
 
 

@@ -12,7 +12,7 @@ from passhat.stats._resample import bca_ratio, resampling_units, unit_totals
 def test_a_column_two_cases_support_stays_inside_0_1() -> None:
     # Only two of seven cases have 8 graded trials: pass^8 is 0 for one and 1 for the other. A t-interval
     # with one degree of freedom said [−5.85, 6.85].
-    matrix = estimate_matrix([(8, 4), (8, 8)] + [(4, 2)] * 5, [1, 8], "pass^k")
+    matrix = estimate_matrix([(8, 4), (8, 8)] + [(4, 2)] * 5, [1, 8], "pass_hat_k")
     for iv in suite_intervals(matrix, seed=0):
         assert 0.0 <= iv.low <= iv.estimate <= iv.high <= 1.0, iv
 
@@ -37,7 +37,7 @@ def test_bca_ties_are_counted_by_value_not_by_float_path(successes: list[int], s
     # exactly. Whether the float quotient of the resample equals S/N bit for bit depends on k, so
     # counting ties by float equality moved z0 and made the lower bound rise by 0.018 from k = 3 to 4.
     ks = list(range(1, 9))
-    values = estimate_matrix([(8, c) for c in successes], ks, "pass^k")
+    values = estimate_matrix([(8, c) for c in successes], ks, "pass_hat_k")
     sums, counts = unit_totals(values, resampling_units(None, len(successes)))
     rng = np.random.default_rng(seed)
     _, low, high, _ = bca_ratio(sums, counts, rng=rng, confidence=0.95, n_resamples=2000)
@@ -48,8 +48,8 @@ def test_bca_ties_are_counted_by_value_not_by_float_path(successes: list[int], s
 @pytest.mark.parametrize("k", [1, 4])
 def test_more_evidence_never_lowers_the_lower_bound(k: int) -> None:
     # 30 cases at 8/8 against 29 at 8/8 and one at 7/8: the perfect suite's bound must not be lower.
-    perfect = estimate_matrix([(8, 8)] * 30, [k], "pass^k")
-    one_short = estimate_matrix([(8, 7)] + [(8, 8)] * 29, [k], "pass^k")
+    perfect = estimate_matrix([(8, 8)] * 30, [k], "pass_hat_k")
+    one_short = estimate_matrix([(8, 7)] + [(8, 8)] * 29, [k], "pass_hat_k")
     for confidence in (0.9, 0.95):
         best = suite_intervals(perfect, seed=3, confidence=confidence)[0]
         worse = suite_intervals(one_short, seed=3, confidence=confidence)[0]

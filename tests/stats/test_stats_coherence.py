@@ -39,7 +39,7 @@ def test_few_families_give_a_monotone_curve_containing_every_estimate(n_groups: 
     counts = [(8, int(c)) for c in rng.integers(3, 9, size=3 * n_groups)]
     groups = [f"family-{i % n_groups}" for i in range(len(counts))]
     ks = list(range(1, 9))
-    curve = coherent_curve(suite_intervals(estimate_matrix(counts, ks, "pass^k"), groups, seed=1, n_resamples=400),
+    curve = coherent_curve(suite_intervals(estimate_matrix(counts, ks, "pass_hat_k"), groups, seed=1, n_resamples=400),
                            "non_increasing")
     lows, highs = np.array([iv.low for iv in curve]), np.array([iv.high for iv in curve])
     assert (np.diff(lows) <= 0).all() and (np.diff(highs) <= 0).all()

@@ -98,21 +98,21 @@ def test_variance_needs_two_k_trials():
 
 
 def test_curve_is_monotone_and_complete():
-    hat = curve(8, 6, "pass^k")
-    at = curve(8, 6, "pass@k")
+    hat = curve(8, 6, "pass_hat_k")
+    at = curve(8, 6, "pass_at_k")
     assert len(hat) == len(at) == 8
     assert hat[0] == at[0] == 6 / 8
     assert all(a >= b for a, b in zip(hat, hat[1:], strict=False))
     assert all(a <= b for a, b in zip(at, at[1:], strict=False))
     assert hat[-1] == 0.0 and at[-1] == 1.0
-    assert curve(0, 0, "pass^k") == []
+    assert curve(0, 0, "pass_hat_k") == []
     with pytest.raises(ValueError):
         curve(8, 6, "pass_k")  # type: ignore[arg-type]
 
 
 def test_estimate_matrix_marks_short_tasks_missing():
-    m = estimate_matrix([(4, 3), (2, 2)], [1, 2, 3], "pass^k")
-    assert m[0].tolist() == [estimate(4, 3, k, "pass^k") for k in (1, 2, 3)]
+    m = estimate_matrix([(4, 3), (2, 2)], [1, 2, 3], "pass_hat_k")
+    assert m[0].tolist() == [estimate(4, 3, k, "pass_hat_k") for k in (1, 2, 3)]
     assert m[1, :2].tolist() == [1.0, 1.0]
     assert math.isnan(m[1, 2])
 

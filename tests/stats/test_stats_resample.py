@@ -68,8 +68,8 @@ def test_all_columns_share_resamples_so_curves_stay_coherent():
     rng = np.random.default_rng(4)
     counts_nc = [(8, int(c)) for c in rng.binomial(8, rng.beta(4, 1.5, 40))]
     ks = list(range(1, 9))
-    hat = estimate_matrix(counts_nc, ks, "pass^k")
-    at = estimate_matrix(counts_nc, ks, "pass@k")
+    hat = estimate_matrix(counts_nc, ks, "pass_hat_k")
+    at = estimate_matrix(counts_nc, ks, "pass_at_k")
     sums, counts = unit_totals(np.hstack([hat, at]), resampling_units(None, 40))
     _, _, _, dist = bca_ratio(sums, counts, rng=rng, confidence=0.95, n_resamples=400)
     assert np.all(np.diff(dist[:, :8], axis=1) <= 1e-12)  # pass^k non-increasing in k, every resample

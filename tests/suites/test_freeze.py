@@ -7,12 +7,14 @@ import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import AGENTS, NOTES
 
 from passhat.cases import load_suite
 from passhat.cli import main
+from passhat.models import Manifest
 from passhat.suites import changed_cases, freeze
 from passhat.suites.changes import describe_changes
+from passhat.suites.snapshot import snapshot_suite
+from tests.suites.helpers import AGENTS, NOTES
 
 
 def cli(*args: str) -> tuple[int, str]:
@@ -79,29 +81,29 @@ def test_frozen_run_refuses_a_changed_suite_naming_the_cases(split_suite: Path, 
 
 def test_changed_cases_between_manifests_and_snapshots(split_suite: Path, tmp_path: Path) -> None:
     cases = copy_suite(split_suite, tmp_path)
-    before = freeze(load_suite(str(cases)))
-    assert changed_cases(before, before)["unchanged"] == ["add-dev", "add-holdout", "fault-dev", "fault-holdout"]
+    before = snapshot_suite(freeze(load_suite(str(cases))))
+    assert changed_cases(before, before).unchanged == ["add-dev", "add-holdout", "fault-dev", "fault-holdout"]
     edited = cases / "add-holdout.yaml"
     edited.write_text(edited.read_text().replace("priority two", "priority 2"))
-    after = freeze(load_suite(str(cases)))
+    after = snapshot_suite(freeze(load_suite(str(cases))))
     result = changed_cases(before, after)
-    assert result["changed"] == ["add-holdout"] and not result["added"] and not result["removed"]
-    assert result["reasons"] == {"add-holdout": "case content changed"}
-    assert not result["same_suite"] and result["domains_changed"] == []
+    assert result.changed == ["add-holdout"] and not result.added and not result.removed
+    assert result.reasons == {"add-holdout": "case content changed"}
+    assert not result.same_suite and result.domains_changed == []
 
     # a run manifest works the same way, and a domain change affects every unchanged case of that domain
     out = tmp_path / "run"
     code, output = cli("run", str(cases), "--agent", f"{AGENTS}:good", "-k", "1", "--out", str(out), "-q",
                        "--no-report", "--no-sanity")
     assert code == 0, output
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert changed_cases(after, manifest)["unchanged"] == list(after["suite"]["cases"])
+    manifest = Manifest.of_run(out).suite
+    assert changed_cases(after, manifest).unchanged == list(after.cases)
     policy = cases.parent / "notes" / "domain.py"
     policy.write_text(policy.read_text().replace("Never wipe the audit log.", "Never, ever wipe the audit log."))
-    later = freeze(load_suite(str(cases)))
+    later = snapshot_suite(freeze(load_suite(str(cases))))
     result = changed_cases(manifest, later)
-    assert result["domains_changed"] == ["../notes/domain.py"] and result["changed"] == []
-    assert set(result["affected_by_domain"]) == {"add-dev", "fault-dev", "add-holdout", "fault-holdout"}
+    assert result.domains_changed == ["../notes/domain.py"] and result.changed == []
+    assert set(result.affected_by_domain) == {"add-dev", "fault-dev", "add-holdout", "fault-holdout"}
     assert "affecting 4 unchanged case(s)" in describe_changes(result)
     code, output = cli("suite", "diff", str(out), str(cases))
     assert code == 0 and "domain '../notes/domain.py' changed" in output

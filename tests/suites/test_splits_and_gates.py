@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import AGENTS, notes_case, write_cases
 
 from passhat.cases import load_suite
 from passhat.cli import main
 from passhat.suites import CaseFilter, SelectionError, parse_tag_filters, select_cases
+from tests.suites.helpers import AGENTS, notes_case, write_cases
 
 
 def run_cli(*args: str) -> tuple[int, str]:
@@ -24,8 +24,8 @@ def test_split_and_tags_select_cases(split_suite: Path) -> None:
     suite = load_suite(str(split_suite))
     holdout, block = select_cases(suite, CaseFilter(("holdout",)))
     assert [c.id for c in holdout.cases] == ["add-holdout", "fault-holdout"]
-    assert block is not None and block["cases"] == ["add-holdout", "fault-holdout"]
-    assert block["full_suite"] == {"hash": suite.content_hash(), "cases": 4}
+    assert block is not None and block.cases == ["add-holdout", "fault-holdout"]
+    assert (block.full_suite.hash, block.full_suite.cases) == (suite.content_hash(), 4)
     assert holdout.content_hash() != suite.content_hash()
     faults, _ = select_cases(suite, CaseFilter((), parse_tag_filters(["scenario=fault", "risk=high", "risk=medium"])))
     assert [c.id for c in faults.cases] == ["fault-dev"]  # keys AND, repeated key OR
@@ -84,9 +84,9 @@ def test_show_restricted_to_a_split(split_suite: Path, tmp_path: Path) -> None:
     from passhat.runner import RunStore
 
     store = RunStore(out)
-    dev = build_summary(store.iter_records(), store.read_manifest(), split="dev")
-    assert dev["suite"]["split"] == "dev" and dev["suite"]["cases"] == 2 and dev["suite"]["trials"] == 2
-    assert {c["id"] for c in dev["cases"]} == {"add-dev", "fault-dev"}
+    dev = build_summary(store.iter_records(), store.manifest(), splits=["dev"])
+    assert dev.suite.split == "dev" and dev.suite.cases == 2 and dev.suite.trials == 2
+    assert {c.id for c in dev.cases} == {"add-dev", "fault-dev"}
     code, output = run_cli("show", str(out), "--split", "holdout")
     assert code == 0 and "add-holdout" in output and "add-dev" not in output
 

@@ -57,7 +57,7 @@ def test_gold_replay_passes_and_a_regrade_reproduces_every_verdict(dev: tuple[Pa
     assert {r.case_id: r.outcome for r in runs["wrong"].records()}["retail-dev-000"] == "fail"
     for name in runs:
         report = regrade_run(tmp_path / name, tmp_path / f"{name}-regraded")
-        assert report["trials"] == 4 and report["outcome_changes"] == [], name
+        assert report.trials == 4 and report.outcome_changes == [], name
     records = list(RunStore(tmp_path / "gold").iter_records())
     assert any("[REDACTED:" in json.dumps(r.diff) for r in records)  # the stored diffs were redacted
 

@@ -88,7 +88,7 @@ def test_the_run_warns_and_the_report_shows_it(tmp_path: Path) -> None:
     assert case.faults_not_applied == {"malformed on list_notes call 1: no field 'bodyy' in the result (a list of 1, "
                                        "first: fields: id, title, body)": 2}
     console = Console(record=True, width=200)
-    print_summary(json.loads((run.folder / "summary.json").read_text()), console)
+    print_summary(run.summary, console)
     text = console.export_text()
     assert "warning: 1 planned fault(s) did not apply in some trials, which therefore did not test them:" in text
     assert "add-note: malformed on list_notes call 1: no field 'bodyy' in the result" in text and "(2 of 2 trial(s))" in text

@@ -95,17 +95,27 @@ def test_quiet_run_still_prints_its_result_in_one_line(cli: Any, tmp_path: Path)
     r = cli("run", NOTES / "cases", "--agent", f"{NOTES / 'agents.py'}:good", "-k", "2", "-q", "--no-report",
             "--out", tmp_path / "run")
     assert r.exit_code == 0, r.output
-    assert ("agents.py:good: 1 of 1 cases passed all 2 trials; pass^2 1.00 (95 % interval 0.15–1.00); with 2 trials, "
+    # one case: the lower bound is Clopper–Pearson's 0.025 for 1 of 1 (0.158 before issue 22), printed rounded down
+    assert ("agents.py:good: 1 of 1 cases passed all 2 trials; pass^2 1.00 (95 % interval 0.02–1.00); with 2 trials, "
             "a failure rate of 78 % or higher, if every case shared it, would have shown with 95 % probability.") in r.output
 
 
-def test_resume_with_another_selection_says_so(cli: Any, tmp_path: Path) -> None:
+def test_resume_continues_with_the_options_it_started_with_and_refuses_others(cli: Any, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert cli("run", "refunds", "--agent", "careful", "-k", "1", "-q", "--no-report", "--out", out,
+    assert cli("run", "refunds", "--agent", "careful", "-k", "2", "-q", "--no-report", "--out", out,
                "--split", "holdout").exit_code == 0
-    r = cli("run", "refunds", "--agent", "careful", "-k", "1", "-q", "--no-report", "--out", out, "--resume")
+    chosen = json.loads((out / "manifest.json").read_text())["selection"]["cases"]
+    lines = (out / "trials.jsonl").read_text().splitlines()
+    assert len(lines) == 2 * len(chosen)
+    (out / "trials.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # as if killed before its last trial
+    r = cli("run", "refunds", "--agent", "careful", "-q", "--no-report", "--out", out, "--resume", "-j", "1")
+    assert r.exit_code == 0, r.output  # neither -k 2 nor --split given again: the manifest's options are used
+    records = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
+    assert sorted((x["case_id"], x["trial"]) for x in records) == sorted((c, t) for c in chosen for t in range(2))
+    assert json.loads((out / "manifest.json").read_text())["options"]["concurrency"] == 1  # a session option may change
+    r = cli("run", "refunds", "--agent", "careful", "-q", "--no-report", "--out", out, "--resume", "--split", "dev")
     assert r.exit_code == 2
-    assert "split=holdout" in r.output and "every case" in r.output and "--split" in r.output
+    assert "splits=('holdout',)" in r.output and "('dev',)" in r.output and "leave that option out" in r.output
 
 
 def test_resume_without_out_is_refused_before_loading_anything(cli: Any) -> None:

@@ -166,3 +166,18 @@ def test_a_missing_project_dependency_stops_the_run_before_any_trial(tmp_path: P
     message = str(err.value)
     assert "domain 'calc': preflight" in message and "not_installed_xyz" in message and "whatever the agent did" in message
     assert not (out / "trials.jsonl").exists() or (out / "trials.jsonl").read_text() == ""
+
+
+def test_the_bugfix_suite_says_what_to_install_when_pytest_is_missing() -> None:
+    """passhat does not install pytest; the bugfix suite's preflight names the extra that does."""
+    import shlex
+    import subprocess
+    import sys
+
+    from passhat.domains.bugfix import domain
+
+    argv = shlex.split(domain.preflight or "")
+    assert argv[:2] == ["python", "-c"]
+    without_site = subprocess.run([sys.executable, "-S", "-c", argv[2]], capture_output=True, text=True, timeout=60)
+    assert without_site.returncode == 1 and "pip install passhat[pytest]" in without_site.stderr
+    assert subprocess.run([sys.executable, "-c", argv[2]], timeout=60).returncode == 0  # here pytest is installed

@@ -29,10 +29,10 @@ import pytest
 import passhat
 from passhat.attribution import attribute
 from passhat.cases import load_suite
+from passhat.cases.assertions import files as file_assertions
 from passhat.domain import Domain, load_domain
 from passhat.episode import Episode
 from passhat.graders import Grade
-from passhat.graders import files as grader_files
 from passhat.redaction import Redactor
 from passhat.regrade.run import regrade_run
 from passhat.runner.trial import run_trial
@@ -638,7 +638,7 @@ def test_protection_globs_and_the_scope_of_allowed_files(tmp_path: Path, isolate
 def test_file_assertions_on_what_an_agent_made_fail_closed_instead_of_erroring(
         tmp_path: Path, isolated: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """Links in and out, a dangling link, a binary file, a file too large to read into the harness."""
-    monkeypatch.setattr(grader_files, "MAX_MATCHED_FILE", 1000)
+    monkeypatch.setattr(file_assertions, "MAX_MATCHED_FILE", 1000)
     cases = make_suite(tmp_path / "suite", {"a": """\
         assertions:
           - file_exists: {path: inner_link, description: link inside}

@@ -6,13 +6,11 @@ In-process: ``careful``/``hasty``/``flaky``/``noop``, ``openai:MODEL`` / ``anthr
 its own (``isolate="process"``).
 """
 
-from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from passhat.agents.protocol import Agent
 from passhat.agents.python import SyncEpisode, python_agent
 from passhat.agents.reference import REFERENCE_AGENTS, reference_agent
-from passhat.episode import Episode
 from passhat.errors import PasshatError
 
 Isolation = Literal["none", "process"]
@@ -40,9 +38,9 @@ def check_agent_spec(spec: str, isolate: Isolation = "none") -> None:
 
 
 def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None, sandbox: Any = None,
-               relay: Any = None, **model_options: Any) -> Callable[[Episode], Awaitable[str | None]]:
+               relay: Any = None, **model_options: Any) -> Agent:
     """Resolve an agent spec (see module docstring). ``model_options`` go to
-    :func:`passhat.agents.llm.model_agent`; ``prices`` price the usage external agents report; ``sandbox``
+    :func:`passhat.llm.model_agent`; ``prices`` price the usage external agents report; ``sandbox``
     (an :class:`passhat.agents.confined.AgentSandbox`) is what ``cmd:`` and isolated agents may have beyond
     their trial (environment variables, hosts); ``relay`` (a :class:`passhat.serve.model_relay.ModelRelay`)
     watches the model calls the agent makes itself (an in-process agent is wrapped in
@@ -61,7 +59,7 @@ def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None, sa
 
         return isolated_agent(spec, prices=prices, sandbox=sandbox, relay=relay)
     if spec.partition(":")[0] in ("openai", "anthropic"):
-        from passhat.agents.llm import model_agent
+        from passhat.agents.model import model_agent
 
         if relay is not None:
             raise PasshatError(f"--agent-model-relay is for agents that call their provider themselves; {spec} is "
@@ -71,7 +69,7 @@ def load_agent(spec: str, *, isolate: Isolation = "none", prices: Any = None, sa
     return agent if relay is None else with_model_relay(agent, relay)
 
 
-def with_model_relay(agent: Callable[[Episode], Awaitable[str | None]], relay: Any) -> Callable[[Episode], Awaitable[str | None]]:
+def with_model_relay(agent: Agent, relay: Any) -> Agent:
     """An in-process agent whose trials get the model relay's URLs (``episode.model_urls``)."""
     from passhat.agents.relayed import RelayedAgent
 

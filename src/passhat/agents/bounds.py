@@ -53,7 +53,8 @@ class AgentBounds:
     """Bytes any one file may reach (``RLIMIT_FSIZE``)."""
 
     def __post_init__(self) -> None:
-        for bound, least in (("processes", MIN_PROCESSES), ("memory", MIN_MEMORY), ("file_size", 1)):
+        least_of: tuple[tuple[Bound, int], ...] = (("processes", MIN_PROCESSES), ("memory", MIN_MEMORY), ("file_size", 1))
+        for bound, least in least_of:
             value = getattr(self, bound)
             if value is None:
                 continue

@@ -1,7 +1,12 @@
-"""What an agent is: anything callable as ``await agent(episode)``."""
+"""What an agent is: anything callable as ``await agent(episode)``.
+
+The runner, the executors and every adapter type their agents as :class:`Agent`, so mypy checks that what a
+user passes, what a spec loads and what an adapter wraps can be driven by the runner.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Protocol, runtime_checkable
 
 from passhat.episode import Episode
@@ -9,6 +14,7 @@ from passhat.episode import Episode
 
 @runtime_checkable
 class Agent(Protocol):
-    """An async callable that does the task through the episode; may return its final reply."""
+    """A callable that does the task through the episode and may return its final reply: an ``async def``
+    function of the episode, or an object whose ``__call__`` is one."""
 
-    async def __call__(self, episode: Episode) -> str | None: ...
+    def __call__(self, episode: Episode, /) -> Awaitable[str | None]: ...

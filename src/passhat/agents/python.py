@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from passhat.agents.protocol import Agent
 from passhat.episode import Episode, ToolResult
 from passhat.errors import AgentCrashed, PasshatError
 from passhat.imports import describe_failure, import_file, import_module
@@ -47,7 +48,7 @@ class SyncEpisode:
         return self._run(self._episode.say(text))  # type: ignore[no-any-return]
 
 
-def _wrap_sync(func: Callable[[Any], Any]) -> Callable[[Episode], Awaitable[str | None]]:
+def _wrap_sync(func: Callable[[Any], Any]) -> Agent:
     async def agent(episode: Episode) -> str | None:
         loop = asyncio.get_running_loop()
         facade = SyncEpisode(episode, loop)
@@ -114,7 +115,7 @@ def resolve_python_spec(spec: str) -> Any:
     return obj
 
 
-def python_agent(spec: str) -> Callable[[Episode], Awaitable[str | None]]:
+def python_agent(spec: str) -> Agent:
     """Load ``module:attr``. The attribute is an (async) function of the episode, or a class whose
     instances are; a class is instantiated once per run with no arguments."""
     return as_agent(resolve_python_spec(spec), spec)
@@ -176,7 +177,7 @@ async def import_agent(spec: str, timeout: float | None = None) -> Any:
                            f"set {IMPORT_TIMEOUT_ENV}=SECONDS if it only needs longer") from None
 
 
-def as_agent(obj: Any, name: str | None = None) -> Callable[[Episode], Awaitable[str | None]]:
+def as_agent(obj: Any, name: str | None = None) -> Agent:
     """An agent from a Python object: an async function of the episode (used as is), a plain function
     (run in a thread with a :class:`SyncEpisode`), an instance with such a ``__call__``, or a class of
     those (instantiated once, with no arguments). ``name`` is how errors refer to it."""

@@ -16,8 +16,9 @@ from pydantic import ValidationError
 
 from passhat.agents.external import ExternalAgent
 from passhat.errors import AgentCrashed, InfrastructureError, PasshatError
+from passhat.localhttp import LocalClient, suitable
 from passhat.outages import CircuitBreaker
-from passhat.serve import AgentReply, TrialEndpoint
+from passhat.serve import AgentReply, TrialEndpoint, TrialStart
 
 CONNECT_TIMEOUT_S = 10.0
 MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -44,6 +45,9 @@ class ServiceAgent(ExternalAgent):
         super().__init__(**kw)
         self.url = url
         self._client: Any = None
+        self._local = LocalClient() if suitable(url) else None
+        """The small client for a plain-HTTP service (passhat/localhttp.py: a tenth of httpx2's CPU per trial);
+        httpx2 (``_client``) for https or through a proxy."""
         self.breaker = CircuitBreaker(threshold=4)
         """A service that keeps refusing connections fails the remaining trials at once (docs/design/007)."""
 
@@ -51,24 +55,15 @@ class ServiceAgent(ExternalAgent):
         if self._client is None:
             import httpx2
 
-            self._client = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=None, max_keepalive_connections=64))
+            tls = self.url.startswith("https:")  # no CA bundle to load for a plain-HTTP service behind a proxy
+            self._client = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=None, max_keepalive_connections=64),
+                                              verify=tls)
         return self._client
 
     async def run(self, endpoint: TrialEndpoint) -> AgentReply:
-        import httpx2
-
         start = endpoint.start()
-        # the runner's time limit ends the wait; the read timeout only guards against a limit-less episode
-        timeout = httpx2.Timeout(start.time_limit_s + 5, connect=min(CONNECT_TIMEOUT_S, start.time_limit_s))
         self.breaker.check(f"agent service {self.url}")
-        try:
-            status, body = await self._post(start.model_dump(mode="json"), timeout)
-        except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
-            self.breaker.failure(f"{type(exc).__name__}: {exc}")
-            raise InfrastructureError(f"agent service {self.url} cannot be reached: {type(exc).__name__}: {exc}") from exc
-        except httpx2.HTTPError as exc:
-            self.breaker.success()  # it answered, then failed: the agent's failure, not an outage
-            raise AgentCrashed(f"agent service {self.url} failed mid-answer: {type(exc).__name__}: {exc}") from exc
+        status, body = await (self._post_local(start) if self._local is not None else self._post_httpx(start))
         self.breaker.success()
         text = body[:4 * EXCERPT].decode("utf-8", "replace")
         if status >= 400:
@@ -80,6 +75,43 @@ class ServiceAgent(ExternalAgent):
             where = ".".join(str(p) for p in first["loc"]) or "(body)"
             raise AgentCrashed(f"agent service {self.url} answered something other than {{\"reply\": ..., \"usage\": ...}}: "
                                f"{where}: {first['msg']}; body: {text[:EXCERPT]!r}") from None
+
+    async def _post_local(self, start: TrialStart) -> tuple[int, bytes]:
+        """POST the start message with the small client (plain HTTP, no proxy); the status and the body."""
+        from passhat import localhttp
+
+        assert self._local is not None
+        # the runner's time limit ends the wait; the answer's deadline only guards against a limit-less episode
+        self._local.connect_timeout = min(CONNECT_TIMEOUT_S, start.time_limit_s)
+        try:
+            answer = await self._local.request("POST", self.url, body=start.model_dump_json().encode(),
+                                               headers={"content-type": "application/json"},
+                                               timeout=start.time_limit_s + 5, max_bytes=MAX_REPLY_BYTES)
+        except localhttp.ConnectFailed as exc:
+            self.breaker.failure(f"ConnectError: {exc}")
+            raise InfrastructureError(f"agent service {self.url} cannot be reached: ConnectError: {exc}") from exc
+        except localhttp.AnswerTooLarge as exc:
+            self.breaker.success()
+            raise AgentCrashed(self._too_large(str(exc) if "declared" in str(exc) else
+                                               f"more than {MAX_REPLY_BYTES:,} bytes and still sending")) from None
+        except localhttp.HttpError as exc:
+            self.breaker.success()  # it answered, then failed: the agent's failure, not an outage
+            raise AgentCrashed(f"agent service {self.url} failed mid-answer: {type(exc).__name__}: {exc}") from exc
+        return answer.status, answer.body
+
+    async def _post_httpx(self, start: TrialStart) -> tuple[int, bytes]:
+        """POST the start message with httpx2 (https, or a proxy to go through); the status and the body."""
+        import httpx2
+
+        timeout = httpx2.Timeout(start.time_limit_s + 5, connect=min(CONNECT_TIMEOUT_S, start.time_limit_s))
+        try:
+            return await self._post(start.model_dump(mode="json"), timeout)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
+            self.breaker.failure(f"{type(exc).__name__}: {exc}")
+            raise InfrastructureError(f"agent service {self.url} cannot be reached: {type(exc).__name__}: {exc}") from exc
+        except httpx2.HTTPError as exc:
+            self.breaker.success()  # it answered, then failed: the agent's failure, not an outage
+            raise AgentCrashed(f"agent service {self.url} failed mid-answer: {type(exc).__name__}: {exc}") from exc
 
     async def _post(self, message: dict[str, Any], timeout: Any) -> tuple[int, bytes]:
         """POST the start message; the status and the body, read up to :data:`MAX_REPLY_BYTES` (beyond:
@@ -102,6 +134,9 @@ class ServiceAgent(ExternalAgent):
                 f"({how}); an answer is {{\"reply\": ..., \"usage\": ...}}, kilobytes")
 
     async def aclose(self) -> None:
+        if self._local is not None:
+            await self._local.aclose()
+            self._local = LocalClient()  # the agent can serve another run
         if self._client is not None:
             await self._client.aclose()
             self._client = None

@@ -11,23 +11,26 @@ report stay with the caller.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ParamSpec
 
-from passhat.agents.bounds import DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_PROCESSES
-from passhat.agents.llm.ratelimit import RateLimit, parse_rate_limits
+from passhat.api.options import RunOptions, continue_options
 from passhat.api.run import Run
 from passhat.cases import Suite, load_suite
 from passhat.errors import PasshatError, RunError
+from passhat.models import Selection
 from passhat.redaction import Redactor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.tools.cassette import Cassette
+
+P = ParamSpec("P")
 
 AgentLike = str | Callable[..., Any]
 """A spec (``careful``, ``module:function``, ``path.py:function``, ``openai:MODEL``, ``anthropic:MODEL``,
@@ -95,115 +98,78 @@ def default_out(suite: str, agent: str) -> Path:
     raise RunError(f"cannot find a free run folder name next to {base}; pass out=")
 
 
-def check_same_selection(out: Path, selection: dict[str, Any] | None) -> None:
+def check_same_selection(out: Path, selection: Selection | None) -> None:
     """A resumed run must choose the same cases as the run it continues (same cases, splits and tags)."""
     old = RunStore(out).manifest().selection
     before = old.describe if old else None
-    now = selection.get("describe") if selection else None
+    now = selection.describe if selection else None
     if before != now:
         raise PasshatError(f"cannot resume {out}: it ran {'the cases selected by ' + before if before else 'every case'}, "
                            f"this command selects {'the cases selected by ' + now if now else 'every case'}; "
                            "choose the same cases (--split, --tag; cases= from Python) as when it started")
 
 
-def evaluate(
-    suite: str | Path | Suite, agent: AgentLike, *, trials: int = 4, concurrency: int = 4, seed: int = 0,
-    out: str | Path | None = None, resume: bool = False, cases: Sequence[str] = (), splits: Sequence[str] = (),
-    tags: Sequence[str] = (), frozen: str | Path | None = None, record: str | Path | None = None,
-    replay: str | Path | None = None, gate: str | Path | None = None, by: Sequence[str] = (), sanity: bool = True,
-    redact: bool = True, redact_fields: Sequence[str] = (), redact_patterns: Mapping[str, str] | None = None,
-    isolate: Literal["none", "process"] = "none", name: str | None = None, user: str = "scripted",
-    judge: str | None = None, base_url: str | None = None, temperature: float | None = None,
-    max_tokens: int | None = None, prices: str | Path | None = None, user_base_url: str | None = None,
-    judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
-    progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
-    executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
-    rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
-    redactor: Redactor | None = None, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
-    agent_processes: int | str | None = DEFAULT_PROCESSES, agent_memory: int | str | None = DEFAULT_MEMORY,
-    agent_file_size: int | str | None = DEFAULT_FILE_SIZE,
-    agent_model_relay: Sequence[str] | Mapping[str, str] = (),
-) -> Run:
-    """Run every case of ``suite`` ``trials`` times with ``agent``; returns the finished :class:`Run`.
+def _blocking(run_async: Callable[P, Coroutine[Any, Any, Run]]) -> Callable[P, Run]:
+    """The blocking form of :func:`evaluate_async`, with its very signature: one definition of the arguments."""
 
-    ``suite``: a built-in name (``refunds``), a folder of case files, or a loaded ``Suite``. ``agent``: a
-    spec or a Python agent (:data:`AgentLike`); ``name`` names a Python agent in the manifest (default
-    ``module:qualname``). ``out``: the run folder (default ``runs/SUITE-AGENT-TIMESTAMP``); ``resume``
-    continues a killed run there without repeating a trial. ``cases`` (ids), ``splits`` and ``tags``
-    (``KEY=VALUE``) choose cases; ``frozen`` checks the suite against a snapshot; ``record``/``replay`` a
-    cassette folder for external tools. ``gate``: a gate file registered before the first trial and
-    evaluated at the end (``run.gate_result``). ``by``: tags to break figures down by (every tag key is
-    in ``summary.json`` anyway). ``sanity``: the do-nothing check. ``redact*``: what is redacted before
-    anything reaches disk. ``user``/``judge`` and the model options: see docs/llm.md. ``progress`` is
-    called with a :class:`Progress` before the first trial and after each; ``on_warning`` with each
-    warning (default: ``warnings.warn`` with :class:`PasshatWarning`). ``executor``: ``local`` (asyncio
-    workers in this process) or ``ray`` (the trials spread over a Ray cluster, at ``ray_address`` or one
-    started here; records, resume and statistics are the same: docs/scale.md). ``rate_limits``: model name →
-    ``"RPM"``, ``"RPM/TPM"``, a number of requests per minute or a :class:`RateLimit`, enforced across all
-    trials (on Ray, across all workers; docs/llm.md). ``cassette``: a :class:`~passhat.tools.cassette.Cassette`
-    built by the caller, which answers tools its own way (``passhat shadow`` serves production's recorded reads:
-    docs/shadow.md); it excludes ``record``/``replay`` and runs on the local executor. ``redactor``: a
-    :class:`~passhat.redaction.Redactor` built by the caller, used instead of the one ``redact*`` describe
-    (``passhat shadow`` redacts the records with the numbering it read production's traces with).
-    ``agent_env``: names of environment variables a ``cmd:`` or isolated agent gets (an API key; nothing else of
-    this process's environment reaches it); ``agent_allow_hosts``: ``HOST[:PORT]`` it may connect to besides its
-    trial's tools (a model provider; docs/agents.md). ``agent_processes`` (a number), ``agent_memory`` and
-    ``agent_file_size`` (bytes, or a size such as ``"512M"``): how much of this machine such an agent's program
-    may take; ``None`` lifts a bound, and a trial whose program fails at one says which (docs/agents.md).
-    ``agent_model_relay``: ``NAME=URL`` items (or a mapping name →
-    URL) of the providers an agent calls through its own SDK: passhat relays them for each trial, so that a provider
-    that stalls is an outage (``error``), not the agent's time limit; the agent finds the URLs in
-    ``episode.model_urls`` (``NAME_BASE_URL`` in a ``cmd:`` agent's environment; docs/agents.md).
+    @functools.wraps(run_async)
+    def run(*args: P.args, **kwargs: P.kwargs) -> Run:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise PasshatError("passhat.evaluate() was called inside a running event loop: "
+                               "use `await passhat.evaluate_async(...)` there")
+        from passhat import shutdown
 
-    Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
-    evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. Inside a
-    running event loop, use :func:`evaluate_async`.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise PasshatError("passhat.evaluate() was called inside a running event loop: "
-                           "use `await passhat.evaluate_async(...)` there")
-    options = {k: v for k, v in locals().items() if k not in ("suite", "agent")}
-    from passhat import shutdown
+        async def run_stoppably() -> Run:
+            with shutdown.stoppable():  # Ctrl-C / SIGTERM under `passhat run` cancel this task (passhat.shutdown)
+                return await run_async(*args, **kwargs)
 
-    async def run_stoppably() -> Run:
-        with shutdown.stoppable():  # Ctrl-C / SIGTERM under `passhat run` cancel this task (passhat.shutdown)
-            return await evaluate_async(suite, agent, **options)
+        try:
+            return asyncio.run(run_stoppably())
+        except asyncio.CancelledError:
+            if shutdown.stop_requested():
+                raise KeyboardInterrupt from None
+            raise
 
-    try:
-        return asyncio.run(run_stoppably())
-    except asyncio.CancelledError:
-        if shutdown.stop_requested():
-            raise KeyboardInterrupt from None
-        raise
+    return run
 
 
 async def evaluate_async(
-    suite: str | Path | Suite, agent: AgentLike, *, trials: int = 4, concurrency: int = 4, seed: int = 0,
-    out: str | Path | None = None, resume: bool = False, cases: Sequence[str] = (), splits: Sequence[str] = (),
-    tags: Sequence[str] = (), frozen: str | Path | None = None, record: str | Path | None = None,
-    replay: str | Path | None = None, gate: str | Path | None = None, by: Sequence[str] = (), sanity: bool = True,
-    redact: bool = True, redact_fields: Sequence[str] = (), redact_patterns: Mapping[str, str] | None = None,
-    isolate: Literal["none", "process"] = "none", name: str | None = None, user: str = "scripted",
-    judge: str | None = None, base_url: str | None = None, temperature: float | None = None,
-    max_tokens: int | None = None, prices: str | Path | None = None, user_base_url: str | None = None,
-    judge_base_url: str | None = None, retries: int = 6, retry_delay: float = 1.0,
-    progress: Callable[[Progress], None] | None = None, on_warning: Callable[[str], None] | None = None,
-    executor: Literal["local", "ray"] = "local", ray_address: str | None = None,
-    rate_limits: Mapping[str, str | float | RateLimit] | None = None, cassette: Cassette | None = None,
-    redactor: Redactor | None = None, agent_env: Sequence[str] = (), agent_allow_hosts: Sequence[str] = (),
-    agent_processes: int | str | None = DEFAULT_PROCESSES, agent_memory: int | str | None = DEFAULT_MEMORY,
-    agent_file_size: int | str | None = DEFAULT_FILE_SIZE,
-    agent_model_relay: Sequence[str] | Mapping[str, str] = (),
+    suite: str | Path | Suite, agent: AgentLike, options: RunOptions | None = None, *, out: str | Path | None = None,
+    resume: bool = False, progress: Callable[[Progress], None] | None = None,
+    on_warning: Callable[[str], None] | None = None, cassette: Cassette | None = None,
+    redactor: Redactor | None = None, **fields: Any,
 ) -> Run:
-    """:func:`evaluate` for callers already in an event loop (same arguments, same result)."""
+    """Run every case of ``suite`` ``options.trials`` times with ``agent``; returns the finished :class:`Run`.
+
+    ``suite``: a built-in name (``refunds``), a folder of case files, or a loaded ``Suite``. ``agent``: a
+    spec or a Python agent (:data:`AgentLike`). ``options``: a :class:`RunOptions` (trials, the cases
+    chosen, models, redaction, the agent's sandbox, the executor: each field documents itself), and any of its
+    fields as keyword arguments on top (``evaluate("refunds", "careful", trials=8)``); an unknown or bad one
+    is refused with the nearest valid name. The options are written into the manifest.
+
+    ``out``: the run folder (default ``runs/SUITE-AGENT-TIMESTAMP``); ``resume`` continues a killed run there
+    without repeating a trial, with the options it started with: an option given again must be the same,
+    except those of :data:`~passhat.api.options.SESSION_FIELDS` (concurrency, executor, retries…), which may
+    change. ``progress`` is called with a :class:`Progress` before the first trial and after each;
+    ``on_warning`` with each warning (default: ``warnings.warn`` with :class:`PasshatWarning`).
+    ``cassette``: a :class:`~passhat.tools.cassette.Cassette` built by the caller, which answers tools its own
+    way (``passhat shadow`` serves production's recorded reads: docs/shadow.md); it excludes
+    ``record``/``replay`` and runs on the local executor. ``redactor``: a :class:`~passhat.redaction.Redactor`
+    built by the caller, used instead of the one the ``redact*`` options describe (``passhat shadow`` redacts
+    the records with the numbering it read production's traces with).
+
+    Bad input raises :class:`passhat.errors.PasshatError` before any trial runs. A gate that cannot be
+    evaluated at the end does not raise (the run is on disk): ``run.gate_error`` says why. :func:`evaluate` is
+    the same for callers outside an event loop.
+    """
     from passhat.agents import check_agent_spec
-    from passhat.agents.llm.setup import build_model_setup
     from passhat.agents.python import as_agent
     from passhat.api.executors import check_executor, make_executor
+    from passhat.api.roles import build_model_setup
     from passhat.runner import RunConfig, execute
     from passhat.runner.preflight import check_preflight
     from passhat.runner.run import check_limits
@@ -212,47 +178,40 @@ async def evaluate_async(
 
     if resume and out is None:
         raise PasshatError("resume needs the folder of the run to continue (--out / out=)")
-    check_limits(trials, concurrency)  # before anything is loaded; the plan's size once the cases are chosen
-    if seed < 0:
-        raise PasshatError(f"seed must be ≥ 0, got {seed}")
-    check_executor(executor, ray_address)
-    if cassette is not None and (record is not None or replay is not None or executor != "local"):
+    opts = RunOptions.build(options, **fields).resolved()
+    folder = Path(out) if out is not None else None
+    old_manifest = RunStore(folder).manifest() if resume and folder is not None else None
+    if old_manifest is not None and folder is not None:
+        opts = continue_options(old_manifest.options, opts, folder)
+    check_limits(opts.trials, opts.concurrency)  # before anything is loaded; the plan's size once the cases are chosen
+    check_executor(opts.executor, opts.ray_address)
+    if cassette is not None and (opts.record is not None or opts.replay is not None or opts.executor != "local"):
         raise PasshatError("cassette= excludes record=/replay= and runs on the local executor only")
     spec = agent if isinstance(agent, str) else None
     if spec is not None:
-        check_agent_spec(spec, isolate)
-    elif isolate != "none":
+        check_agent_spec(spec, opts.isolate)
+    elif opts.isolate != "none":
         raise PasshatError("isolate='process' needs the agent as a spec ('module:function' or 'path.py:function'), "
                            "which the agent's own process imports; a Python object cannot be sent there")
     if redactor is None:
-        redactor = build_redactor(redact, redact_fields, redact_patterns)
+        redactor = build_redactor(opts.redact, opts.redact_fields, opts.redact_patterns)
     loaded = suite if isinstance(suite, Suite) else load_suite(str(suite))
-    plan = plan_run(loaded, cases=cases, splits=splits, tags=tags, frozen=_path(frozen), record=_path(record),
-                    replay=_path(replay))
-    check_limits(trials, concurrency, len(plan.suite.cases))
+    plan = plan_run(loaded, cases=opts.cases, splits=opts.splits, tags=opts.tags, frozen=opts.frozen,
+                    record=opts.record, replay=opts.replay)
+    check_limits(opts.trials, opts.concurrency, len(plan.suite.cases))
     tools_from = cassette if cassette is not None else plan.cassette
-    folder = Path(out) if out is not None else None
     if resume and folder is not None:
-        check_same_selection(folder, plan.manifest.get("selection"))
-    label = spec or name or agent_name(agent)
-    model_options = {"isolate": isolate, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens,
-                     "prices": _path(prices), "user_spec": user, "user_base_url": user_base_url, "judge_spec": judge,
-                     "judge_base_url": judge_base_url, "retries": retries, "retry_delay": retry_delay,
-                     "rate_limits": parse_rate_limits(rate_limits), "agent_env": tuple(agent_env),
-                     "agent_allow_hosts": tuple(agent_allow_hosts), "agent_processes": agent_processes,
-                     "agent_memory": agent_memory, "agent_file_size": agent_file_size,
-                     "agent_model_relay": tuple(f"{k}={v}" for k, v in agent_model_relay.items())
-                     if isinstance(agent_model_relay, Mapping) else tuple(agent_model_relay)}
-    setup = build_model_setup(label, agent=await _python_agent(spec, isolate) if spec is not None else as_agent(agent, label),
-                              **model_options)
-    old_manifest = RunStore(folder).read_manifest() if resume and folder is not None else None
+        check_same_selection(folder, plan.selection)
+    label = spec or opts.name or agent_name(agent)
+    python_agent = await _python_agent(spec, opts.isolate) if spec is not None else as_agent(agent, label)
+    setup = build_model_setup(label, opts, agent=python_agent)
     registered_gate = None
-    if gate is not None or (old_manifest or {}).get("gate") is not None:
+    if opts.gate is not None or (old_manifest is not None and old_manifest.gate is not None):
         from passhat.gate import registration_for_run  # the gate's model: not on a gateless run's first trial
 
-        registered_gate = registration_for_run(_path(gate), old_manifest)
-    runs_on = make_executor(executor, ray_address, suite=plan.suite, agent=agent, label=label, options=model_options,
-                            trials=trials, seed=seed, cassette=tools_from)  # joins the cluster before any trial
+        registered_gate = registration_for_run(opts.gate, old_manifest)
+    runs_on = make_executor(opts, suite=plan.suite, agent=agent, label=label,
+                            cassette=tools_from)  # joins the cluster before any trial
     if folder is None:
         folder = default_out(plan.suite.name, label)
 
@@ -266,20 +225,20 @@ async def evaluate_async(
             warnings.warn(message, PasshatWarning, stacklevel=3)
 
     await check_preflight(plan.suite)  # an environment that cannot run the project's commands is bad input
-    noop = await noop_passes(plan.suite) if sanity else None
+    noop = await noop_passes(plan.suite) if opts.sanity else None
     if noop:
         warn(f"{len(noop)} case(s) pass with an agent that does nothing: {', '.join(noop)} — "
              "their assertions do not prove the work was done")
     for message in setup.warnings:
         warn(message)
-    extra: dict[str, Any] = {"sanity": {"checked": noop is not None, "noop_passes": noop or []}, "isolate": isolate,
-                             **setup.manifest, **plan.manifest}
+    extra: dict[str, Any] = {"sanity": {"checked": noop is not None, "noop_passes": noop or []},
+                             "isolate": opts.isolate, "options": opts.to_manifest(), **setup.manifest, **plan.manifest}
     if registered_gate is not None:
         extra["gate"] = registered_gate  # written with the manifest, before the first trial
-    cfg = RunConfig(suite=plan.suite, agent=setup.agent, agent_spec=label, trials=trials, seed=seed,
-                    concurrency=concurrency, out=folder, user=setup.user, judge=setup.judge, redactor=redactor,
+    cfg = RunConfig(suite=plan.suite, agent=setup.agent, agent_spec=label, trials=opts.trials, seed=opts.seed,
+                    concurrency=opts.concurrency, out=folder, user=setup.user, judge=setup.judge, redactor=redactor,
                     cassette=tools_from, extra_manifest=extra)
-    total = len(plan.suite.cases) * trials
+    total = len(plan.suite.cases) * opts.trials
     done = sum(1 for _ in RunStore(folder).iter_records()) if resume else 0
     if progress is not None:
         progress(Progress(done, total, suite=plan.suite.name, folder=folder))
@@ -299,21 +258,23 @@ async def evaluate_async(
             progress(Progress(done, total, rec, plan.suite.name, folder))
 
     await execute(cfg, resume=resume, on_record=recorded, executor=runs_on)
-    return _finish(folder, by=by, gated=registered_gate is not None, warnings=notes)
+    return _finish(folder, by=opts.by, gated=registered_gate is not None, warnings=notes)
+
+
+evaluate = _blocking(evaluate_async)
+"""Run a suite k times with an agent and return the finished :class:`Run`: :func:`evaluate_async`'s arguments
+and result, for callers outside an event loop (inside one it raises, pointing to ``evaluate_async``)."""
 
 
 def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str]) -> Run:
     """After the last trial: ``summary.json`` (one pass over the tally fields of the records, with the
     strata asked for and one per tag key, so the report need not rebuild it), then the registered gate."""
-    from passhat.models import Summary
     from passhat.results import tag_keys
     from passhat.results.summary import summary_of_records_file
 
     store = RunStore(folder)
     manifest = store.manifest()
-    as_dict = manifest.to_dict()
-    strata = list(dict.fromkeys([*by, *tag_keys(as_dict)]))
-    summary = Summary.from_dict(summary_of_records_file(store, as_dict, by=strata), "summary")
+    summary = summary_of_records_file(store, manifest, by=list(dict.fromkeys([*by, *tag_keys(manifest)])))
     store.write_summary(summary)
     gate_result, gate_error = None, None
     if gated:
@@ -343,6 +304,3 @@ async def _python_agent(spec: str, isolate: str) -> Any:
     obj = await import_agent(spec)
     return as_agent(obj, spec) if isolate == "none" else None
 
-
-def _path(value: str | Path | None) -> Path | None:
-    return None if value is None else Path(value)

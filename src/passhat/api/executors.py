@@ -13,8 +13,10 @@ import functools
 from pathlib import Path
 from typing import Any, Literal
 
+from passhat.api.options import RunOptions
 from passhat.cases import Suite
-from passhat.errors import UserError
+from passhat.errors import PasshatError
+from passhat.llm.ratelimit import LimiterFactory, local_limiter
 from passhat.runner.executor import Executor
 from passhat.tools.cassette import Cassette
 
@@ -24,9 +26,9 @@ ExecutorKind = Literal["local", "ray"]
 def check_executor(kind: str, ray_address: str | None) -> None:
     """Bad combinations of ``executor`` and ``ray_address``, before anything else happens."""
     if kind not in ("local", "ray"):
-        raise UserError(f"--executor {kind!r}: expected local or ray")
+        raise PasshatError(f"--executor {kind!r}: expected local or ray")
     if ray_address is not None and kind != "ray":
-        raise UserError("--ray-address applies to --executor ray")
+        raise PasshatError("--ray-address applies to --executor ray")
 
 
 def worker_spec(spec: str) -> str:
@@ -37,45 +39,41 @@ def worker_spec(spec: str) -> str:
     return spec
 
 
-def worker_setup(agent: Any, label: str, options: dict[str, Any]) -> Any:
-    """On a worker: the agent, user simulator and judge, built as the driver built them."""
-    from passhat.agents.llm.setup import build_model_setup
+def worker_setup(agent: Any, label: str, options: RunOptions, limiters: LimiterFactory | None = None) -> Any:
+    """On a worker: the agent, user simulator and judge, built as the driver built them, from the same options."""
     from passhat.agents.python import as_agent
+    from passhat.api.roles import build_model_setup
 
-    return build_model_setup(label, agent=None if agent is None else as_agent(agent, label), **options)
+    return build_model_setup(label, options, agent=None if agent is None else as_agent(agent, label),
+                             limiters=limiters or local_limiter)
 
 
-def make_executor(kind: ExecutorKind, ray_address: str | None, *, suite: Suite, agent: Any, label: str,
-                  options: dict[str, Any], trials: int, seed: int, cassette: Cassette | None) -> Executor | None:
+def make_executor(options: RunOptions, *, suite: Suite, agent: Any, label: str,
+                  cassette: Cassette | None) -> Executor | None:
     """``None`` for the local executor (the runner's default); for Ray, the connected executor. ``agent`` is
-    the spec, or the Python object as the caller gave it; ``options`` are :func:`build_model_setup`'s."""
-    if kind == "local":
+    the spec, or the Python object as the caller gave it; ``options`` are the run's (their paths absolute)."""
+    if options.executor == "local":
         return None
     from passhat.runner.ray_executor import RayExecutor
     from passhat.runner.ray_worker import SuiteRef, WorkerRecipe
 
-    options = {**options, "prices": _absolute(options.get("prices"))}
-    limits = options.get("rate_limits")
-    if limits:  # every worker's limiters ask the run's actor, started below once Ray is up
-        from passhat.agents.llm.ray_limits import RemoteLimiters, actor_name
+    limiters = None
+    if options.rate_limits:  # every worker's limiters ask the run's actor, started below once Ray is up
+        from passhat.llm.ray_limits import RemoteLimiters, actor_name
 
-        options["limiters"] = RemoteLimiters(actor_name())
+        limiters = RemoteLimiters(actor_name())
     if isinstance(agent, str):
-        setup = functools.partial(worker_setup, None, worker_spec(agent), options)
+        setup = functools.partial(worker_setup, None, worker_spec(agent), options, limiters)
     else:
-        setup = functools.partial(worker_setup, agent, label, options)
-    recipe = WorkerRecipe(suite=SuiteRef.of(suite), setup=setup, agent_spec=label, trials=trials, seed=seed,
-                          cassette=_absolute_cassette(cassette))
-    executor = RayExecutor.connect(recipe, ray_address)
-    if limits:
-        from passhat.agents.llm.ray_limits import start_actor
+        setup = functools.partial(worker_setup, agent, label, options, limiters)
+    recipe = WorkerRecipe(suite=SuiteRef.of(suite), setup=setup, agent_spec=label, trials=options.trials,
+                          seed=options.seed, cassette=_absolute_cassette(cassette))
+    executor = RayExecutor.connect(recipe, options.ray_address)
+    if limiters is not None:
+        from passhat.llm.ray_limits import start_actor
 
-        executor.companions.append(start_actor(options["limiters"].actor_name, limits))
+        executor.companions.append(start_actor(limiters.actor_name, dict(options.rate_limits)))
     return executor
-
-
-def _absolute(path: Path | None) -> Path | None:
-    return None if path is None else path.resolve()
 
 
 def _absolute_cassette(cassette: Cassette | None) -> Cassette | None:

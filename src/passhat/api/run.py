@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel
 
 from passhat.errors import PasshatError
+from passhat.metric_names import headline_ks
 from passhat.models import Interval, Manifest, Summary
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore, read_records
 
 if TYPE_CHECKING:
+    from passhat.api.options import RunOptions
     from passhat.models import Comparison, GateResult
 
 
@@ -116,6 +118,14 @@ class Run:
         return self._manifest
 
     @property
+    def options(self) -> RunOptions | None:
+        """The options the run was started with (None for a run recorded before passhat kept them)."""
+        from passhat.api.options import RunOptions
+
+        stored = self.manifest.options
+        return None if stored is None else RunOptions.model_validate(stored)
+
+    @property
     def summary(self) -> Summary:
         """pass^k and pass@k per case and for the suite, with intervals (see :class:`passhat.models.Summary`)."""
         if self._summary is None:
@@ -128,7 +138,7 @@ class Run:
         """Recompute the summary from ``trials.jsonl`` (with strata ``by`` and every tag key) and write ``summary.json``."""
         from passhat.results import summarize_run, tag_keys
 
-        self._summary = summarize_run(self.folder, by=list(dict.fromkeys([*by, *tag_keys(self.manifest.to_dict())])))
+        self._summary = summarize_run(self.folder, by=list(dict.fromkeys([*by, *tag_keys(self.manifest)])))
         return self._summary
 
     def records(self) -> Iterator[TrialRecord]:
@@ -212,13 +222,13 @@ class Run:
         had to be replaced because an agent blocked their event loop), or None."""
         from passhat.runner.health import incomplete
 
-        return incomplete(self.summary.to_dict(), self.records(), max_error_rate, self.manifest.replaced_workers)
+        return incomplete(self.summary, self.records(), max_error_rate, self.manifest.replaced_workers)
 
     def __repr__(self) -> str:
         try:
             s = self.summary.suite
             n = s.trials_per_case
-            ks = [1] if n == 1 else [1, n]
+            ks = headline_ks(n)
             shown = ", ".join(f"pass^{k} {_brief(s.pass_hat_k.get(k))}" for k in ks)
             return f"<passhat.Run {s.name} · {self.summary.agent}: {shown} over {s.cases} case(s) ({self.folder})>"
         except PasshatError:

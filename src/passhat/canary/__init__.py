@@ -1,6 +1,6 @@
 """Canary analysis: production outcome records of a candidate version compared with a baseline's.
 
-``records`` loads the JSONL files (a malformed line is a :class:`~passhat.errors.UserError` naming
+``records`` loads the JSONL files (a malformed line is a :class:`~passhat.errors.PasshatError` naming
 file:line and the field); ``compare`` holds the statistics and the PASS/FAIL/INCONCLUSIVE decision.
 See docs/canary.md.
 """

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.inputs import open_input, too_deep
 
 Outcome = Literal["success", "handoff", "error"]
@@ -38,7 +38,7 @@ def load_records(path: Path) -> list[OutcomeRecord]:
     """Every record of the JSONL file ``path`` (blank lines skipped), in file order.
 
     A line that is not a JSON object, or a field that is missing or of the wrong kind, raises
-    :class:`UserError` naming ``file:line``, the field and what would be valid. A file without records
+    :class:`PasshatError` naming ``file:line``, the field and what would be valid. A file without records
     is an error too: it has nothing to compare.
     """
     with open_input(path, "outcome records") as raw:
@@ -51,7 +51,7 @@ def parse_records(raw: bytes, path: Path) -> list[OutcomeRecord]:
     try:
         return _records(io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"), path)
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        raise PasshatError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
 def _records(lines: Iterable[str], path: Path) -> list[OutcomeRecord]:
@@ -60,7 +60,7 @@ def _records(lines: Iterable[str], path: Path) -> list[OutcomeRecord]:
         if line.strip():
             records.append(_parse(line, f"{path}:{number}"))
     if not records:
-        raise UserError(f"{path}: no records (expected one JSON object per line)")
+        raise PasshatError(f"{path}: no records (expected one JSON object per line)")
     return records
 
 
@@ -68,22 +68,22 @@ def _parse(line: str, where: str) -> OutcomeRecord:
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise UserError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+        raise PasshatError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
     except RecursionError:
         raise too_deep(where) from None
     if not isinstance(data, dict):
-        raise UserError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        raise PasshatError(f"{where}: expected a JSON object, got {type(data).__name__}")
     version = data.get("version")
     if not isinstance(version, str) or not version:
-        raise UserError(f"{where}: version: expected a non-empty string, got {version!r}")
+        raise PasshatError(f"{where}: version: expected a non-empty string, got {version!r}")
     outcome = data.get("outcome")
     if outcome not in OUTCOMES:
-        raise UserError(f"{where}: outcome: expected one of {', '.join(OUTCOMES)}, got {outcome!r}")
+        raise PasshatError(f"{where}: outcome: expected one of {', '.join(OUTCOMES)}, got {outcome!r}")
     latency = _number(data, "latency_s", where, required=True)
     assert latency is not None
     segment = data.get("segment")
     if segment is not None and (not isinstance(segment, str) or not segment):
-        raise UserError(f"{where}: segment: expected a non-empty string when present, got {segment!r}")
+        raise PasshatError(f"{where}: segment: expected a non-empty string when present, got {segment!r}")
     return OutcomeRecord(version, outcome, latency, _number(data, "cost", where, required=False), segment)
 
 
@@ -93,5 +93,5 @@ def _number(data: dict[str, object], field: str, where: str, *, required: bool) 
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         what = "a number ≥ 0" if required else "a number ≥ 0 when present"
-        raise UserError(f"{where}: {field}: expected {what}, got {value!r}")
+        raise PasshatError(f"{where}: {field}: expected {what}, got {value!r}")
     return float(value)

@@ -69,10 +69,13 @@ async def _run_reference(case: Case, domain: Domain) -> Diff:
     world = domain.restore(case.fixture, REFERENCE_SEED)
     try:
         ctx = ToolContext(world, identity=case.user.identity, facts=dict(case.user.facts))
-        boundary = ToolBoundary(domain.tool_list(), ctx, allowed=case.allowed_tools, forbidden=case.forbidden_tools)
+        boundary = ToolBoundary(domain.tool_list(), ctx, allowed=case.allowed_tools, forbidden=case.forbidden_tools,
+                                user_tools=domain.user_tools.values())
         for i, call in enumerate(case.reference):
-            record = await boundary.call(call.tool, call.args)
-            if not record.ok:
+            record = await boundary.call(call.tool, call.args, by=call.by)
+            if call.fails and record.status in ("tool_error", "exception", "denied"):
+                continue  # refused as the case says it is; its writes were rolled back
+            if record.ok == call.fails or not record.ok:
                 raise ReferenceFailed(*_problem(i, record, case, domain))
         return world.diff()
     finally:
@@ -82,12 +85,19 @@ async def _run_reference(case: Case, domain: Domain) -> Diff:
 def _problem(i: int, record: ToolCall, case: Case, domain: Domain) -> tuple[str, str]:
     """Where in the case file a failed reference call is, and what would be valid."""
     field = f"reference.{i}"
+    if record.ok:  # marked `fails`
+        return f"{field}.fails", (f"the reference call {record.tool} is marked `fails` but succeeded on fixture "
+                                  f"{case.fixture!r}; remove `fails: true`, or fix the call")
     if record.status == "unknown_tool":
-        return f"{field}.tool", f"unknown tool {record.tool!r}; domain {domain.name!r} has: {', '.join(sorted(domain.tools))}"
+        tools = domain.user_tools if record.by == "user" else domain.tools
+        whose = "user tools" if record.by == "user" else "tools"
+        names = ", ".join(sorted(tools)) or "none"
+        return f"{field}.tool", f"unknown tool {record.tool!r}; domain {domain.name!r} has these {whose}: {names}"
     if record.status in ("forbidden", "not_allowed"):
         return f"{field}.tool", f"{record.error}; a reference may call only tools the case allows"
     if record.status == "invalid_arguments":
-        params = ", ".join(domain.tools[record.tool].arguments.model_fields) or "no arguments"
+        tool = (domain.user_tools if record.by == "user" else domain.tools)[record.tool]
+        params = ", ".join(tool.arguments.model_fields) or "no arguments"
         return f"{field}.args", f"{record.error}; {record.tool} takes: {params}"
     who = f" as {case.user.identity}" if case.user.identity else ""
     return field, (f"the reference call {record.tool} failed on fixture {case.fixture!r}{who} ({record.status}): "

@@ -9,12 +9,14 @@ flagged on the call instead (``ToolCall.fault_not_applied``).
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from passhat.cases.model import Case
 from passhat.errors import CaseError
 from passhat.tools.faults import Fault
 from passhat.tools.result_fields import type_name
+
+if TYPE_CHECKING:  # CannotFire is raised by assertion kinds too, which the case model imports
+    from passhat.cases.model import Case
 
 
 class CannotFire(CaseError):

@@ -14,12 +14,13 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion, ExpectState
+from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion
+from passhat.cases.assertions.expected import ExpectState
+from passhat.cases.assertions.fixture import Fixture, check_regex
 from passhat.cases.expected import ReferenceFailed, expected_state
 from passhat.cases.fault_checks import fault_problems
-from passhat.cases.fixture_checks import check_assertion, check_regex, check_workspace
 from passhat.cases.model import Case
-from passhat.errors import CaseError, UserError
+from passhat.errors import CaseError, PasshatError
 from passhat.inputs import check_depth, read_input_text, too_deep
 from passhat.validation import field_path, first_problem, load_yaml, yaml_problem
 
@@ -46,8 +47,6 @@ def parse_case(data: Any, file: str) -> Case:
 
 def _model_at(loc: tuple[Any, ...]) -> Any:
     """The pydantic model class at a location inside ``Case`` (best effort, for error hints)."""
-    from passhat.cases.assertions import ASSERTION_KINDS
-
     model: Any = Case
     for part in loc:
         if isinstance(part, int):
@@ -70,7 +69,7 @@ def load_case(path: Path) -> Case:
     """Read and validate one YAML case file."""
     try:
         text = read_input_text(path, "case")  # a regular file within the size cap (passhat/inputs.py)
-    except UserError as exc:
+    except PasshatError as exc:
         raise CaseError(str(path), "", str(exc).removeprefix(f"{path}: ")) from None
     try:
         data = load_yaml(text)
@@ -96,8 +95,13 @@ def check_references(case: Case, file: str, domain: Any) -> None:
         known_tool(name, f"forbidden_tools.{i}")
     for i, req in enumerate(case.required_tools):
         known_tool(req.tool, f"required_tools.{i}.tool")
+    user_tools = set(getattr(domain, "user_tools", {}))
     for i, call in enumerate(case.reference):
-        known_tool(call.tool, f"reference.{i}.tool")
+        if call.by == "user" and call.tool not in user_tools:
+            raise CaseError(file, f"reference.{i}.tool", f"unknown user tool {call.tool!r}; domain {domain.name!r} "
+                                                          f"has these user tools: {', '.join(sorted(user_tools)) or 'none'}")
+        if call.by == "agent":
+            known_tool(call.tool, f"reference.{i}.tool")
     for i, c in enumerate(case.order):
         known_tool(c.first, f"order.{i}.first")
         known_tool(c.then, f"order.{i}.then")
@@ -112,11 +116,11 @@ def check_references(case: Case, file: str, domain: Any) -> None:
     for i, a in enumerate(case.assertions):
         if isinstance(a, CustomAssertion):
             check_params(a, known_grader(a, f"assertions.{i}.{a.kind}", file, domain), f"assertions.{i}.{a.kind}", file)
-        check_workspace(a, f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
+        a.check_workspace(f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
     with domain.reading(case.fixture) as reader:  # the fixture's state, read-only (a pooled copy, not a new one)
-        tables = reader.tables if reader is not None else {}
+        fixture = Fixture(file, reader.tables if reader is not None else {}, reader)
         for i, a in enumerate(case.assertions):
-            check_assertion(a, f"assertions.{i}.{a.kind}", file, tables, reader)
+            a.check_fixture(f"assertions.{i}.{a.kind}", fixture)
     check_reference(case, file, domain)
 
 

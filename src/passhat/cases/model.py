@@ -17,6 +17,8 @@ from passhat.cases.rubric import JudgeSpec
 from passhat.tools.faults import Fault
 
 Split = Literal["dev", "holdout", "regression"]
+Caller = Literal["agent", "user"]
+"""Who makes a tool call: the agent, or the user with a tool of the user's own (dual control)."""
 DEFAULT_OPENER = "Hi, I need some help."
 """What the user opens with when a case gives ``user.goal`` and no ``instruction``: the agent has to ask."""
 
@@ -72,6 +74,13 @@ class ReferenceCall(BaseModel):
     """Tool name."""
     args: dict[str, Any] = Field(default_factory=dict)
     """The call's arguments, exactly as the tool takes them."""
+    by: Caller = "agent"
+    """Who makes the call: ``agent``, or ``user`` for a tool of the user's own (a domain's ``user_tools``,
+    e.g. the user's phone settings in τ²-bench telecom)."""
+    fails: bool = False
+    """The call is expected to fail (the tool refuses it: a user not found), and the reference goes on, as
+    τ²-bench's gold actions do; a failed call changes nothing. Checked when the suite loads: a call marked
+    ``fails`` that succeeds is an error, like an unmarked call that fails."""
 
 
 class OrderConstraint(BaseModel):
@@ -100,6 +109,9 @@ class Limits(BaseModel):
     """Wall-clock time for the agent; a hung agent is stopped here."""
     max_cost: float | None = Field(None, ge=0)
     """Maximum reported cost (currency of the price table)."""
+    max_tool_errors: int | None = Field(None, ge=1)
+    """End the trial, failed (``error_limit``), once this many tool calls have failed — the agent's and
+    the user's (τ²-bench stops at 10); default: no limit."""
 
 
 class Rules(BaseModel):
@@ -151,8 +163,8 @@ class Case(BaseModel):
     """Checks on the final state and the reply; every one must pass."""
     reference: list[ReferenceCall] = Field(default_factory=list)
     """A reference solution: tool calls (a bare tool name for one without arguments) run in order, once per
-    case, on a fresh world of the fixture as the user's identity. Every call must succeed (checked when the
-    suite loads); its row changes are the expected state of ``expect_state: reference``."""
+    case, on a fresh world of the fixture as the user's identity. Every call must succeed, unless marked ``fails``
+    (checked when the suite loads); its row changes are the expected state of ``expect_state: reference``."""
     limits: Limits = Field(default_factory=Limits)
     """Budgets for one trial."""
     rules: Rules = Field(default_factory=Rules)
@@ -222,14 +234,23 @@ class Case(BaseModel):
         for a in data["assertions"]:  # and reply checks without normalisation
             if a.get("kind") in ("reply_contains", "reply_not_contains") and a.get("normalize") == []:
                 del a["normalize"]
+            if a.get("required") is True:  # and assertions that decide the outcome, as they all once did
+                del a["required"]
         if not data.get("reference"):  # likewise cases without a reference, and row scopes without columns
             data.pop("reference", None)
+        for call in data.get("reference", []):  # and reference calls by the agent that must succeed
+            if call.get("by") == "agent":
+                del call["by"]
+            if call.get("fails") is False:
+                del call["fails"]
         for a in data.get("assertions", []):
             if a.get("kind") == "unchanged_except" and a.get("files") == []:  # and scopes without files
                 del a["files"]
             for scope in a.get("rows", []) if a.get("kind") == "unchanged_except" else []:
                 if scope.get("columns") is None:
                     scope.pop("columns", None)
+        if data["limits"].get("max_tool_errors") is None:  # cases without an error budget hash as before
+            del data["limits"]["max_tool_errors"]
         for switch in ("loops_fail", "unknown_tools_fail"):  # and rules whose vetoes are on, as they always were
             if data["rules"].get(switch) is True:
                 del data["rules"][switch]

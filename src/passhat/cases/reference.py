@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import re
-from typing import Any
-
 from pydantic import BaseModel
 
-from passhat.cases import assertions as A
+from passhat.cases.assertions import BUILTIN_ASSERTIONS, CustomAssertion
 from passhat.cases.model import Case, Limits, OrderConstraint, ReferenceCall, RequiredCall, Rules, UserSpec, UserTurn
 from passhat.cases.rubric import Criterion, JudgeSpec
+from passhat.docgen import field_table, nested_sections
 from passhat.tools.faults import Fault
 
 SECTIONS: list[tuple[str, type[BaseModel]]] = [
@@ -18,64 +15,24 @@ SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("order[]", OrderConstraint), ("reference[]", ReferenceCall), ("faults[]", Fault), ("limits", Limits), ("rules", Rules),
     ("judge", JudgeSpec), ("judge.criteria[]", Criterion),
 ]
-ASSERTIONS: list[type[BaseModel]] = list(A.BUILTIN_ASSERTIONS)
-
-
-def _type(annotation: Any) -> str:
-    if "RowCount" in str(annotation):
-        return "list[assertion]"
-    text = getattr(annotation, "__name__", None) if not getattr(annotation, "__args__", None) else None
-    text = text or str(annotation)
-    text = re.sub(r"\b(typing|passhat\.[\w.]+)\.", "", text)
-    return text.replace("NoneType", "null").replace("|", "\\|")
-
-
-def _default(info: Any) -> str:
-    if info.is_required():
-        return "**required**"
-    if info.default_factory is not None:
-        value = info.default_factory()
-        return "`" + json.dumps(value.model_dump() if isinstance(value, BaseModel) else value) + "`"
-    return "`" + json.dumps(info.default, default=str) + "`"
+ASSERTIONS: list[type[BaseModel]] = list(BUILTIN_ASSERTIONS)
+COLLAPSE = {"RowCount": "list[assertion]"}
+"""The union of every assertion model is written ``list[assertion]``."""
 
 
 def _table(model: type[BaseModel], skip: tuple[str, ...] = ()) -> list[str]:
-    lines = ["| field | type | default | meaning |", "|---|---|---|---|"]
-    for name, info in model.model_fields.items():
-        if name in skip:
-            continue
-        doc = " ".join((info.description or "").split()).replace("|", "\\|")
-        lines.append(f"| `{name}` | {_type(info.annotation)} | {_default(info)} | {doc} |")
-    return lines
-
-
-def _nested(annotation: Any) -> list[type[BaseModel]]:
-    """The models a field's type holds (``list[RowScope]`` → RowScope), so their fields are documented too."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return [m for arg in getattr(annotation, "__args__", ()) for m in _nested(arg)]
+    return field_table(model, skip=skip, collapse=COLLAPSE)
 
 
 def _with_nested(title: str, model: type[BaseModel], level: str, seen: set[type[BaseModel]]) -> list[str]:
-    """The model's section, then one for each model nested in its fields not documented elsewhere: a field
-    whose type is a model must never show only its type name (RowScope's fields were missing)."""
-    seen.add(model)
-    out: list[str] = []
-    for name, info in model.model_fields.items():
-        for inner in _nested(info.annotation):
-            if inner in seen or inner in ASSERTIONS:
-                continue
-            many = "[]" if "list[" in str(info.annotation) else ""
-            sub = f"{title}.{name}{many}"
-            out += [f"{level} `{sub}`", "", " ".join((inner.__doc__ or "").split()), "", *_table(inner), ""]
-            out += _with_nested(sub, inner, level, seen)
-    return out
+    """The sections of the models nested in its fields, the assertions excepted (they have their own)."""
+    return nested_sections(title, model, level, seen, elsewhere=ASSERTIONS, collapse=COLLAPSE)
 
 
 def case_file_reference() -> str:
     """Markdown reference of every case-file field, from the pydantic models and their docstrings."""
     out = ["# Case file reference", "", "Generated from `passhat.cases` by `passhat cases reference`; do not edit.", ""]
-    seen: set[type[BaseModel]] = {m for _, m in SECTIONS} | {A.CustomAssertion}  # that one has its own section
+    seen: set[type[BaseModel]] = {m for _, m in SECTIONS} | {CustomAssertion}  # that one has its own section
     for title, model in SECTIONS:
         out += [f"## `{title}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model), ""]
         out += _with_nested(title.removesuffix("[]"), model, "##", seen)
@@ -87,7 +44,7 @@ def case_file_reference() -> str:
         kind = model.model_fields["kind"].default
         out += [f"### `{kind}`", "", " ".join((model.__doc__ or "").split()), "", *_table(model, ("kind",)), ""]
         out += _with_nested(kind, model, "####", seen)
-    custom = A.CustomAssertion
+    custom = CustomAssertion
     out += ["### any other name: a grader of the domain", "", " ".join((custom.__doc__ or "").split()), "",
             *_table(custom, ("kind",)),
             "| *the grader's parameters* | as declared | as declared | Each parameter of the grader's function, "

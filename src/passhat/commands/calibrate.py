@@ -14,7 +14,7 @@ from rich.table import Table
 
 from passhat.calibrate import Thresholds, calibration_report, read_judgments, read_labels, read_pairwise
 from passhat.console import stderr_console
-from passhat.errors import EXIT_FAILED, EXIT_OK, UserError
+from passhat.errors import EXIT_FAILED, EXIT_OK, PasshatError
 
 
 def judge_info(path: Path) -> dict[str, Any]:
@@ -23,11 +23,12 @@ def judge_info(path: Path) -> dict[str, Any]:
         if path.is_dir():
             from passhat.runner.store import RunStore
 
-            return dict(RunStore(path).manifest().models.get("judge") or {})
+            judge = RunStore(path).manifest().models.judge
+            return judge.model_dump(mode="json", exclude_unset=True) if judge is not None else {}
         with path.open(encoding="utf-8") as fh:
             first = fh.readline()
-        return dict(json.loads(first).get("judge") or {}) if first.strip() else {}
-    except (OSError, ValueError, UserError):
+        return dict(json.loads(first).get("judge") or {}) if first.strip() else {}  # not a run file: judgments
+    except (OSError, ValueError, PasshatError):
         return {}
 
 
@@ -87,7 +88,7 @@ def calibrate(labels: Path, judgments: Path, pairwise: Path | None, out: Path | 
     specificity (Wilson CIs), swap and test-retest consistency, and the Rogan–Gladen corrected pass rate.
     Exits 1 when a --min-* threshold is not met, 2 on bad input."""
     if judgments.is_dir() and not (judgments / "manifest.json").is_file():
-        raise UserError(f"--judgments {judgments}: not a run folder (no manifest.json) — give a run folder or a "
+        raise PasshatError(f"--judgments {judgments}: not a run folder (no manifest.json) — give a run folder or a "
                         "judgments JSONL from `passhat judge`")
     report = calibration_report(
         read_labels(labels), read_judgments(judgments), read_pairwise(pairwise) if pairwise else None,

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from passhat.canary import CanaryResult, SegmentComparison, compare_canary, load_records
 from passhat.console import stderr_console
-from passhat.errors import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, UserError
+from passhat.errors import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, PasshatError
 
 EXIT_CODES = {"PASS": EXIT_OK, "FAIL": EXIT_FAILED, "INCONCLUSIVE": EXIT_INCONCLUSIVE}
 STYLES = {"PASS": "green", "FAIL": "bold red", "INCONCLUSIVE": "yellow"}
@@ -107,6 +107,6 @@ def canary(baseline: Path, candidate: Path, max_drop: float, confidence: float, 
         try:
             json_file.write_text(json.dumps(_json(result), indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
-            raise UserError(f"{json_file}: cannot write: {exc.strerror or exc}") from exc
+            raise PasshatError(f"{json_file}: cannot write: {exc.strerror or exc}") from exc
         stderr_console().print(escape(f"wrote {json_file}"), highlight=False)
     sys.exit(EXIT_CODES[result.decision])

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from passhat.console import stderr_console
-from passhat.errors import EXIT_FAILED, EXIT_OK, UserError
+from passhat.errors import EXIT_FAILED, EXIT_OK, PasshatError
 from passhat.lint import LintReport, lint_suite
 from passhat.lint.similarity import THRESHOLD
 
@@ -69,7 +69,7 @@ def lint_command(suite: str, strict: bool, threshold: float, json_out: bool) -> 
     """Check SUITE (a built-in name or a folder): schema, references, ids, leaks, grading, coverage."""
     report = lint_suite(suite, threshold=threshold)
     if report.cases == 0:  # an empty folder is not a suite (exit 2, as documented), not a suite with findings
-        raise UserError(suite_hint(f"{suite}: no case files (*.yaml) in this folder", suite))
+        raise PasshatError(suite_hint(f"{suite}: no case files (*.yaml) in this folder", suite))
     if json_out:
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
@@ -79,25 +79,32 @@ def lint_command(suite: str, strict: bool, threshold: float, json_out: bool) -> 
 
 @click.command("import")
 @click.argument("source", type=click.Path(path_type=Path, exists=True))
-@click.option("--format", "fmt", type=click.Choice(["requests", "tau-bench"]), default="requests", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["requests", "tau-bench", "tau2-bench"]), default="requests",
+              show_default=True,
               help="requests: SOURCE is a JSONL file of real requests; tau-bench: SOURCE is a checkout of "
-                   "sierra-research/tau-bench.")
+                   "sierra-research/tau-bench; tau2-bench: a checkout of sierra-research/tau2-bench.")
 @click.option("--domain", help="Domain of the cases: a built-in name, module:attr or a .py path (requests).")
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False),
-              help="Folder for the skeletons (requests, required) or the suites (tau-bench, default ./tau-bench).")
-@click.option("--tasks", default="test", show_default=True,
-              help="Which τ-bench task file to import: tasks_TASKS.py of each environment (tau-bench).")
+              help="Folder for the skeletons (requests, required) or the suites (tau-bench, default ./tau-bench; "
+                   "tau2-bench, default ./tau2-bench).")
+@click.option("--tasks", default=None,
+              help="Which tasks to import: tasks_TASKS.py of each environment (tau-bench, default test), or a split "
+                   "of each domain's split_tasks.json (tau2-bench, default base: every task).")
 @click.option("--no-redact", is_flag=True, help="Keep e-mail, phone and card numbers (default: redacted; requests).")
-def import_command(source: Path, fmt: str, domain: str | None, out: Path | None, tasks: str, no_redact: bool) -> None:
+def import_command(source: Path, fmt: str, domain: str | None, out: Path | None, tasks: str | None,
+                   no_redact: bool) -> None:
     """Turn SOURCE into cases: real requests (JSONL) into skeletons, or a τ-bench checkout into suites.
 
     With --format tau-bench, each environment of the checkout (retail, airline) becomes OUT/ENV: a domain
     that runs τ-bench's own tools on its data, and one case per task (docs/tau-bench.md).
     """
-    if fmt == "tau-bench":
+    if fmt in ("tau-bench", "tau2-bench"):
         if domain is not None:
-            raise click.UsageError("--domain is for --format requests; a τ-bench import writes its own domain")
-        _import_tau_bench(source, out or Path("tau-bench"), tasks)
+            raise click.UsageError(f"--domain is for --format requests; a {fmt} import writes its own domain")
+        if fmt == "tau-bench":
+            _import_tau_bench(source, out or Path("tau-bench"), tasks or "test")
+        else:
+            _import_tau2_bench(source, out or Path("tau2-bench"), tasks or "base")
         return
     if domain is None or out is None:
         raise click.UsageError("--format requests needs --domain and --out")
@@ -114,6 +121,18 @@ def import_command(source: Path, fmt: str, domain: str | None, out: Path | None,
     if result.ignored_fields:
         err.print(escape("ignored fields: " + ", ".join(f"{k} ({n} line(s))" for k, n in result.ignored_fields.items())),
                   highlight=False)
+
+
+def _import_tau2_bench(checkout: Path, out: Path, tasks: str) -> None:
+    from passhat.tau2_bench.importer import import_tau2_bench
+
+    result = import_tau2_bench(checkout, out, split=tasks)
+    err = stderr_console()
+    for env, folder in result.suites.items():
+        err.print(escape(f"wrote {folder}: τ²-bench {env}, {result.cases[env]} case(s) from split {tasks!r}; "
+                         f"check it with `passhat cases lint {folder / 'cases'}`"), highlight=False, soft_wrap=True)
+    for note in result.notes:
+        err.print(escape(f"note: {note}"), highlight=False, soft_wrap=True)
 
 
 def _import_tau_bench(checkout: Path, out: Path, tasks: str) -> None:

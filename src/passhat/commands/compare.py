@@ -7,7 +7,6 @@ different suites without ``--allow-changed-cases``). Gating on the result is ``p
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 from rich import box
@@ -15,7 +14,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from passhat.compare import compare_runs, write_comparison
+from passhat.compare import compare_folders, write_comparison
+from passhat.metric_names import key_label, parse_metric_key, shown_ks
+from passhat.models import CaseChange, Comparison, PairedMetric
 from passhat.report.files import write_atomic
 
 
@@ -23,18 +24,18 @@ def _pct(x: float | None, signed: bool = False, digits: int = 3) -> str:
     return "—" if x is None else (f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}")
 
 
-def _p(x: float | None) -> str:
-    return "—" if x is None else f"{x:.2g}"
+def _p(x: float | None, spec: str = ".2g") -> str:
+    return "—" if x is None else format(x, spec)
 
 
-def changes_table(rows: list[dict[str, Any]], title: str, style: str) -> Table:
+def changes_table(rows: list[CaseChange], title: str, style: str) -> Table:
     table = Table(title=title, title_style=style)
-    tested = any("p_value" in r for r in rows)
+    tested = any(r.p_value is not None for r in rows)
     for col in ("case", "base", "candidate", *(["p (Fisher)"] if tested else []), "candidate's most common failure"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        p = [f"{r['p_value']:.3g}"] if tested else []
-        table.add_row(escape(r["id"]), r["base"], r["candidate"], *p, escape(r.get("reason") or ""), style=style)
+        p = [_p(r.p_value, ".3g")] if tested else []
+        table.add_row(escape(r.id), r.base, r.candidate, *p, escape(r.reason or ""), style=style)
     return table
 
 
@@ -43,74 +44,72 @@ TESTS = {"paired_t": "paired t", "paired_t_clustered": "paired t (clustered by g
 INTERVALS = {"t": "t over cases; Tango's score interval for 0/1 metrics", "bca": "paired BCa bootstrap over cases"}
 
 
-def _label(metric: str) -> str:
-    """pass_hat_4 → pass^4, pass_at_2 → pass@2."""
-    family, k = metric.rsplit("_", 1)
-    return f"pass{'^' if family == 'pass_hat' else '@'}{k}"
-
-
-def metrics_table(metrics: dict[str, Any], title: str, strata: bool = False) -> Table:
-    """One row per metric; red when the interval excludes 0 downwards, green upwards. Tests go in the caption."""
-    tests = sorted({TESTS.get(m["test"], m["test"]) for m in metrics.values()})
-    notes = [f"p: {', '.join(tests)}"] + (["Holm: adjusted within each metric"] if strata else [])
-    if any(m["mde"] is None for m in metrics.values()):
-        notes.append("MDE —: no case differs (the interval is the resolution)")
+def metrics_table(metrics: dict[str, PairedMetric], title: str, strata: bool = False, level: float = 0.95) -> Table:
+    """One row per metric; red when the change on these cases is significant downwards, green upwards."""
+    tests = sorted({TESTS.get(m.test, m.test) for m in metrics.values()})
+    notes = ["p: nothing changed on these cases (within-case permutation test)",
+             f"interval: for cases like these ({', '.join(tests)} ∪ pseudo-case)"]
+    notes += ["Holm: adjusted within each metric"] if strata else []
+    notes.append("MDE: a uniform drop of every case's pass rate found with 80 % power")
+    if any(m.mde is None for m in metrics.values()):
+        notes.append("MDE —: no drop is detectable at this size")
     table = Table(title=title, caption="; ".join(notes), box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     cols = ("stratum" if strata else "metric", "base", "cand", "Δ", "interval", "p", "Holm" if strata else "r", "MDE", "n")
     for col in cols:
         table.add_column(col, justify="left" if col in ("metric", "stratum") else "right", no_wrap=True)
     d = 2 if strata else 3
     for name, m in metrics.items():
-        excludes_zero = m["ci_low"] > 0 or m["ci_high"] < 0
-        style = ("red" if m["delta"] < 0 else "green") if excludes_zero else None
-        table.add_row(name, _pct(m["base"], digits=d), _pct(m["candidate"], digits=d), _pct(m["delta"], True, d),
-                      f"[{m['ci_low']:+.{d}f}, {m['ci_high']:+.{d}f}]", _p(m["p_value"]),
-                      _p(m.get("p_holm")) if strata else _pct(m["correlation"]), _pct(m["mde"], digits=d),
-                      str(m["cases"]), style=style)
+        changed = m.p_value is not None and m.p_value < 1 - level
+        style = ("red" if m.delta < 0 else "green") if changed else None
+        table.add_row(name, _pct(m.base, digits=d), _pct(m.candidate, digits=d), _pct(m.delta, True, d),
+                      f"[{m.ci_low:+.{d}f}, {m.ci_high:+.{d}f}]", _p(m.p_value),
+                      _p(m.p_holm) if strata else _pct(m.correlation), _pct(m.mde, digits=d),
+                      str(m.cases), style=style)
     return table
 
 
-def _shown(metrics: dict[str, Any]) -> dict[str, Any]:
+def _shown(metrics: dict[str, PairedMetric]) -> dict[str, PairedMetric]:
     """pass^k and pass@k for k = 1, 2, 4, … and the largest k (the JSON has every k); pass@1 is pass^1."""
-    ks = sorted({int(name.rsplit("_", 1)[1]) for name in metrics})
-    keep = {k for k in ks if k & (k - 1) == 0} | ({ks[-1]} if ks else set())
-    return {_label(n): m for n, m in metrics.items() if int(n.rsplit("_", 1)[1]) in keep and n != "pass_at_1"}
+    ks = [parse_metric_key(name)[1] for name in metrics]
+    keep = set(shown_ks(max(ks))) if ks else set()
+    return {key_label(n): m for n, m in metrics.items() if parse_metric_key(n)[1] in keep and n != "pass_at_1"}
 
 
-def print_comparison(result: dict[str, Any], console: Console) -> None:
+def print_comparison(result: Comparison, console: Console) -> None:
     """New failures first, then new passes, the metric table and the strata."""
-    base, cand = result["base"], result["candidate"]
-    console.print(f"[bold]{escape(str(cand['suite']))}[/bold]: candidate [bold]{escape(str(cand['agent']))}[/bold] "
-                  f"({escape(cand['folder'])}) vs base [bold]{escape(str(base['agent']))}[/bold] ({escape(base['folder'])}) · "
-                  f"{result['cases']['compared']} paired case(s)", highlight=False)
+    base, cand = result.base, result.candidate
+    console.print(f"[bold]{escape(str(cand.suite))}[/bold]: candidate [bold]{escape(str(cand.agent))}[/bold] "
+                  f"({escape(cand.folder)}) vs base [bold]{escape(str(base.agent))}[/bold] ({escape(base.folder)}) · "
+                  f"{result.cases.compared} paired case(s)", highlight=False)
     for role, run in (("base", base), ("candidate", cand)):
-        if run.get("status") != "complete":
-            console.print(f"[yellow]warning: the {role} run is not complete (status {run.get('status')!r})[/yellow]")
-    changes = result["changes"]
-    significant = [r for r in changes["new_failures"] if r.get("significant")]
-    chance = [r for r in changes["new_failures"] if not r.get("significant")]
+        if run.status != "complete":
+            console.print(f"[yellow]warning: the {role} run is not complete (status {run.status!r})[/yellow]")
+    changes = result.changes
+    significant = [r for r in changes.new_failures if r.significant]
+    chance = [r for r in changes.new_failures if not r.significant]
     if significant:
         console.print(changes_table(significant, f"{len(significant)} NEW FAILURE(S): passed every trial in base, "
-                                    "significantly less often in candidate (Fisher, Benjamini–Hochberg)", "bold red"))
+                                    "significantly less often in candidate (Fisher, discrete Benjamini–Hochberg)", "bold red"))
     else:
         console.print("[green]no significant new failures[/green]")
     if chance:
         console.print(changes_table(chance, f"{len(chance)} case(s) that passed every base trial failed a candidate "
                                     "trial — within what chance gives an unchanged agent", "yellow"))
-    if changes["new_passes"]:
-        console.print(changes_table(changes["new_passes"], f"{len(changes['new_passes'])} new pass(es)", "green"))
-    if changes["missing"]:
-        missing = escape(", ".join(r["id"] for r in changes["missing"]))
+    if changes.new_passes:
+        console.print(changes_table(changes.new_passes, f"{len(changes.new_passes)} new pass(es)", "green"))
+    if changes.missing:
+        missing = escape(", ".join(r.id for r in changes.missing))
         console.print(f"[yellow]no graded trial in candidate for: {missing}[/yellow]")
-    level = f"{result['confidence']:.0%}"
-    method = INTERVALS.get(result.get("interval", "t"), result.get("interval", "t"))
-    console.print(metrics_table(_shown(result["metrics"]), f"paired differences, {level} interval ({method})"))
-    for key, values in result["strata"].items():
-        rows = {f"{escape(v)} {_label(name)}": m for v, block in values.items() for name, m in block.items() if name != "cases"}
+    level = f"{result.confidence:.0%}"
+    method = INTERVALS.get(result.interval, result.interval)
+    console.print(metrics_table(_shown(result.metrics), f"paired differences, {level} interval ({method})",
+                                level=result.confidence))
+    for key, values in result.strata.items():
+        rows = {f"{escape(v)} {key_label(name)}": m for v, block in values.items() for name, m in block.metrics().items()}
         if rows:
-            console.print(metrics_table(rows, f"by {key}", strata=True))
-    for e in result["cases"]["excluded"]:
-        console.print(f"[yellow]excluded {escape(e['id'])}: {escape(e['reason'])}[/yellow]", highlight=False)
+            console.print(metrics_table(rows, f"by {key}", strata=True, level=result.confidence))
+    for e in result.cases.excluded:
+        console.print(f"[yellow]excluded {escape(e.id)}: {escape(e.reason)}[/yellow]", highlight=False)
 
 
 @click.command("compare")
@@ -133,7 +132,7 @@ def print_comparison(result: dict[str, Any], console: Console) -> None:
 def compare(base: Path, candidate: Path, json_out: Path | None, allow_changed_cases: bool, by: tuple[str, ...],
             interval: str, seed: int, confidence: float, quiet: bool, html_out: Path | None = None) -> None:
     """Compare CANDIDATE with BASE (two run folders of the same suite), case by case."""
-    result = compare_runs(base, candidate, allow_changed_cases=allow_changed_cases, by=by, seed=seed,
+    result = compare_folders(base, candidate, allow_changed_cases=allow_changed_cases, by=by, seed=seed,
                           interval=interval,  # type: ignore[arg-type]
                           confidence=confidence)
     if json_out is not None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.world import Diff
 from passhat.world.diff import RowChange
 
@@ -57,11 +57,11 @@ def expected_command(suite: str, case_id: str, json_out: bool) -> None:
     if case_id not in ids:
         close = difflib.get_close_matches(case_id, ids, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise UserError(f"{suite}: no case {case_id!r}{hint}; cases: {', '.join(ids)}")
+        raise PasshatError(f"{suite}: no case {case_id!r}{hint}; cases: {', '.join(ids)}")
     case = loaded.case(case_id)
     diff = expected_state(case, loaded.domain_of(case))
     if diff is None:
-        raise UserError(f"{loaded.files[case_id]}: reference: case {case_id!r} has no reference solution; add "
+        raise PasshatError(f"{loaded.files[case_id]}: reference: case {case_id!r} has no reference solution; add "
                         "`reference: [{tool: NAME, args: {...}}]` to compute its expected state")
     if json_out:
         click.echo(json.dumps(diff.to_json(), indent=2, ensure_ascii=False))

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 
 
 def _headers(items: tuple[str, ...]) -> dict[str, str]:
@@ -46,7 +46,7 @@ def check_otlp_url(url: str, option: str) -> None:
     warning after the whole run)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UserError(f"{option} {url!r}: expected an http(s) URL such as http://127.0.0.1:4318")
+        raise PasshatError(f"{option} {url!r}: expected an http(s) URL such as http://127.0.0.1:4318")
 
 
 def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -54,7 +54,7 @@ def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> 
         return None
     try:
         check_otlp_url(value, "--endpoint")
-    except UserError as exc:
+    except PasshatError as exc:
         raise click.BadParameter(str(exc).split(": ", 1)[1], ctx, param) from None
     return value
 

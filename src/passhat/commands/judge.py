@@ -16,15 +16,16 @@ import click
 import yaml
 from rich.markup import escape
 
-from passhat.agents.llm import RetryPolicy, chat_model, load_price_table
 from passhat.calibrate.inputs import judgments_from_grades
 from passhat.cases import load_suite
 from passhat.cases.rubric import JudgeSpec
 from passhat.cases.suite import Suite
 from passhat.console import stderr_console
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.graders.judge import Judge, PairwiseVerdict, pairwise_summary
 from passhat.graders.judge_prompt import Evidence
+from passhat.llm import RetryPolicy, chat_model, load_price_table
+from passhat.models import Manifest
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.seeding import derive_seed
@@ -57,11 +58,13 @@ def _judge(judge_spec: str, base_url: str | None, prices: Path | None, retries: 
     return Judge(chat_model(judge_spec, base_url=base_url, retry=retry), prices=load_price_table(prices))
 
 
-def _suite(run: Path) -> tuple[Suite, list[TrialRecord], dict[str, Any]]:
+def _suite(run: Path) -> tuple[Suite, list[TrialRecord], Manifest]:
     store = RunStore(run)
-    manifest = store.read_manifest()
-    suite = load_suite(manifest["suite"]["folder"])
-    if suite.content_hash() != manifest["suite"].get("hash"):
+    manifest = store.manifest()
+    if manifest.suite.folder is None:
+        raise PasshatError(f"{run}: its manifest does not say where the suite's case files were read from")
+    suite = load_suite(manifest.suite.folder)
+    if suite.content_hash() != manifest.suite.hash:
         stderr_console().print(f"[yellow]warning:[/yellow] the suite of {escape(str(run))} changed since the run; "
                                "judging with the current rubrics", highlight=False)
     return suite, [r for r in store.iter_records() if r.outcome != "error"], manifest
@@ -94,11 +97,11 @@ def judge_command(run_folder: Path, repeats: int, judge_spec: str, base_url: str
         judge = _judge(judge_spec, base_url, prices, retries, retry_delay)
         suite, records, _ = _suite(run_folder)
     except (ValueError, KeyError) as exc:  # a malformed --judge spec or price table, a manifest without a suite
-        raise UserError(str(exc)) from exc
+        raise PasshatError(str(exc)) from exc
     todo = [(r, rep) for r in records if r.case_id in {c.id for c in suite.cases} and suite.case(r.case_id).judge
             for rep in range(repeats)]
     if not todo:
-        raise UserError(f"{run_folder}: nothing to judge — no graded trial of this run is of a case with a judge: "
+        raise PasshatError(f"{run_folder}: nothing to judge — no graded trial of this run is of a case with a judge: "
                         "section (see docs/llm.md)")
 
     def job(r: TrialRecord, rep: int) -> Callable[[], Awaitable[Any]]:
@@ -134,9 +137,9 @@ def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: 
         _, records_b, manifest_b = _suite(run_b)
         shared = JudgeSpec.model_validate(load_yaml(rubric.read_text("utf-8"))) if rubric else None
     except yaml.YAMLError as exc:
-        raise UserError(f"{rubric}: not valid YAML: {exc}") from exc
+        raise PasshatError(f"{rubric}: not valid YAML: {exc}") from exc
     except (ValueError, KeyError) as exc:
-        raise UserError(str(exc)) from exc
+        raise PasshatError(str(exc)) from exc
     mask = tuple(_names(manifest_a) | _names(manifest_b))
     by_key = {r.key: r for r in records_b}
     pairs = []
@@ -146,7 +149,7 @@ def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: 
         if b is not None and case_rubric is not None:
             pairs.append((a, b, case_rubric))
     if not pairs:
-        raise UserError(f"nothing to compare: no graded trial of {run_a} has a graded trial of the same case and number "
+        raise PasshatError(f"nothing to compare: no graded trial of {run_a} has a graded trial of the same case and number "
                         f"in {run_b} with a judge rubric (runs of one suite, whose cases have a judge: section, or pass "
                         "--rubric)")
 
@@ -162,9 +165,10 @@ def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: 
     click.echo(json.dumps({"run_a": str(run_a), "run_b": str(run_b), **pairwise_summary(verdicts)}, indent=2))
 
 
-def _names(manifest: dict[str, Any]) -> set[str]:
+def _names(manifest: Manifest) -> set[str]:
     """Agent and model names to hide from the judge (brand bias)."""
-    names = {str(manifest.get("agent", ""))}
-    agent = (manifest.get("models") or {}).get("agent") or {}
-    names |= {str(agent.get("model", "")), str(agent.get("spec", ""))}
+    names = {manifest.agent}
+    agent = manifest.models.agent
+    if agent is not None:
+        names |= {agent.model or "", agent.spec or ""}
     return {n for n in names if len(n) >= 3}

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from passhat.report.files import write_atomic
 from passhat.report.junit import junit_xml
 from passhat.report.markdown import markdown_summary
 from passhat.runner.store import RunStore
 
+if TYPE_CHECKING:
+    from passhat.models import GateResult, Summary
+
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
-def write_ci_outputs(run_folder: Path, summary: dict[str, Any], gate: dict[str, Any] | None, *,
+def write_ci_outputs(run_folder: Path, summary: Summary, gate: GateResult | None, *,
                      junit: Path | None, summary_md: Path | None) -> list[Path]:
     """Write the requested outputs; returns the paths written (for the user's log)."""
     written: list[Path] = []

@@ -22,22 +22,21 @@ from passhat.console import stderr_console
 @click.option("--quiet", "-q", is_flag=True, help="No summary table.")
 def regrade_command(run_folder: Path, suite_ref: str | None, out: Path, quiet: bool) -> None:
     """Re-grade RUN_FOLDER's stored trajectories and final states without re-running the agent."""
+    from passhat.models import Summary
     from passhat.regrade import regrade_run
     from passhat.report.terminal import print_summary
-    from passhat.runner.store import RunStore
+    from passhat.runner.store import SUMMARY
 
     err = stderr_console()
     report = regrade_run(run_folder, out, suite_ref=suite_ref)
-    if report["changed_cases"]:
-        err.print(escape(f"re-graded with changed case(s): {', '.join(report['changed_cases'])}"), highlight=False)
-    if report["missing_cases"]:
-        err.print(f"[yellow]not in the suite any more (skipped {report['skipped_trials']} trial(s)):[/yellow] "
-                  f"{escape(', '.join(report['missing_cases']))}", highlight=False)
-    for ch in report["outcome_changes"]:
-        err.print(escape(f"  {ch['case_id']} trial {ch['trial']}: {ch['before']} → {ch['after']}"), highlight=False)
-    err.print(escape(f"{report['trials']} trial(s) re-graded, {len(report['outcome_changes'])} outcome(s) changed; "
+    if report.changed_cases:
+        err.print(escape(f"re-graded with changed case(s): {', '.join(report.changed_cases)}"), highlight=False)
+    if report.missing_cases:
+        err.print(f"[yellow]not in the suite any more (skipped {report.skipped_trials} trial(s)):[/yellow] "
+                  f"{escape(', '.join(report.missing_cases))}", highlight=False)
+    for ch in report.outcome_changes:
+        err.print(escape(f"  {ch.case_id} trial {ch.trial}: {ch.before} → {ch.after}"), highlight=False)
+    err.print(escape(f"{report.trials} trial(s) re-graded, {len(report.outcome_changes)} outcome(s) changed; "
                      f"run folder: {out}"), highlight=False)
     if not quiet:
-        from passhat.models import Summary
-
-        print_summary(Summary.load(RunStore(out).folder / "summary.json").to_dict(), Console())
+        print_summary(Summary.load(out / SUMMARY), Console())

@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import webbrowser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from passhat.errors import UserError
+from passhat.errors import PasshatError
+
+if TYPE_CHECKING:
+    from passhat.models import Summary
 
 
 def _reason(exc: Exception) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
-    return str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+    return str(exc) if isinstance(exc, PasshatError) else f"{type(exc).__name__}: {exc}"
 
 
 def _size(n: int) -> str:
@@ -38,7 +41,7 @@ def report(run_folder: Path, open_browser: bool) -> None:
         webbrowser.open(written.path.resolve().as_uri())
 
 
-def after_run(folder: Path, summary: dict[str, Any], *, html: bool, otlp: str | None) -> None:
+def after_run(folder: Path, summary: Summary, *, html: bool, otlp: str | None) -> None:
     """The report and the OTLP export at the end of ``passhat run``, after the gate has decided.
 
     Neither changes the run's exit code: the records, summary, gate result and CI outputs are already

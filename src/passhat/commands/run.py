@@ -18,13 +18,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 import passhat.api
 from passhat.agents.bounds import DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_PROCESSES
-from passhat.agents.llm.ratelimit import parse_option
-from passhat.agents.llm.setup import model_options
 from passhat.api import Progress as RunProgress
 from passhat.api import Run
 from passhat.commands.cases import suite_hint
 from passhat.commands.common import EXIT_BAD_INPUT, err, fail
 from passhat.commands.export import check_otlp_url
+from passhat.commands.run_options import model_options, run_options
 from passhat.errors import PasshatError
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE, EXIT_INCOMPLETE
 from passhat.runner.health import exit_code as health_exit_code
@@ -105,17 +104,10 @@ from passhat.runner.run import MAX_CONCURRENCY, MAX_PLANNED_TRIALS, MAX_TRIALS
               help="The PostgreSQL server for Postgres(...) fixtures (default: $PASSHAT_PG_URL, else a throwaway "
                    "cluster passhat starts itself when PostgreSQL is installed; docs/worlds.md).")
 @model_options
-def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, out: Path | None,
-        resume: bool, quiet: bool, by: tuple[str, ...], no_sanity: bool, no_redact: bool,
-        redact_field: tuple[str, ...], redact_pattern: tuple[str, ...], gate_file: Path | None = None,
-        junit: Path | None = None, summary_md: Path | None = None, no_report: bool = False,
-        otlp: str | None = None, splits: tuple[str, ...] = (), tags: tuple[str, ...] = (),
-        frozen: Path | None = None, record: Path | None = None, replay: Path | None = None, isolate: str = "none",
-        max_error_rate: float = DEFAULT_MAX_ERROR_RATE, executor: str = "local", ray_address: str | None = None,
-        case_ids: tuple[str, ...] = (), pg_url: str | None = None, agent_env: tuple[str, ...] = (),
-        agent_allow_hosts: tuple[str, ...] = (), agent_processes: str = str(DEFAULT_PROCESSES),
-        agent_memory: str = DEFAULT_MEMORY, agent_file_size: str = DEFAULT_FILE_SIZE,
-        agent_model_relay: tuple[str, ...] = (), **model_kw: Any) -> None:
+@click.pass_context
+def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resume: bool, quiet: bool,
+        junit: Path | None, summary_md: Path | None, no_report: bool, otlp: str | None, max_error_rate: float,
+        pg_url: str | None, **given: Any) -> None:
     """Run every case of SUITE (a built-in name or a folder) TRIALS times with AGENT."""
     if resume and out is None:
         fail("--resume needs --out RUN_FOLDER (the folder of the run to continue)")
@@ -126,8 +118,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     try:
         if otlp:
             check_otlp_url(otlp, "--otlp")
-        patterns = parse_redact_patterns(redact_pattern)
-        model_kw["rate_limits"] = parse_option(model_kw.get("rate_limits", ()))
+        options = run_options(ctx, given)
     except PasshatError as exc:
         fail(str(exc))
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -146,14 +137,8 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
 
         try:
             run = passhat.api.evaluate(
-                suite, agent_spec, trials=trials, concurrency=concurrency, seed=seed, out=out, resume=resume,
-                cases=case_ids, splits=splits, tags=tags, frozen=frozen, record=record, replay=replay, gate=gate_file, by=by,
-                sanity=not no_sanity, redact=not no_redact, redact_fields=redact_field, redact_patterns=patterns,
-                isolate=isolate, executor=executor, ray_address=ray_address,  # type: ignore[arg-type]
-                agent_env=agent_env, agent_allow_hosts=agent_allow_hosts, agent_processes=agent_processes,
-                agent_memory=agent_memory, agent_file_size=agent_file_size, agent_model_relay=agent_model_relay,
-                user=model_kw.pop("user_spec", "scripted"), judge=model_kw.pop("judge_spec", None), **model_kw,
-                progress=advance, on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {w}", highlight=False))
+                suite, agent_spec, options, out=out, resume=resume, progress=advance,
+                on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {w}", highlight=False))
         except (PasshatError, ValueError) as exc:
             fail(suite_hint(str(exc), suite))
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM (passhat.shutdown): say where the records are
@@ -161,7 +146,7 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
                 p = where[0]
                 err.print(f"stopped: {p.done} of {p.total} trial(s) recorded in {p.folder}; continue with "
                           f"`passhat run {shlex.quote(suite)} --agent {shlex.quote(agent_spec)} --resume --out "
-                          f"{shlex.quote(str(p.folder))}` and the same options",
+                          f"{shlex.quote(str(p.folder))}` (it goes on with the options it started with)",
                           highlight=False, markup=False)
             raise
     # what only the end of a run needs loads here, not before the first trial: the gate's statistics (scipy),
@@ -171,12 +156,12 @@ def run(suite: str, agent_spec: str, trials: int, concurrency: int, seed: int, o
     from passhat.report.notes import run_notes
     from passhat.report.terminal import print_summary
 
-    summary = run.summary.to_dict()  # the terminal, CI and report writers read the JSON mapping
+    summary = run.summary
     if quiet:  # the run in one sentence, without the tables
         err.print(headline(summary).text, highlight=False, markup=False)
     else:
-        print_summary(summary, Console(), strata=by)
-    for note in run_notes(summary, run.manifest.to_dict()):
+        print_summary(summary, Console(), strata=options.by)
+    for note in run_notes(summary, run.manifest):
         err.print(note, highlight=False)
     err.print(f"run folder: {run.folder}", highlight=False)
     # the gate, CI outputs and run health first: the report and export after them cannot change the exit code
@@ -199,11 +184,11 @@ def finish_outputs(run: Run, *, junit: Path | None, summary_md: Path | None, qui
     if run.gate_error is not None:
         err.print(f"[red]error:[/red] gate: {escape(run.gate_error)}", highlight=False)
         return EXIT_BAD_INPUT
-    gate = run.gate_result.to_dict() if run.gate_result is not None else None
+    gate = run.gate_result
     if gate is not None:
         print_gate(gate, err if quiet else Console())
     try:
-        written = write_ci_outputs(run.folder, run.summary.to_dict(), gate, junit=junit, summary_md=summary_md)
+        written = write_ci_outputs(run.folder, run.summary, gate, junit=junit, summary_md=summary_md)
     except OSError as exc:
         err.print(f"[red]error:[/red] cannot write CI output: {escape(str(exc))}", highlight=False)
         return EXIT_BAD_INPUT
@@ -211,13 +196,3 @@ def finish_outputs(run: Run, *, junit: Path | None, summary_md: Path | None, qui
         err.print(f"wrote {path}", highlight=False)
     return run.gate_result.exit_code if run.gate_result is not None else 0
 
-
-def parse_redact_patterns(items: tuple[str, ...]) -> dict[str, str]:
-    """``--redact-pattern NAME=REGEX`` options as a mapping (the expressions are checked by evaluate)."""
-    out: dict[str, str] = {}
-    for item in items:
-        name, sep, rx = item.partition("=")
-        if not sep or not name or not rx:
-            raise PasshatError(f"--redact-pattern {item!r}: expected NAME=REGEX")
-        out[name] = rx
-    return out

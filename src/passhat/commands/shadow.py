@@ -21,7 +21,7 @@ from rich.table import Table
 
 from passhat.api import Progress as RunProgress
 from passhat.commands.common import err
-from passhat.commands.run import parse_redact_patterns
+from passhat.commands.run_options import parse_redact_patterns
 from passhat.models.shadow import ConversationResult, ShadowReport
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE
 

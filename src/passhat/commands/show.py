@@ -1,17 +1,17 @@
 """``passhat show``: the summary of a run folder, read back or recomputed.
 
-A finished run's summary.json is printed as passhat wrote it (``results.written``): parsed, not validated
-again, with no statistics loaded — 10,000 cases × 16 trials show in well under the 2 s goal of issue 22.
-``--validate`` reads it through its model first; ``--recompute`` (or ``--split``) rebuilds it from
-trials.jsonl. If printing trips over a file that was edited by hand, it is validated then, so the error
-names the file and the field.
+A finished run's summary.json is printed when it is current (``results.written``): read through
+``models.Summary`` from its bytes, like manifest.json through ``models.Manifest``, with no statistics
+loaded — 10,000 cases × 16 trials show in about 0.6 s, under the 2 s goal of issue 22 (docs/design/030).
+A file edited by hand into another shape is refused, naming the file and the field. ``--recompute``
+(or ``--split``) rebuilds the summary from trials.jsonl.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +19,7 @@ from passhat.commands.common import err, fail
 from passhat.errors import PasshatError
 
 if TYPE_CHECKING:
+    from passhat.models import Manifest, Summary
     from passhat.runner import RunStore
 
 
@@ -28,78 +29,64 @@ if TYPE_CHECKING:
 @click.option("--split", "splits", multiple=True, type=click.Choice(["dev", "holdout", "regression"]),
               help="Only the cases of this split (repeatable: any of them).")
 @click.option("--recompute", is_flag=True, help="Recompute from trials.jsonl even when summary.json is current.")
-@click.option("--validate", is_flag=True,
-              help="Check manifest.json and a current summary.json against their models before printing.")
+@click.option("--validate", is_flag=True, hidden=True,
+              help="Kept for scripts: manifest.json and summary.json are always checked against their models now.")
 def show(run_folder: Path, by: tuple[str, ...], splits: tuple[str, ...], recompute: bool, validate: bool) -> None:
     """Print the summary of RUN_FOLDER: its summary.json when that counts every record in trials.jsonl,
     otherwise recomputed from trials.jsonl."""
-    from passhat.results.written import read_manifest_json, written_summary
+    from passhat.models import Manifest
 
     try:
-        manifest = _validated_manifest(run_folder) if validate else read_manifest_json(run_folder)
-        summary = None if recompute or splits else written_summary(run_folder, by)
-        if summary is not None and validate:
-            summary = _validated_summary(run_folder, summary)
+        manifest = Manifest.of_run(run_folder)
+        summary = None if recompute or splits else _written(run_folder, by)
         if summary is None:
-            summary = _recomputed(run_folder, by, splits)
+            summary = _recomputed(run_folder, manifest, by, splits)
         _print(run_folder, summary, manifest, by)
     except PasshatError as exc:
         fail(str(exc))
         return
 
 
-def _print(run_folder: Path, summary: dict[str, Any], manifest: dict[str, Any], by: tuple[str, ...]) -> None:
-    """Render everything first, then write it: an unvalidated file that breaks the tables half-way is
-    validated (naming the file and field) instead of leaving half a table on the terminal."""
+def _written(run_folder: Path, by: tuple[str, ...]) -> Summary | None:
+    from passhat.models import FileFormatError
+    from passhat.results.written import written_summary
+
+    try:
+        return written_summary(run_folder, by)
+    except FileFormatError as exc:
+        raise PasshatError(f"{exc}; `passhat show --recompute` recomputes it from trials.jsonl") from None
+
+
+def _print(run_folder: Path, summary: Summary, manifest: Manifest, by: tuple[str, ...]) -> None:
+    """Render everything first, then write it: nothing is left half-printed by an error."""
     from rich.console import Console
 
     from passhat.report.notes import run_notes
     from passhat.report.terminal import print_summary
 
     console = Console()
-    try:
-        with console.capture() as captured:
-            print_summary(summary, console, strata=by)
-        notes = run_notes(summary, manifest)
-        status = manifest.get("status")
-        if status != "complete":
-            recorded = sum(c["n"] + c["errors"] for c in summary["cases"])
-            expected = summary["suite"]["cases"] * manifest["trials"]
-            notes.append(f"[yellow]warning:[/yellow] this run is not complete (status {status!r}): "
-                         f"{recorded} of {expected} trial(s) recorded; continue it with "
-                         f"`passhat run … --resume --out {run_folder}`")
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
-        _validated_manifest(run_folder)
-        _validated_summary(run_folder, summary)
-        raise
+    with console.capture() as captured:
+        print_summary(summary, console, strata=by)
+    notes = run_notes(summary, manifest)
+    if manifest.status != "complete":
+        recorded = sum(c.n + c.errors for c in summary.cases)
+        expected = summary.suite.cases * manifest.trials
+        notes.append(f"[yellow]warning:[/yellow] this run is not complete (status {manifest.status!r}): "
+                     f"{recorded} of {expected} trial(s) recorded; continue it with "
+                     f"`passhat run … --resume --out {run_folder}`")
     sys.stdout.write(captured.get())
     sys.stdout.flush()
     for note in notes:
         err.print(note, highlight=False)
 
 
-def _validated_manifest(run_folder: Path) -> dict[str, Any]:
+def _recomputed(run_folder: Path, manifest: Manifest, by: tuple[str, ...], splits: tuple[str, ...]) -> Summary:
     from passhat.runner.store import RunStore
 
-    return RunStore(run_folder).manifest().to_dict()
+    return summary_of_splits(RunStore(run_folder), manifest, by, splits)
 
 
-def _validated_summary(run_folder: Path, summary: dict[str, Any]) -> dict[str, Any]:
-    """``summary`` (the parsed summary.json, or a recomputed one) through ``models.Summary``; errors name the file."""
-    from passhat.models import Summary
-
-    return Summary.from_dict(summary, str(run_folder / "summary.json")).to_dict()
-
-
-def _recomputed(run_folder: Path, by: tuple[str, ...], splits: tuple[str, ...]) -> dict[str, Any]:
-    from passhat.runner.store import RunStore
-
-    store = RunStore(run_folder)
-    return summary_of_splits(store, store.read_manifest(), by, splits)
-
-
-def summary_of_splits(store: RunStore, manifest: dict[str, Any], by: tuple[str, ...],
-                      splits: tuple[str, ...]) -> dict[str, Any]:
+def summary_of_splits(store: RunStore, manifest: Manifest, by: tuple[str, ...], splits: tuple[str, ...]) -> Summary:
     """The summary of the run's cases in any of ``splits`` (all cases when empty); no such case is bad input.
 
     Reads only the fields a summary uses from trials.jsonl (``tally_records``), not whole trajectories.
@@ -107,18 +94,8 @@ def summary_of_splits(store: RunStore, manifest: dict[str, Any], by: tuple[str, 
     from passhat.results.summary import build_summary
     from passhat.results.tally import tally_records
 
-    records = tally_records(store.trials_path)
-    if not splits:
-        return build_summary(records, manifest, by=by)
-    meta = manifest["suite"].get("case_meta", {})
-    chosen = {cid: h for cid, h in manifest["suite"]["cases"].items() if meta.get(cid, {}).get("split") in splits}
-    if not chosen:
-        present = sorted({m.get("split") for m in meta.values() if m.get("split")})
+    if splits and not any(manifest.case_meta(cid).split in splits for cid in manifest.suite.cases):
+        present = sorted({m.split for m in manifest.suite.case_meta.values() if m.split})
         raise PasshatError(f"{store.folder}: no case of this run is in split {'|'.join(splits)} "
                            f"(splits present: {', '.join(present) or 'none recorded'})")
-    if len(splits) == 1:
-        return build_summary(records, manifest, by=by, split=splits[0])
-    chosen_only = {**manifest, "suite": {**manifest["suite"], "cases": chosen}}
-    summary = build_summary((r for r in records if r.case_id in chosen), chosen_only, by=by)
-    summary["suite"]["split"] = "|".join(splits)
-    return summary
+    return build_summary(tally_records(store.trials_path), manifest, by=by, splits=splits)

@@ -5,10 +5,10 @@ Exit codes: 0 success, 1 the suite differs from the snapshot (verify), 2 bad inp
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
@@ -19,17 +19,26 @@ from rich.text import Text
 from passhat.cases import Suite, load_suite
 from passhat.commands.cases import suite_hint
 from passhat.console import stderr_console
-from passhat.errors import EXIT_FAILED, UserError
+from passhat.errors import EXIT_FAILED, PasshatError
+from passhat.models import SuiteInfo
 from passhat.suites.changes import changed_cases, describe_changes
-from passhat.suites.snapshot import SuiteChanged, freeze, load_snapshot, suite_block, verify_snapshot, write_snapshot
+from passhat.suites.snapshot import (
+    SuiteChanged,
+    freeze,
+    load_snapshot,
+    snapshot_suite,
+    suite_block,
+    verify_snapshot,
+    write_snapshot,
+)
 
 
 def _load(suite: str) -> Suite:
     """The suite, or a user error that points at FOLDER/cases when FOLDER is a suite's root."""
     try:
         return load_suite(suite)
-    except UserError as exc:
-        raise UserError(suite_hint(str(exc), suite)) from exc
+    except PasshatError as exc:
+        raise PasshatError(suite_hint(str(exc), suite)) from exc
 
 
 @click.group("suite")
@@ -44,19 +53,19 @@ def hash_command(suite: str, json_out: bool) -> None:
     """Show the suite hash with per-case, per-domain and per-fixture content hashes."""
     block = suite_block(_load(suite))
     if json_out:
-        click.echo(json.dumps(block, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(block.model_dump(mode="json", exclude_unset=True), indent=2, ensure_ascii=False))
         return
     console = Console()
-    console.print(f"[bold]{escape(block['name'])}[/bold] suite hash {block['hash']}", highlight=False)
-    for name, h in block["domains"].items():
-        fixtures = ", ".join(f"{f} {fh[:12]}" for f, fh in block["fixtures"].get(name, {}).items())
+    console.print(f"[bold]{escape(block.name)}[/bold] suite hash {block.hash}", highlight=False)
+    for name, h in block.domains.items():
+        fixtures = ", ".join(f"{f} {fh[:12]}" for f, fh in block.fixtures.get(name, {}).items())
         console.print(escape(f"  domain {name}: {h[:16]} (fixtures: {fixtures})"), highlight=False)
     table = Table(box=None, pad_edge=False)
     for col in ("case", "split", "group", "content hash"):
         table.add_column(col)
-    for cid, h in block["cases"].items():
-        meta = block["case_meta"][cid]
-        table.add_row(escape(cid), meta["split"], escape(meta["group"] or ""), h[:16])
+    for cid, h in block.cases.items():
+        meta = block.case_meta[cid]
+        table.add_row(escape(cid), meta.split, escape(meta.group or ""), h[:16])
     console.print(table)
 
 
@@ -68,8 +77,8 @@ def freeze_command(suite: str, out: Path) -> None:
     """Write a snapshot of SUITE (case, fixture and domain hashes; passhat version) for `run --frozen`."""
     snapshot = freeze(_load(suite))
     write_snapshot(out, snapshot)
-    s = snapshot["suite"]
-    stderr_console().print(Text(f"froze {s['name']} ({len(s['cases'])} cases, hash {s['hash'][:12]}) to {out}"),
+    s = snapshot_suite(snapshot)
+    stderr_console().print(Text(f"froze {s.name} ({len(s.cases)} cases, hash {s.hash[:12]}) to {out}"),
                            highlight=False)
 
 
@@ -87,16 +96,16 @@ def verify_command(suite: str, frozen: Path) -> None:
     stderr_console().print(Text(f"{suite} matches {frozen}"), highlight=False)
 
 
-def load_recording(ref: str) -> dict[str, Any]:
-    """A run folder's manifest, a snapshot file, or a suite (built-in name or folder of cases)."""
+def load_recording(ref: str) -> SuiteInfo:
+    """The suite block of a run folder's manifest, of a snapshot file, or of a suite (built-in name or folder)."""
     path = Path(ref)
     if (path / "manifest.json").is_file():
         from passhat.runner.store import RunStore
 
-        return RunStore(path).read_manifest()
+        return RunStore(path).manifest().suite
     if path.is_file():
-        return load_snapshot(path)
-    return {"suite": suite_block(load_suite(ref))}
+        return snapshot_suite(load_snapshot(path), str(path))
+    return suite_block(load_suite(ref))
 
 
 @suite_group.command("diff")
@@ -105,12 +114,9 @@ def load_recording(ref: str) -> dict[str, Any]:
 @click.option("--json", "json_out", is_flag=True, help="Print the result as JSON.")
 def diff_command(first: str, second: str, json_out: bool) -> None:
     """Name the cases that differ between FIRST and SECOND (run folders, snapshot files or suites)."""
-    try:
-        result = changed_cases(load_recording(first), load_recording(second))
-    except ValueError as exc:  # a JSON file that is not a manifest or snapshot
-        raise UserError(str(exc)) from exc
+    result = changed_cases(load_recording(first), load_recording(second))
     if json_out:
-        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(dataclasses.asdict(result), indent=2, ensure_ascii=False))
         return
     text = describe_changes(result, limit=10_000)
-    Console().print(Text(text or f"same suite content ({len(result['unchanged'])} case(s) unchanged)"), highlight=False)
+    Console().print(Text(text or f"same suite content ({len(result.unchanged)} case(s) unchanged)"), highlight=False)

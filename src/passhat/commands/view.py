@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 
 
 @click.command("view")
@@ -23,11 +23,11 @@ def view(folder: Path, port: int, open_browser: bool) -> None:
     from passhat.report.view import make_server
 
     if not folder.is_dir():
-        raise UserError(f"{folder} is not a folder (pass a folder of runs, e.g. runs/)")
+        raise PasshatError(f"{folder} is not a folder (pass a folder of runs, e.g. runs/)")
     try:
         server = make_server(folder, port)
     except OSError as exc:
-        raise UserError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}; try --port 0") from exc
+        raise PasshatError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}; try --port 0") from exc
     url = f"http://127.0.0.1:{server.server_address[1]}/"
     click.echo(f"serving {folder.resolve()} at {url} (Ctrl-C to stop)")
     if open_browser:

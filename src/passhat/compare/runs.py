@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from passhat.errors import PasshatError, RunError
+from passhat.models import CaseMeta, Manifest, RunRef, SuiteInfo
 from passhat.results.tally import CaseTally, tally
 from passhat.runner.store import RunStore
 from passhat.suites.changes import changed_cases, describe_changes
@@ -27,45 +27,35 @@ class LoadedRun:
     """A run folder's manifest and per-case tallies (no trial bodies are kept in memory)."""
 
     folder: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     tallies: dict[str, CaseTally]
 
     @property
-    def suite(self) -> dict[str, Any]:
-        suite: dict[str, Any] = self.manifest["suite"]
-        return suite
+    def suite(self) -> SuiteInfo:
+        return self.manifest.suite
 
     @property
     def seed(self) -> int:
-        return int(self.manifest.get("seed", 0))
+        return self.manifest.seed
 
-    def meta(self, case_id: str) -> dict[str, Any]:
-        """Tags, group and split of a case as recorded in the manifest."""
-        meta: dict[str, Any] = self.suite.get("case_meta", {}).get(case_id, {})
-        return meta
+    def meta(self, case_id: str) -> CaseMeta:
+        """Tags, group, split and domain of a case as recorded in the manifest."""
+        return self.manifest.case_meta(case_id)
 
-    def case_dict(self, case_id: str) -> dict[str, Any]:
-        """The shape ``results.summary.stratum_value`` reads: tags, split, group."""
-        meta = self.meta(case_id)
-        return {"tags": meta.get("tags", {}), "split": meta.get("split"), "group": meta.get("group")}
-
-    def describe(self) -> dict[str, Any]:
-        return {"folder": str(self.folder), "agent": self.manifest.get("agent"), "suite": self.suite.get("name"),
-                "suite_hash": self.suite.get("hash"), "trials": self.manifest.get("trials"),
-                "seed": self.manifest.get("seed"), "status": self.manifest.get("status")}
+    def describe(self) -> RunRef:
+        return RunRef(folder=str(self.folder), agent=self.manifest.agent, suite=self.suite.name,
+                      suite_hash=self.suite.hash, trials=self.manifest.trials, seed=self.manifest.seed,
+                      status=self.manifest.status)
 
 
 def load_run(folder: Path) -> LoadedRun:
     """Read a run folder; a folder without a usable manifest is bad input."""
     store = RunStore(Path(folder))
     try:
-        manifest = store.read_manifest()
+        manifest = store.manifest()
     except RunError as exc:
         raise CompareError(str(exc)) from None
-    suite = manifest.get("suite")
-    if not isinstance(suite, dict) or "hash" not in suite or not isinstance(suite.get("cases"), dict):
-        raise CompareError(f"{folder}: manifest.json has no suite hash and case hashes; not a passhat run folder")
-    return LoadedRun(Path(folder), manifest, tally(store.iter_records(), suite["cases"].keys()))
+    return LoadedRun(Path(folder), manifest, tally(store.iter_records(), manifest.suite.cases))
 
 
 @dataclass(frozen=True)
@@ -87,21 +77,20 @@ class Matching:
 
 def match_cases(base: LoadedRun, cand: LoadedRun, *, allow_changed_cases: bool) -> Matching:
     """Cases both runs measured identically; refuses different suites unless ``allow_changed_cases``."""
-    b_cases: dict[str, str] = base.suite["cases"]
-    c_cases: dict[str, str] = cand.suite["cases"]
-    if base.suite["hash"] == cand.suite["hash"]:
+    b_cases, c_cases = base.suite.cases, cand.suite.cases
+    if base.suite.hash == cand.suite.hash:
         return Matching([cid for cid in c_cases if cid in b_cases], [], True)
     if not allow_changed_cases:
-        what = describe_changes(changed_cases(base.manifest, cand.manifest)) or "the suite hashes differ"
+        what = describe_changes(changed_cases(base.suite, cand.suite)) or "the suite hashes differ"
         raise CompareError(
-            f"{base.folder} and {cand.folder} ran different suites (hash {base.suite['hash'][:12]} vs "
-            f"{cand.suite['hash'][:12]}): {what}. Their scores measure different things; "
+            f"{base.folder} and {cand.folder} ran different suites (hash {base.suite.hash[:12]} vs "
+            f"{cand.suite.hash[:12]}): {what}. Their scores measure different things; "
             "pass --allow-changed-cases to compare only the cases whose content is unchanged")
     changed_domains = _changed_domains(base, cand)
     kept: list[str] = []
     excluded: list[Excluded] = []
     for cid in [*c_cases, *(c for c in b_cases if c not in c_cases)]:
-        reason = _exclusion(cid, b_cases, c_cases, cand.meta(cid).get("domain"), changed_domains)
+        reason = _exclusion(cid, b_cases, c_cases, cand.meta(cid).domain, changed_domains)
         if reason:
             excluded.append(Excluded(cid, reason))
         else:
@@ -113,7 +102,7 @@ def match_cases(base: LoadedRun, cand: LoadedRun, *, allow_changed_cases: bool) 
 
 
 def _changed_domains(base: LoadedRun, cand: LoadedRun) -> set[str]:
-    b, c = base.suite.get("domains", {}), cand.suite.get("domains", {})
+    b, c = base.suite.domains, cand.suite.domains
     return {name for name in set(b) | set(c) if b.get(name) != c.get(name)}
 
 

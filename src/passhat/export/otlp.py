@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from passhat import __version__
 from passhat.episode import Message
 from passhat.errors import PasshatError
+from passhat.models import CaseMeta, Manifest
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.tracing import Span
@@ -62,9 +63,9 @@ def traces_endpoint(url: str) -> str:
     return url.rstrip("/") + "/v1/traces" if parts.path in ("", "/") else url
 
 
-def export_trace_id(manifest: Mapping[str, Any], stored: str) -> int:
+def export_trace_id(manifest: Manifest, stored: str) -> int:
     """The exported 128-bit trace id: the stored one made unique to this run (see module docstring)."""
-    run_key = f"{manifest['suite'].get('hash')}|{manifest.get('agent')}|{manifest.get('started_at')}|{manifest.get('seed')}"
+    run_key = f"{manifest.suite.hash}|{manifest.agent}|{manifest.started_at}|{manifest.seed}"
     return int(hashlib.sha256(f"{run_key}|{stored}".encode()).hexdigest()[:32], 16) or 1
 
 
@@ -102,7 +103,7 @@ def conversation_attributes(record: TrialRecord) -> dict[str, Any]:
 
 
 def genai_attributes(span: Span, record: TrialRecord, agent: str, include_content: bool,
-                     meta: Mapping[str, Any] | None = None,
+                     meta: CaseMeta | None = None,
                      content_limit: int | None = CONTENT_LIMIT) -> tuple[str, dict[str, Any]]:
     """The exported name and attributes of one span: GenAI conventions where one applies, passhat.* for the rest.
 
@@ -136,8 +137,8 @@ def genai_attributes(span: Span, record: TrialRecord, agent: str, include_conten
             attrs["passhat.fault_kind"] = call.fault_kind
     elif span.kind == "trial":
         attrs.update({"passhat.outcome": record.outcome, "passhat.seed": str(record.seed), "passhat.trace_id": record.trace_id})
-        if meta:
-            attrs.update({"user.id": meta.get("identity"), "passhat.fixture": meta.get("fixture")})
+        if meta is not None:
+            attrs.update({"user.id": meta.identity, "passhat.fixture": meta.fixture})
         if record.failure is not None:
             attrs.update({"passhat.failure.category": record.failure.category, "passhat.failure.step": record.failure.step,
                           "passhat.failure.evidence": record.failure.evidence})
@@ -156,7 +157,7 @@ def fallback_spans(record: TrialRecord) -> list[Span]:
                              "passhat.end_reason": record.end_reason})]
 
 
-def record_spans(record: TrialRecord, manifest: Mapping[str, Any], resource: Any, include_content: bool = True) -> list[Any]:
+def record_spans(record: TrialRecord, manifest: Manifest, resource: Any, include_content: bool = True) -> list[Any]:
     """One trial as OpenTelemetry ``ReadableSpan`` objects with the stored ids, links and times."""
     from opentelemetry.sdk.trace import ReadableSpan
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
@@ -165,12 +166,12 @@ def record_spans(record: TrialRecord, manifest: Mapping[str, Any], resource: Any
     trace_id = export_trace_id(manifest, record.trace_id or str(record.seed))
     start_ns = int(datetime.fromisoformat(record.timing.started_at).timestamp() * 1_000_000) * 1000
     scope = InstrumentationScope("passhat", __version__)
-    agent = str(manifest.get("agent", "agent"))
+    agent = manifest.agent
 
     def context(span_id: str) -> Any:
         return SpanContext(trace_id, int(span_id, 16), is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
-    meta = manifest.get("suite", {}).get("case_meta", {}).get(record.case_id)
+    meta = manifest.suite.case_meta.get(record.case_id)
     out = []
     for span in record.spans or fallback_spans(record):
         name, attrs = genai_attributes(span, record, agent, include_content, meta)
@@ -184,7 +185,7 @@ def record_spans(record: TrialRecord, manifest: Mapping[str, Any], resource: Any
     return out
 
 
-def export_records(records: Iterable[TrialRecord], manifest: Mapping[str, Any], endpoint: str, *, run_name: str = "",
+def export_records(records: Iterable[TrialRecord], manifest: Manifest, endpoint: str, *, run_name: str = "",
                    headers: Mapping[str, str] | None = None, timeout: float = 10.0, include_content: bool = True,
                    batch_spans: int = 512) -> ExportStats:
     """Export every record's trace, whole traces per request; raises ``ExportError`` on the first refusal."""
@@ -196,7 +197,7 @@ def export_records(records: Iterable[TrialRecord], manifest: Mapping[str, Any], 
     except ImportError:
         raise ExportError(INSTALL_HINT) from None
     resource = Resource.create({"service.name": "passhat", "service.version": __version__, "passhat.run": run_name,
-                                "passhat.suite": manifest["suite"].get("name", ""), "passhat.agent": str(manifest.get("agent"))})
+                                "passhat.suite": manifest.suite.name, "passhat.agent": manifest.agent})
     exporter = OTLPSpanExporter(endpoint=url, headers=dict(headers) if headers else None, timeout=timeout)
     traces = sent = 0
     pending: list[Any] = []
@@ -236,7 +237,7 @@ def _key_values(attrs: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"key": k, "value": _any_value(v)} for k, v in attrs.items()]
 
 
-def otlp_json(record: TrialRecord, manifest: Mapping[str, Any], *, run_name: str = "",
+def otlp_json(record: TrialRecord, manifest: Manifest, *, run_name: str = "",
               include_content: bool = True) -> dict[str, Any]:
     """One trial as an OTLP/JSON ``ExportTraceServiceRequest``: the spans :func:`export_records` sends, with
     the same ids, names, times and attributes, in the JSON encoding (hex ids, nanosecond strings), with
@@ -247,8 +248,8 @@ def otlp_json(record: TrialRecord, manifest: Mapping[str, Any], *, run_name: str
     """
     trace_id = f"{export_trace_id(manifest, record.trace_id or str(record.seed)):032x}"
     start_ns = int(datetime.fromisoformat(record.timing.started_at).timestamp() * 1_000_000) * 1000
-    agent = str(manifest.get("agent", "agent"))
-    meta = manifest.get("suite", {}).get("case_meta", {}).get(record.case_id)
+    agent = manifest.agent
+    meta = manifest.suite.case_meta.get(record.case_id)
     spans = []
     for span in record.spans or fallback_spans(record):
         name, attrs = genai_attributes(span, record, agent, include_content, meta, content_limit=None)
@@ -262,7 +263,7 @@ def otlp_json(record: TrialRecord, manifest: Mapping[str, Any], *, run_name: str
             out["parentSpanId"] = span.parent_id
         spans.append(out)
     resource = {"service.name": "passhat", "service.version": __version__, "passhat.run": run_name,
-                "passhat.suite": manifest["suite"].get("name", ""), "passhat.agent": agent}
+                "passhat.suite": manifest.suite.name, "passhat.agent": agent}
     return {"resourceSpans": [{"resource": {"attributes": _key_values(resource)},
                                "scopeSpans": [{"scope": {"name": "passhat", "version": __version__}, "spans": spans}]}]}
 
@@ -271,7 +272,7 @@ def write_run_json(folder: Path, file: Path, *, include_content: bool = True) ->
     """Write every trial of the run folder to ``file`` as OTLP/JSON, one trace per line, whole or not at all
     (a temporary file renamed into place); returns the number of traces."""
     store = RunStore(Path(folder))
-    manifest = store.read_manifest()
+    manifest = store.manifest()
     tmp = file.with_name(file.name + ".tmp")
     traces = 0
     try:
@@ -290,4 +291,4 @@ def write_run_json(folder: Path, file: Path, *, include_content: bool = True) ->
 def export_run(folder: Path, endpoint: str, **options: Any) -> ExportStats:
     """Export the traces of every trial in a run folder (see ``export_records`` for the options)."""
     store = RunStore(Path(folder))
-    return export_records(store.iter_records(), store.read_manifest(), endpoint, run_name=Path(folder).name, **options)
+    return export_records(store.iter_records(), store.manifest(), endpoint, run_name=Path(folder).name, **options)

@@ -36,12 +36,12 @@ class GateInput:
 
     def selected(self, select: Selection) -> list[str]:
         """Ids of the run's cases that the selection matches, in manifest order."""
-        return [cid for cid in self.run.suite["cases"] if select.matches(cid, self.run.meta(cid))]
+        return [cid for cid in self.run.suite.cases if select.matches(cid, self.run.meta(cid))]
 
     @property
     def planned_trials(self) -> int:
         """Trials per case the run planned (``manifest.trials``)."""
-        return int(self.run.manifest.get("trials") or 0)
+        return self.run.manifest.trials
 
     def incomplete(self, case_ids: list[str]) -> list[str]:
         """Cases with fewer graded trials than planned: the rest ended in infrastructure errors (or never ran).
@@ -55,27 +55,6 @@ class GateInput:
         """Selected cases that are also comparable with the baseline."""
         comparable = set(self.matching.case_ids) if self.matching else set()
         return [cid for cid in self.selected(select) if cid in comparable]
-
-    def units(self, case_ids: list[str]) -> int:
-        """Independent units among cases: each group counts once (correlated cases are not independent)."""
-        return len(self._unit_sizes(case_ids))
-
-    def effective_units(self, case_ids: list[str]) -> float:
-        """Kish's effective sample size (Σm)²/Σm² of a share over units of m cases each.
-
-        A share of cases is a mean of unit shares weighted by unit size, so its variance is at most
-        μ(1 − μ)·Σw² with w = m/Σm: the binomial bound with n = (Σm)²/Σm² (Kish 1965). It equals the
-        number of units when they are all the same size, and is smaller when one large family dominates.
-        """
-        sizes = list(self._unit_sizes(case_ids).values())
-        return sum(sizes) ** 2 / sum(m * m for m in sizes) if sizes else 0.0
-
-    def _unit_sizes(self, case_ids: list[str]) -> dict[tuple[str | None, str | None], int]:
-        sizes: dict[tuple[str | None, str | None], int] = {}
-        for c in case_ids:
-            key = (g, None) if (g := self.run.meta(c).get("group")) else (None, c)
-            sizes[key] = sizes.get(key, 0) + 1
-        return sizes
 
 
 def read_rule_file(path: Path, field: str, what: str, limit: int, hint: str) -> bytes:

@@ -83,7 +83,7 @@ def evaluate_rules(gate: GateFile, inp: GateInput, gate_file: str) -> list[RuleR
     """One result per rule, in file order. Unusable rule input raises :class:`GateError` (exit 2)."""
     if gate.require_baseline and inp.baseline is None:
         raise GateError(gate_file, "require_baseline", "this gate requires a baseline run: pass --baseline RUN")
-    complete = inp.run.manifest.get("status") == "complete"
+    complete = inp.run.manifest.status == "complete"
     alphas = [rule.alpha if rule.alpha is not None else inp.alpha for rule in gate.rules]
 
     def decide(i: int, alpha: float) -> Verdict:

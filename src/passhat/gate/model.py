@@ -24,7 +24,9 @@ class RuleBase(BaseModel):
     description: str = ""
     """Why the rule exists, for people reading the gate."""
     alpha: float | None = Field(None, gt=0, lt=0.5)
-    """One-sided error rate of this rule's decision; defaults to the gate's ``alpha``."""
+    """This rule's share of the gate's error rate: its PASS is a one-sided test at this α, and its FAIL
+    one at the level Holm's step-down gives it among the gate's FAIL-capable rules (α/m first); defaults
+    to the gate's ``alpha``."""
 
     def label(self) -> str:
         return self.name or self._default_label()
@@ -63,10 +65,11 @@ class NeverFails(CaseRule):
 
 class NoNewFailures(CaseRule):
     """No selected case that passed every trial in the baseline now passes significantly less often (needs
-    ``--baseline``): a one-sided Fisher exact test per case, Benjamini–Hochberg across the cases that can
-    reach α, so an unchanged agent fails it at most α of the time. One failed trial after 8/8 is not a new
-    failure (p = 0.5); 8/8 → 0/8 is (p = 0.00008). Needs 3 graded trials per case in each run to detect
-    anything; with fewer it is INCONCLUSIVE."""
+    ``--baseline``): a one-sided Fisher exact test per case, then discrete Benjamini–Hochberg across cases
+    calibrated exactly under "no case dropped", so an unchanged agent fails it at most α of the time. One
+    failed trial after 8/8 is not a new failure (p = 0.5); 8/8 → 0/8 is (p = 0.00008). Needs 3 graded
+    trials per case in each run to detect one case's drop; with fewer it FAILs only on several drops
+    together (two cases 2/2 → 0/2: p = 1/36) and is otherwise INCONCLUSIVE."""
 
     kind: Literal["no_new_failures"] = "no_new_failures"
 
@@ -75,22 +78,24 @@ class NoNewFailures(CaseRule):
 
 
 class CaseSuccessRate(CaseRule):
-    """The share of selected cases that pass every trial, with a Wilson bound over cases (cases sharing a
-    ``group`` count as one unit). Trials are never pooled across cases. PASS if the lower bound ≥ ``min``,
-    FAIL if the upper bound < ``min``, INCONCLUSIVE otherwise."""
+    """The share of selected cases expected to pass one attempt: the mean over cases of each case's pass
+    rate, with Gaffke's bounds over cases (cases sharing a ``group`` count as one unit). Trials are never
+    pooled across cases. The quantity does not depend on how many trials ran (before issue 22 it was the
+    share of cases passing every trial, which falls as trials are added); to require k trials in a row,
+    use ``pass_hat_k``. PASS if the lower bound ≥ ``min``, FAIL if the upper bound < ``min``,
+    INCONCLUSIVE otherwise."""
 
     kind: Literal["case_success_rate"] = "case_success_rate"
     min: float = Field(gt=0, le=1)
-    """The bar for the share of fully passing cases, e.g. 0.7."""
+    """The bar for the share of cases passing one attempt (the mean per-case pass rate), e.g. 0.7."""
 
     def _what(self) -> str:
-        return f"fully passing cases ≥ {self.min:g}"
+        return f"case success rate ≥ {self.min:g}"
 
 
 class PassHatK(CaseRule):
-    """Suite pass^k (mean over selected cases) against a bar, using its interval over cases (BCa ∪ the
-    pseudo-case interval): PASS if the lower bound ≥ ``min``, FAIL if the upper bound < ``min``,
-    INCONCLUSIVE otherwise."""
+    """Suite pass^k (mean over selected cases) against a bar, using its interval over cases (Gaffke's
+    bounds): PASS if the lower bound ≥ ``min``, FAIL if the upper bound < ``min``, INCONCLUSIVE otherwise."""
 
     kind: Literal["pass_hat_k"] = "pass_hat_k"
     k: int = Field(ge=1)

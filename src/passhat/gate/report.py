@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from passhat import __version__
 from passhat.compare import case_changes, load_run, match_cases
@@ -12,18 +11,9 @@ from passhat.gate.context import GateInput
 from passhat.gate.evaluate import evaluate_rules
 from passhat.gate.outcome import EXIT_CODES, overall
 from passhat.gate.registration import resolve_gate
-from passhat.models import GateResult
+from passhat.models import BaselineInfo, ExcludedCase, GateResult
 
 GATE_RESULT = "gate.json"
-
-
-def gate_run(
-    run_folder: Path, gate_path: Path | None = None, baseline_folder: Path | None = None, *,
-    allow_gate_change: bool = False, allow_changed_cases: bool = False,
-) -> dict[str, Any]:
-    """:func:`evaluate_gate` as the JSON mapping of gate.json (for the readers that take a dict)."""
-    return evaluate_gate(run_folder, gate_path, baseline_folder, allow_gate_change=allow_gate_change,
-                         allow_changed_cases=allow_changed_cases).to_dict()
 
 
 def evaluate_gate(
@@ -43,29 +33,19 @@ def evaluate_gate(
     if baseline is not None and matching is not None:
         changes = case_changes(baseline, run, matching.case_ids, resolved.gate.alpha)
         # New failures are the significant drops, as no_new_failures decides; the rest failed a trial by chance.
-        baseline_block = {**baseline.describe(), "compared_cases": len(matching.case_ids),
-                          "excluded": [{"id": e.case_id, "reason": e.reason} for e in matching.excluded],
-                          "new_failures": [r for r in changes["new_failures"] if r["significant"]],
-                          "failed_a_trial": [r for r in changes["new_failures"] if not r["significant"]],
-                          "new_passes": changes["new_passes"]}
-    return GateResult.from_dict({
-        "outcome": outcome,
-        "exit_code": EXIT_CODES[outcome],
-        "gate": {"name": resolved.gate.name, "alpha": resolved.gate.alpha, **resolved.info},
-        "run": run.describe(),
-        "baseline": baseline_block,
-        "allow_changed_cases": allow_changed_cases,
-        "evaluated_at": datetime.now(UTC).isoformat(),
-        "passhat_version": __version__,
-        "rules": [r.model_dump(mode="json") for r in results],
-    }, "gate result")
+        baseline_block = BaselineInfo(
+            **dict(baseline.describe()), compared_cases=len(matching.case_ids),
+            excluded=[ExcludedCase(id=e.case_id, reason=e.reason) for e in matching.excluded],
+            new_failures=[r for r in changes.new_failures if r.significant],
+            failed_a_trial=[r for r in changes.new_failures if not r.significant], new_passes=changes.new_passes)
+    return GateResult(outcome=outcome, exit_code=EXIT_CODES[outcome], gate=resolved.info, run=run.describe(),
+                      baseline=baseline_block, allow_changed_cases=allow_changed_cases,
+                      evaluated_at=datetime.now(UTC).isoformat(), passhat_version=__version__, rules=results)
 
 
-def write_gate_result(run_folder: Path, result: GateResult | dict[str, Any]) -> Path:
-    """Write ``gate.json`` into the run folder through :class:`GateResult` (atomically: never half a file)."""
-    path = Path(run_folder) / GATE_RESULT
-    model = result if isinstance(result, GateResult) else GateResult.from_dict(result, str(path))
-    return model.dump(path)
+def write_gate_result(run_folder: Path, result: GateResult) -> Path:
+    """Write ``gate.json`` into the run folder (atomically: never half a file)."""
+    return result.dump(Path(run_folder) / GATE_RESULT)
 
 
 def read_gate_result(run_folder: Path) -> GateResult | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat.canary import OutcomeRecord, compare_canary, parse_records
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.gate.context import GateInput, RuleInputError, read_rule_file
 from passhat.gate.model import Canary
 from passhat.gate.outcome import Verdict
@@ -43,6 +43,6 @@ def _read(inp: GateInput, file: str, field: str) -> tuple[list[OutcomeRecord], d
                          "split it, or compare with `passhat canary` on a sample")
     try:
         records = parse_records(raw, path)
-    except UserError as exc:
+    except PasshatError as exc:
         raise RuleInputError(field, str(exc)) from None
     return records, {"file": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "records": len(records)}

@@ -56,8 +56,11 @@ class GateFile(BaseModel):
     description: str = ""
     """What the gate protects and who agreed to it."""
     alpha: float = Field(0.05, gt=0, lt=0.5)
-    """One-sided error rate of each statistical decision: bounds compared with a bar are one-sided
-    (1 − α) bounds, i.e. the ends of a two-sided (1 − 2α) interval (90 % for α = 0.05)."""
+    """The gate's error rate. A gate whose statistical rules all sit at their bars FAILs by accident at
+    most α of the time: the FAILs of its FAIL-capable rules are decided together by Holm's step-down
+    (a FAIL holds at α/m, the next at α/(m − 1), …). Each rule PASSes by accident at most α of the time,
+    and the gate PASSes only if every rule does. A bound compared with a bar is a one-sided (1 − α)
+    bound, the end of a two-sided (1 − 2α) interval: 90 % for α = 0.05."""
     require_baseline: bool = False
     """If true, evaluating without ``--baseline`` is bad input (exit 2) instead of skipping baseline rules."""
     rules: list[Rule] = Field(min_length=1)

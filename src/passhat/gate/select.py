@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from passhat.cases.model import Split
+from passhat.models import CaseMeta
 
 
 class Selection(BaseModel):
@@ -33,12 +34,11 @@ class Selection(BaseModel):
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
 
-    def matches(self, case_id: str, meta: dict[str, Any]) -> bool:
+    def matches(self, case_id: str, meta: CaseMeta) -> bool:
         """Whether a case (its id and manifest ``case_meta`` entry) is selected."""
-        tags = meta.get("tags", {})
         return (
-            all(tags.get(key) in values for key, values in self.tags.items())
-            and (not self.split or meta.get("split") in self.split)
+            all(meta.tags.get(key) in values for key, values in self.tags.items())
+            and (not self.split or meta.split in self.split)
             and (not self.cases or case_id in self.cases)
         )
 

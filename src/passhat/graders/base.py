@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.cases.model import Case
 from passhat.episode import EndReason, Message, Usage
@@ -32,16 +32,23 @@ GraderName = Literal["rules", "state", "trajectory", "reply", "judge"]
 class Grade(BaseModel):
     """The verdict of one check."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     grader: GraderName
+    """The grader that checked: ``rules``, ``state``, ``trajectory``, ``reply`` or ``judge`` (a custom grader
+    carries the name of its kind, and its own in ``details.custom_grader``)."""
     name: str
     """Which check, e.g. ``row_count(tickets where invoice_id='INV-102')``."""
     passed: bool
+    """Whether the check passed."""
     reason: str
     """Why, in words a person can act on (expected vs actual)."""
     required: bool = True
     """Informational grades (``required: false``) are recorded but do not decide the outcome."""
     score: float | None = None
+    """A graded score, when the check gives one (the judge's score on a criterion)."""
     details: dict[str, Any] = Field(default_factory=dict)
+    """The grader's own evidence (expected and actual values, the step, the judge's verdict…), as each grader
+    documents it."""
 
 
 @dataclass

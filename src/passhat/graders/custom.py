@@ -87,14 +87,8 @@ class TrialJudge:
         return {"judge_model": self.spec, "temperature": s.temperature, "seed": self.seed if s.send_seed else None}
 
 
-def _label(a: CustomAssertion) -> str:
-    if a.description:
-        return f"{a.kind}: {a.description}"
-    return f"{a.kind}({', '.join(f'{k}={v!r}' for k, v in a.params.items())})"
-
-
 def _failed(a: CustomAssertion, grader_kind: Any, reason: str, **details: Any) -> Grade:
-    return Grade(grader=grader_kind, name=_label(a), passed=False, reason=reason,
+    return Grade(grader=grader_kind, name=a.label(), passed=False, reason=reason, required=a.required,
                  details={**details, "custom_grader": a.kind, "params": a.params})
 
 
@@ -139,7 +133,7 @@ def _grade(a: CustomAssertion, g: CustomGrader, result: Any) -> Grade:
         passed, reason, score, details = _verdict(result)
     except ValueError as exc:
         return _failed(a, g.kind, str(exc))
-    return Grade(grader=g.kind, name=_label(a), passed=passed, reason=reason, score=score,
+    return Grade(grader=g.kind, name=a.label(), passed=passed, reason=reason, score=score, required=a.required,
                  details={**details, "custom_grader": g.name, "params": a.params})
 
 
@@ -181,7 +175,7 @@ async def run_judge_grader(view: TrialView, a: CustomAssertion, g: CustomGrader,
     except ValueError as exc:
         return _failed(a, "judge", str(exc), **judge.pins(), verdict="invalid")
     scored = {} if score is None else {"score": score}
-    return Grade(grader="judge", name=_label(a), passed=passed, reason=reason, score=score,
+    return Grade(grader="judge", name=a.label(), passed=passed, reason=reason, score=score, required=a.required,
                  details={**details, **judge.pins(), "verdict": "scored", **scored, "custom_grader": g.name,
                           "params": a.params})
 
@@ -199,7 +193,7 @@ CARRIED = "carried over from the source run (a re-grade has no judge model)"
 
 def carried_judge_grade(a: CustomAssertion, stored: list[Grade]) -> Grade:
     """For a re-grade: the stored grade of this judge assertion (taken out of ``stored``), or a failed one."""
-    name = _label(a)
+    name = a.label()
     for i, g in enumerate(stored):
         if g.name == name and g.details.get("custom_grader") == a.kind and g.details.get("params") == a.params:
             del stored[i]

@@ -20,33 +20,40 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, get_type_hints
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, get_type_hints, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from passhat.cases.assertions import ASSERTION_KINDS, GRADER_NAME
 
+P = ParamSpec("P")
+R = TypeVar("R")
 GraderKind = Literal["state", "trajectory", "reply", "judge"]
 KINDS: tuple[GraderKind, ...] = ("state", "trajectory", "reply", "judge")
-RESERVED = ("kind", "description")
+RESERVED = ("kind", "description", "required")
 """Fields every assertion has, so no grader parameter may take these names."""
 
 
 @dataclass(frozen=True)
-class CustomGrader:
-    """A declared grader: its function, parameter model and metadata."""
+class CustomGrader(Generic[P, R]):
+    """A declared grader: its function, parameter model and metadata. ``CustomGrader[P, R]`` keeps the
+    function's type: calling the grader calls the function (a grader's own unit test), type-checked as it."""
 
     name: str
     kind: GraderKind
     description: str
-    func: Callable[..., Any]
+    func: Callable[P, R]
     params: type[BaseModel]
     """The parameters a case gives, as a model (extra fields are refused)."""
 
     @property
     def uses_judge(self) -> bool:
         return self.kind == "judge"
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """The function itself, with no parameter check or fail-closed wrapping: for tests."""
+        return self.func(*args, **kwargs)
 
     def signature(self) -> str:
         """``name(param: type = default, ...)`` for messages and docs."""
@@ -86,12 +93,21 @@ def _param_model(func: Callable[..., Any], name: str, kind: GraderKind, doc: doc
     return create_model(f"{name}_params", __config__=ConfigDict(extra="forbid"), **fields)
 
 
+@overload
+def grader(func: Callable[P, R], *, kind: GraderKind, name: str | None = None) -> CustomGrader[P, R]: ...
+
+
+@overload
+def grader(func: None = None, *, kind: GraderKind,
+           name: str | None = None) -> Callable[[Callable[P, R]], CustomGrader[P, R]]: ...
+
+
 def grader(
-    func: Callable[..., Any] | None = None,
+    func: Callable[P, R] | None = None,
     *,
     kind: GraderKind,
     name: str | None = None,
-) -> Any:
+) -> CustomGrader[P, R] | Callable[[Callable[P, R]], CustomGrader[P, R]]:
     """Declare a grader. Use as ``@grader(kind="state")`` and register it with ``Domain(..., graders=[...])``.
 
     The function's first parameter receives the :class:`~passhat.graders.TrialView`; a ``judge`` grader
@@ -102,7 +118,7 @@ def grader(
     docstring says what it checks.
     """
 
-    def wrap(f: Callable[..., Any]) -> CustomGrader:
+    def wrap(f: Callable[P, R]) -> CustomGrader[P, R]:
         grader_name = name or f.__name__
         if not GRADER_NAME.match(grader_name):
             raise TypeError(f"grader {grader_name!r}: a grader name is letters, digits and _ (it is a key in case files)")

@@ -14,9 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from passhat.agents.llm.accounting import add_reply
-from passhat.agents.llm.chat import CallOptions, ChatMessage, ChatModel
-from passhat.agents.llm.pricing import PriceTable
 from passhat.cases.assertions import CustomAssertion
 from passhat.cases.rubric import JudgeSpec
 from passhat.episode import Usage
@@ -33,6 +30,9 @@ from passhat.graders.judge_prompt import (
     parse_preference,
     prompt_hash,
 )
+from passhat.llm.accounting import add_reply
+from passhat.llm.chat import CallOptions, ChatMessage, ChatModel
+from passhat.llm.pricing import PriceTable
 
 NO_JUDGE = "the case has a judge: section but this run has no judge model (pass --judge openai:MODEL or anthropic:MODEL)"
 
@@ -170,7 +170,9 @@ def judge_assertions(view: TrialView) -> list[tuple[CustomAssertion, CustomGrade
     """The case's assertions on custom judge graders (model-based), with their graders."""
     out = []
     for a in view.case.assertions:
-        g = view.graders.get(a.kind) if isinstance(a, CustomAssertion) else None
+        if not isinstance(a, CustomAssertion):
+            continue
+        g = view.graders.get(a.kind)
         if g is not None and g.uses_judge:
             out.append((a, g))
     return out

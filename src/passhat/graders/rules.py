@@ -13,7 +13,7 @@ DENIED = ("denied", "forbidden", "not_allowed")
 def grade_rules(view: TrialView) -> list[Grade]:
     """Loops, denied attempts, unknown tools, invalid arguments, limits and agent errors."""
     rules = view.case.rules
-    calls = view.calls
+    calls = [c for c in view.calls if c.by == "agent"]  # the user's own calls (dual control) are not the agent's conduct
     grades: list[Grade] = []
 
     signature, repeats = _worst_repeat(calls)
@@ -47,7 +47,7 @@ def grade_rules(view: TrialView) -> list[Grade]:
         details={"invalid_calls": len(invalid)},
     ))
 
-    within = view.end_reason not in ("step_limit", "time_limit", "cost_limit")
+    within = view.end_reason not in ("step_limit", "time_limit", "cost_limit", "error_limit")
     grades.append(Grade(
         grader="rules", name="within_limits", passed=within,
         reason=f"trial ended by {view.end_reason}" if not within else
@@ -85,8 +85,9 @@ def repeat_counts(calls: list[ToolCall]) -> Iterator[tuple[ToolCall, int]]:
 
 def _worst_repeat(calls: list[ToolCall]) -> tuple[str, int]:
     """The call repeated most often without progress (:func:`repeat_counts`) and its count."""
-    worst = ("", 0)
+    worst: ToolCall | None = None
+    most = 0
     for c, count in repeat_counts(calls):
-        if count > worst[1]:
-            worst = (c.signature(), count)
-    return worst
+        if count > most:
+            worst, most = c, count
+    return (worst.signature() if worst is not None else "", most)

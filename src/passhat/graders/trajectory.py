@@ -17,7 +17,7 @@ def grade_trajectory(view: TrialView) -> list[Grade]:
     """Each required call succeeded at least once; each ``then`` came after a successful ``first``; then
     the case's assertions on custom trajectory graders."""
     grades: list[Grade] = []
-    ok = [c for c in view.calls if c.ok or c.committed]
+    ok = [c for c in view.calls if (c.ok or c.committed) and c.by == "agent"]
     for req in view.case.required_tools:
         hit = any(c.tool == req.tool and _args_match(c.arguments, req.args) for c in ok)
         want = f"{req.tool}({', '.join(f'{k}={v!r}' for k, v in req.args.items())})"
@@ -40,5 +40,5 @@ def grade_trajectory(view: TrialView) -> list[Grade]:
             reason=f"{rule.then} at step {bad[0]} came before any successful {rule.first}{why}" if bad
             else f"{rule.first} preceded every {rule.then}",
         ))
-    grades += grade_assertions(view, "trajectory", {})
+    grades += grade_assertions(view, "trajectory")
     return grades

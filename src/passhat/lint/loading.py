@@ -16,8 +16,8 @@ from pydantic import ValidationError
 
 from passhat.cases import Case
 from passhat.cases.assertions import CustomAssertion
+from passhat.cases.assertions.fixture import Fixture, check_regex
 from passhat.cases.fault_checks import CannotFire, fault_problems
-from passhat.cases.fixture_checks import check_assertion, check_regex, check_workspace
 from passhat.cases.load import (
     _field_path,
     _model_at,
@@ -97,10 +97,15 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
     refs += [(r.tool, f"required_tools.{i}.tool") for i, r in enumerate(case.required_tools)]
     refs += [(getattr(c, end), f"order.{i}.{end}") for i, c in enumerate(case.order) for end in ("first", "then")]
     refs += [(f.tool, f"faults.{i}.tool") for i, f in enumerate(case.faults)]
-    refs += [(c.tool, f"reference.{i}.tool") for i, c in enumerate(case.reference)]
+    refs += [(c.tool, f"reference.{i}.tool") for i, c in enumerate(case.reference) if c.by == "agent"]
     for name, field in refs:
         if name not in tools:
             add("unknown-tool", field, f"unknown tool {name!r}; domain {domain.name!r} has: {', '.join(sorted(tools))}")
+    user_tools = set(getattr(domain, "user_tools", {}))
+    for i, c in enumerate(case.reference):
+        if c.by == "user" and c.tool not in user_tools:
+            add("unknown-tool", f"reference.{i}.tool", f"unknown user tool {c.tool!r}; domain {domain.name!r} has these "
+                                                        f"user tools: {', '.join(sorted(user_tools)) or 'none'}")
     for problem in fault_problems(case, file, domain):
         add("cannot-fire" if isinstance(problem, CannotFire) else "schema", problem.field, problem.message)
     out += _contradictions(case, file)
@@ -130,11 +135,11 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
         add("domain", "fixture", str(exc))
         return out
     with domain.reading(case.fixture) as reader:
-        tables = reader.tables if reader is not None else {}
+        fixture = Fixture(file, reader.tables if reader is not None else {}, reader)
         for i, a in enumerate(case.assertions):
             try:
-                check_assertion(a, f"assertions.{i}.{a.kind}", file, tables, reader)
-                check_workspace(a, f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
+                a.check_fixture(f"assertions.{i}.{a.kind}", fixture)
+                a.check_workspace(f"assertions.{i}.{a.kind}", file, case.fixture in domain.workspaces)
             except CaseError as exc:
                 add(_code_of(exc), exc.field, exc.message)
     if not out:  # the reference runs on a case that is otherwise sound (an unknown tool would only repeat)

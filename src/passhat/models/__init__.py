@@ -13,10 +13,30 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from passhat.models.comparison import CaseChange, Comparison, PairedMetric, RunRef, StratumComparison
+    from passhat.models.comparison import (
+        CaseChange,
+        Changes,
+        ComparedCases,
+        Comparison,
+        ExcludedCase,
+        PairedMetric,
+        RunRef,
+        StratumComparison,
+    )
     from passhat.models.files import FileFormatError, FileModel, SchemaVersionError
-    from passhat.models.gate import GateInfo, GateResult, RuleResult
-    from passhat.models.manifest import CaseMeta, GateRegistration, Manifest, SuiteInfo
+    from passhat.models.gate import BaselineInfo, GateInfo, GateOverride, GateResult, RuleResult
+    from passhat.models.manifest import (
+        CaseMeta,
+        FrozenCheck,
+        GateRegistration,
+        Manifest,
+        ModelInfo,
+        OutcomeChange,
+        RegradeInfo,
+        RoleModels,
+        Selection,
+        SuiteInfo,
+    )
     from passhat.models.shadow import ConversationResult, ShadowReport, TrialDivergence
     from passhat.models.summary import (
         CaseSummary,
@@ -29,10 +49,12 @@ if TYPE_CHECKING:
     )
 
 _HOME = {
-    **dict.fromkeys(("CaseChange", "Comparison", "PairedMetric", "RunRef", "StratumComparison"), "comparison"),
+    **dict.fromkeys(("CaseChange", "Changes", "Comparison", "ComparedCases", "ExcludedCase", "PairedMetric", "RunRef",
+                     "StratumComparison"), "comparison"),
     **dict.fromkeys(("FileFormatError", "FileModel", "SchemaVersionError"), "files"),
-    **dict.fromkeys(("GateInfo", "GateResult", "RuleResult"), "gate"),
-    **dict.fromkeys(("CaseMeta", "GateRegistration", "Manifest", "SuiteInfo"), "manifest"),
+    **dict.fromkeys(("BaselineInfo", "GateInfo", "GateOverride", "GateResult", "RuleResult"), "gate"),
+    **dict.fromkeys(("CaseMeta", "FrozenCheck", "GateRegistration", "Manifest", "ModelInfo", "OutcomeChange",
+                     "RegradeInfo", "RoleModels", "Selection", "SuiteInfo"), "manifest"),
     **dict.fromkeys(("ConversationResult", "ShadowReport", "TrialDivergence"), "shadow"),
     **dict.fromkeys(("CaseSummary", "Distribution", "Experience", "Interval", "StratumSummary", "SuiteSummary",
                      "Summary"), "summary"),
@@ -51,29 +73,40 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "BaselineInfo",
     "CaseChange",
     "CaseMeta",
     "CaseSummary",
+    "Changes",
+    "ComparedCases",
     "Comparison",
     "ConversationResult",
     "Distribution",
+    "ExcludedCase",
     "Experience",
     "FileFormatError",
     "FileModel",
+    "FrozenCheck",
     "GateInfo",
+    "GateOverride",
     "GateRegistration",
     "GateResult",
     "Interval",
     "Manifest",
+    "ModelInfo",
+    "OutcomeChange",
     "PairedMetric",
+    "RegradeInfo",
+    "RoleModels",
     "RuleResult",
     "RunRef",
     "SchemaVersionError",
+    "Selection",
     "ShadowReport",
     "StratumComparison",
     "StratumSummary",
-    "Summary",
     "SuiteInfo",
     "SuiteSummary",
+    "Summary",
     "TrialDivergence",
 ]

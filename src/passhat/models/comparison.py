@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from passhat.metric_names import PassMetric, metric_key
 from passhat.models.files import FileModel
 
 _DOCS = ConfigDict(use_attribute_docstrings=True)
@@ -57,9 +58,13 @@ class PairedMetric(BaseModel):
     ci_high: float
     """Upper end of that interval."""
     p_value: float | None = None
-    """Two-sided p-value of "no change", consistent with the interval (it excludes 0 exactly when p < 1 − confidence)."""
+    """Two-sided p-value of "the candidate behaved as the base did on these cases": the within-case
+    permutation test, exact at any size (docs/compare.md). Before issue 22 it was the interval inverted,
+    now ``p_interval``."""
+    p_interval: float | None = None
+    """The interval inverted: below 1 − confidence exactly when the interval excludes 0."""
     test: str
-    """The test: ``paired_t``, ``paired_t_clustered``, ``mcnemar``, ``bootstrap_bca``…"""
+    """The interval's own test: ``paired_t``, ``paired_t_clustered``, ``mcnemar``, ``bootstrap_bca``…"""
     p_test: float | None = None
     """The test's own p-value (before the union with the pseudo-case interval)."""
     p_pseudocase: float | None = None
@@ -85,7 +90,8 @@ class PairedMetric(BaseModel):
     excluded: list[str] = Field(default_factory=list)
     """Cases with too few trials for this k in one of the runs."""
     mde: float | None = None
-    """Minimum detectable effect: the smallest change found with 80 % power at two-sided α = 0.05."""
+    """Minimum detectable effect: the mean change, as a uniform drop of every case's pass rate, that
+    ``p_value``'s test finds with 80 % power at two-sided α = 0.05."""
     discordant: Discordant | None = None
     """For 0/1 metrics: cases passing in only one run."""
     p_midp: float | None = None
@@ -182,6 +188,10 @@ class StratumComparison(BaseModel):
     __pydantic_extra__: dict[str, PairedMetric] = Field(init=False)
     """``pass_hat_1`` and ``pass_hat_K`` → the paired difference within the stratum (with ``p_holm``)."""
 
+    def metrics(self) -> dict[str, PairedMetric]:
+        """``pass_hat_1`` and ``pass_hat_K`` → the paired difference within the stratum."""
+        return dict(self.__pydantic_extra__ or {})
+
 
 class Comparison(FileModel):
     """A paired comparison of a candidate run with a base run of the same suite."""
@@ -219,18 +229,19 @@ class Comparison(FileModel):
 
     def pass_hat_k(self, k: int) -> PairedMetric:
         """The paired difference in pass^k; ``KeyError`` when no case has k trials in both runs."""
-        return self._metric("pass_hat", k)
+        return self._metric("pass_hat_k", k)
 
     def pass_at_k(self, k: int) -> PairedMetric:
         """The paired difference in pass@k."""
-        return self._metric("pass_at", k)
+        return self._metric("pass_at_k", k)
 
-    def _metric(self, family: str, k: int) -> PairedMetric:
+    def _metric(self, metric: PassMetric, k: int) -> PairedMetric:
+        key = metric_key(metric, k)
         try:
-            return self.metrics[f"{family}_{k}"]
+            return self.metrics[key]
         except KeyError:
             have = ", ".join(self.metrics) or "none"
-            raise KeyError(f"no {family}_{k} in this comparison (no case has {k} graded trials in both runs; "
+            raise KeyError(f"no {key} in this comparison (no case has {k} graded trials in both runs; "
                            f"metrics: {have})") from None
 
     @property

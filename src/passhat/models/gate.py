@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.models.comparison import CaseChange, ExcludedCase, RunRef
 from passhat.models.files import FileModel
+from passhat.models.manifest import GateRegistration
 
 _DOCS = ConfigDict(use_attribute_docstrings=True)
 Outcome = Literal["PASS", "FAIL", "INCONCLUSIVE", "SKIPPED"]
@@ -46,6 +47,22 @@ class RuleResult(BaseModel):
     """Per-case numbers, methods, excluded cases."""
 
 
+class GateOverride(BaseModel):
+    """A changed gate file evaluated anyway (``--allow-gate-change``): recorded, never silent."""
+
+    model_config = _DOCS
+    allowed_gate_change: bool = True
+    """Always true: the override was asked for."""
+    at: str
+    """When (ISO 8601 UTC)."""
+    registered_sha256: str
+    """Hash of the gate file registered before the first trial."""
+    used_sha256: str
+    """Hash of the gate file evaluated instead."""
+    message: str = ""
+    """The override in words."""
+
+
 class GateInfo(BaseModel):
     """Which gate was evaluated, and whether it is the one registered before the first trial."""
 
@@ -62,9 +79,9 @@ class GateInfo(BaseModel):
     """``manifest``: the file was gone and the rules recorded at registration were used."""
     preregistered: bool
     """The gate was recorded in the manifest before the first trial, unchanged since."""
-    registered: dict[str, Any] | None = None
+    registered: GateRegistration | None = None
     """The registration (path, sha256, time), when there was one."""
-    override: dict[str, Any] | None = None
+    override: GateOverride | None = None
     """Set when a changed gate file was evaluated anyway (``--allow-gate-change``): never silent."""
 
 

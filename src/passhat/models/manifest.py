@@ -6,10 +6,12 @@ when the run completes; a resumed run keeps its start time and adds to ``resumed
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from passhat.errors import RunError
 from passhat.models.files import FileModel
 
 _DOCS = ConfigDict(use_attribute_docstrings=True)
@@ -98,6 +100,16 @@ class Sanity(BaseModel):
     """Cases an agent that does nothing passes: their assertions do not prove the work was done."""
 
 
+class SuiteSize(BaseModel):
+    """The full suite a selection was made from."""
+
+    model_config = _DOCS
+    hash: str
+    """Its content hash."""
+    cases: int
+    """Its number of cases."""
+
+
 class Selection(BaseModel):
     """Which cases of the full suite were chosen (``--split``, ``--tag``, or case ids)."""
 
@@ -108,7 +120,7 @@ class Selection(BaseModel):
     """The filter in words, e.g. ``split=holdout risk=high``."""
     cases: list[str]
     """The ids chosen."""
-    full_suite: dict[str, Any]
+    full_suite: SuiteSize
     """``hash`` and number of ``cases`` of the suite they were chosen from."""
 
 
@@ -126,6 +138,97 @@ class GateRegistration(BaseModel):
     """The gate's name."""
     gate: dict[str, Any] = Field(default_factory=dict)
     """Its parsed rules, used when the file is gone."""
+
+
+class FrozenCheck(BaseModel):
+    """The suite snapshot a run was checked against before it started (``--frozen``)."""
+
+    model_config = _DOCS
+    path: str
+    """The snapshot file."""
+    hash: str
+    """The suite hash both had."""
+    frozen_at: str | None = None
+    """When the snapshot was written (ISO 8601 UTC)."""
+    snapshot_passhat_version: str | None = None
+    """The passhat that wrote the snapshot."""
+    sha256: str | None = None
+    """Hash of the snapshot file's bytes."""
+
+
+class ModelInfo(BaseModel):
+    """A model as configured for one role: what its client describes (provider, model, endpoint, sampling,
+    prompt hash, price; never a key). Fields other than those below depend on the provider and are kept."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="allow")
+    spec: str | None = None
+    """``PROVIDER:MODEL`` as given (the agent's model)."""
+    provider: str | None = None
+    """``openai``, ``anthropic``…"""
+    model: str | None = None
+    """The model's name at its provider."""
+    price: dict[str, float] | None = None
+    """USD per million tokens, ``input_per_mtok`` and ``output_per_mtok`` (None: unpriced, its cost recorded as 0)."""
+
+
+class RoleModels(BaseModel):
+    """The models as configured, per role (a role without a model is absent)."""
+
+    model_config = _DOCS
+    agent: ModelInfo | None = None
+    """The agent's model (``openai:MODEL`` and ``anthropic:MODEL`` agents)."""
+    user: ModelInfo | None = None
+    """The model playing the user (``--user``)."""
+    judge: ModelInfo | None = None
+    """The LLM judge (``--judge``)."""
+
+
+class OutcomeChange(BaseModel):
+    """A trial whose outcome a re-grade changed."""
+
+    model_config = _DOCS
+    case_id: str
+    """The case."""
+    trial: int
+    """The trial's index."""
+    before: str
+    """Its outcome in the source run."""
+    after: str
+    """Its outcome re-graded."""
+
+
+class RegradeInfo(BaseModel):
+    """What ``passhat regrade`` did: the source run, what changed in the suite, which outcomes changed."""
+
+    model_config = _DOCS
+    source: str
+    """The source run folder (never modified)."""
+    source_suite_hash: str | None = None
+    """The suite hash of the source run."""
+    source_case_hashes: dict[str, str] = Field(default_factory=dict)
+    """Case id → its hash in the source run, for the cases re-graded."""
+    changed_cases: list[str] = Field(default_factory=list)
+    """Cases whose content changed since the source run."""
+    domains_changed: list[str] = Field(default_factory=list)
+    """Domains whose code, fixtures or policy changed since."""
+    missing_cases: list[str] = Field(default_factory=list)
+    """Cases of the source run that the suite no longer has (their trials are skipped)."""
+    skipped_trials: int = 0
+    """Trials of those cases."""
+    graders: list[str] = Field(default_factory=list)
+    """The built-in graders used."""
+    custom_graders: dict[str, dict[str, str]] = Field(default_factory=dict)
+    """Domain → custom grader name → its kind."""
+    judge_grades: str | None = None
+    """How the judge's grades were treated (carried over, not re-judged)."""
+    passhat_version: str | None = None
+    """The passhat that re-graded."""
+    regraded_at: str | None = None
+    """When (ISO 8601 UTC)."""
+    trials: int = 0
+    """Trials re-graded."""
+    outcome_changes: list[OutcomeChange] = Field(default_factory=list)
+    """Trials whose outcome changed."""
 
 
 class Manifest(FileModel):
@@ -183,19 +286,30 @@ class Manifest(FileModel):
     """The do-nothing check."""
     isolate: Literal["none", "process"] = "none"
     """``process``: the Python agent ran in a process of its own per trial."""
-    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    models: RoleModels = Field(default_factory=RoleModels)
     """Role (``agent``, ``user``, ``judge``) → the model as configured: provider, model, endpoint, sampling,
     prompt hash, price (never a key)."""
     agent_runtime: dict[str, Any] | None = None
     """How an agent that runs elsewhere was run: a service URL, a command's argv, an isolated process."""
     selection: Selection | None = None
     """The cases chosen out of the full suite (None: every case)."""
-    frozen: dict[str, Any] | None = None
+    frozen: FrozenCheck | None = None
     """The snapshot the suite was checked against (``--frozen``)."""
     gate: GateRegistration | None = None
     """The gate registered before the first trial."""
-    regrade: dict[str, Any] | None = None
+    options: dict[str, Any] | None = None
+    """The run's options as given to it (:class:`passhat.api.RunOptions`, every field, paths absolute): what
+    ``--resume`` continues with. None in manifests written before they were recorded."""
+    regrade: RegradeInfo | None = None
     """For a re-graded run: its source run and what changed."""
+
+    @classmethod
+    def of_run(cls, folder: Path | str) -> Manifest:
+        """The ``manifest.json`` of a run folder; a folder without one is not a run folder."""
+        try:
+            return cls.load(Path(folder) / "manifest.json")
+        except FileNotFoundError:
+            raise RunError(f"{folder} is not a run folder (no manifest.json)") from None
 
     def case_meta(self, case_id: str) -> CaseMeta:
         """The case's recorded tags, group, split, domain (empty when the manifest does not say)."""

@@ -18,7 +18,7 @@ _DOCS = ConfigDict(use_attribute_docstrings=True, frozen=True)
 
 
 class Interval(BaseModel):
-    """A suite value with its two-sided interval over cases (BCa bootstrap united with the pseudo-case interval).
+    """A suite value with its two-sided interval over cases (Gaffke's bounds; docs/statistics.md).
 
     On disk the bounds are ``ci_low`` and ``ci_high``; ``low`` and ``high`` are the same numbers.
     """
@@ -31,7 +31,7 @@ class Interval(BaseModel):
     ci_high: float | None = None
     """Upper end of the interval."""
     method: str | None = None
-    """``bca_pseudocase``, or ``pseudocase`` where the bootstrap has no spread to resample (docs/statistics.md)."""
+    """``gaffke`` (summaries written before issue 22: ``bca_pseudocase`` or ``pseudocase``; docs/statistics.md)."""
     cases: int = 0
     """Cases the value averages over."""
     units: int = 0

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from passhat import __version__
 from passhat.cases import Suite
 from passhat.errors import RunError
 from passhat.graders import DEFAULT_GRADERS, Grader
+from passhat.models import Manifest, OutcomeChange, RegradeInfo
 from passhat.redaction import DEFAULT_PATTERNS, Redactor
 from passhat.regrade.record import regrade_record
 from passhat.results import build_summary
@@ -27,23 +27,25 @@ from passhat.suites.select import subset
 from passhat.suites.snapshot import suite_block
 
 
-def suite_for(manifest: dict[str, Any], ref: str | None, source: Path = Path(".")) -> Suite:
+def suite_for(manifest: Manifest, ref: str | None, source: Path = Path(".")) -> Suite:
     """``--suite`` if given, else the run's suite where the manifest says it is (``suites.locate``)."""
     return locate_suite(manifest, source, ref)
 
 
-def _redactor(manifest: dict[str, Any]) -> Redactor:
+def _redactor(manifest: Manifest) -> Redactor:
     """The source run's redaction (grade reasons of the rebuilt state may quote fixture values)."""
-    info = manifest.get("redaction") or {"enabled": False}
-    patterns = {n: DEFAULT_PATTERNS[n] for n in info.get("patterns", DEFAULT_PATTERNS) if n in DEFAULT_PATTERNS}
-    return Redactor(patterns=patterns, fields=set(info.get("fields", [])), enabled=bool(info.get("enabled")))
+    info = manifest.redaction
+    if info is None:
+        return Redactor(enabled=False)
+    patterns = {n: DEFAULT_PATTERNS[n] for n in info.patterns if n in DEFAULT_PATTERNS}
+    return Redactor(patterns=patterns, fields=set(info.fields), enabled=info.enabled)
 
 
 def regrade_run(source: Path, out: Path, suite: Suite | None = None, *, suite_ref: str | None = None,
-                graders: tuple[Grader, ...] = DEFAULT_GRADERS) -> dict[str, Any]:
+                graders: tuple[Grader, ...] = DEFAULT_GRADERS) -> RegradeInfo:
     """Re-grade every trial of ``source`` into ``out``; returns what changed (also in the manifest)."""
     src = RunStore(Path(source))
-    manifest = src.read_manifest()
+    manifest = src.manifest()
     if Path(out).resolve() == Path(source).resolve():
         raise RunError(f"--out {out} is the source run; a re-grade writes a new run folder")
     redactor = _redactor(manifest)
@@ -51,7 +53,7 @@ def regrade_run(source: Path, out: Path, suite: Suite | None = None, *, suite_re
     if dst.trials_path.exists() and any(dst.iter_records()):
         raise RunError(f"{out} already holds a run; choose another --out")
     current = suite if suite is not None else suite_for(manifest, suite_ref, Path(source))
-    source_cases: dict[str, str] = manifest["suite"]["cases"]
+    source_cases = manifest.suite.cases
     known = {c.id for c in current.cases}
     present = [cid for cid in source_cases if cid in known]
     missing = [cid for cid in source_cases if cid not in known]
@@ -59,38 +61,37 @@ def regrade_run(source: Path, out: Path, suite: Suite | None = None, *, suite_re
         raise RunError(f"no case of {source} is in suite {current.folder} (run cases: {', '.join(list(source_cases)[:5])}"
                        f"{' …' if len(source_cases) > 5 else ''}); nothing to re-grade")
     regraded = subset(current, present)
-    block = {**suite_block(regraded), **suite_location(current.folder, Path(out))}
-    changes = changed_cases(manifest, {"suite": block})
-    comparable = set(changes["unchanged"])
-    report: dict[str, Any] = {
-        "source": str(source), "source_suite_hash": manifest["suite"].get("hash"),
-        "source_case_hashes": {cid: source_cases[cid] for cid in present},
-        "changed_cases": changes["changed"], "domains_changed": changes["domains_changed"],
-        "missing_cases": missing, "skipped_trials": 0, "graders": [getattr(g, "__name__", repr(g)) for g in graders],
-        "custom_graders": {name: {g.name: g.kind for g in d.graders.values()}
-                           for name, d in sorted(current.domains.items()) if d.graders},
-        "judge_grades": "carried over from the source run (not re-judged), custom judge graders' too",
-        "passhat_version": __version__, "regraded_at": datetime.now(UTC).isoformat(),
-        "trials": 0, "outcome_changes": [],
-    }
-    new_manifest = {**manifest, "suite": block, "regrade": report, "status": "running"}
+    block = suite_block(regraded).model_copy(update=suite_location(current.folder, Path(out)))
+    changes = changed_cases(manifest.suite, block)
+    comparable = set(changes.unchanged)
+    report = RegradeInfo(
+        source=str(source), source_suite_hash=manifest.suite.hash,
+        source_case_hashes={cid: source_cases[cid] for cid in present},
+        changed_cases=changes.changed, domains_changed=changes.domains_changed,
+        missing_cases=missing, skipped_trials=0, graders=[getattr(g, "__name__", repr(g)) for g in graders],
+        custom_graders={name: {g.name: g.kind for g in d.graders.values()}
+                        for name, d in sorted(current.domains.items()) if d.graders},
+        judge_grades="carried over from the source run (not re-judged), custom judge graders' too",
+        passhat_version=__version__, regraded_at=datetime.now(UTC).isoformat(), trials=0, outcome_changes=[],
+    )
+    new_manifest = manifest.model_copy(update={"suite": block, "regrade": report, "status": "running"})
     dst.write_manifest(new_manifest)
     dst.open_for_append()
     try:
         for record in src.iter_records():
             if record.case_id not in known:
-                report["skipped_trials"] += 1
+                report.skipped_trials += 1
                 continue
             case = current.case(record.case_id)
             new = regrade_record(record, case, current.domain_of(case), graders, redactor, record.case_id in comparable)
-            report["trials"] += 1
+            report.trials += 1
             if new.outcome != record.outcome:
-                report["outcome_changes"].append(
-                    {"case_id": record.case_id, "trial": record.trial, "before": record.outcome, "after": new.outcome})
+                report.outcome_changes.append(
+                    OutcomeChange(case_id=record.case_id, trial=record.trial, before=record.outcome, after=new.outcome))
             dst.append(new)
     finally:
         dst.close()
-    new_manifest.update(status="complete", finished_at=datetime.now(UTC).isoformat())
+    new_manifest.status, new_manifest.finished_at = "complete", datetime.now(UTC).isoformat()
     dst.write_manifest(new_manifest)
     dst.write_summary(build_summary(dst.iter_records(), new_manifest))
     return report

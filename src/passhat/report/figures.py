@@ -9,31 +9,36 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from passhat import metric_names
+
+if TYPE_CHECKING:
+    from passhat.models import Interval, StratumSummary
+
 COLORS = {"pass_hat_k": "#c2410c", "pass_at_k": "#2563eb"}
-LABELS = {"pass_hat_k": "pass^k", "pass_at_k": "pass@k"}
 
 
 def _f(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".")
 
 
-def _ci(e: dict[str, Any]) -> str:
-    if e.get("ci_low") is None:
-        return f"{e['estimate']:.3f}"
-    return f"{e['estimate']:.3f} [{e['ci_low']:.3f}, {e['ci_high']:.3f}] ({e.get('method', '')})"
+def _ci(e: Interval) -> str:
+    if e.ci_low is None or e.ci_high is None:
+        return f"{e.estimate:.3f}"
+    return f"{e.estimate:.3f} [{e.ci_low:.3f}, {e.ci_high:.3f}] ({e.method or ''})"
 
 
-def _ks_shown(n: int, most: int = 16) -> list[int]:
-    """Tick labels for k: all of them when few, otherwise about ``most`` evenly spaced plus the last."""
+def _tick_ks(n: int, most: int = 16) -> list[int]:
+    """The k axis's tick labels: all of them when few, otherwise about ``most`` evenly spaced plus the last (the
+    curve itself draws every k; which k a table shows is :func:`passhat.metric_names.shown_ks`)."""
     step = max(1, -(-n // most))
     return sorted({*range(1, n + 1, step), n})
 
 
-def curve_svg(block: dict[str, Any], n: int, *, width: int = 560, height: int = 260) -> str:
+def curve_svg(block: StratumSummary, n: int, *, width: int = 560, height: int = 260) -> str:
     """pass^k and pass@k against k = 1..n: a line, a shaded 95 % band and one point (with tooltip) per k."""
     left, right, top, bottom = 44, 12, 12, 34
     pw, ph = width - left - right, height - top - bottom
@@ -49,35 +54,36 @@ def curve_svg(block: dict[str, Any], n: int, *, width: int = 560, height: int = 
     for v in (0, 0.25, 0.5, 0.75, 1):
         parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{_f(y(v))}" y2="{_f(y(v))}"/>'
                      f'<text class="tick" x="{left - 6}" y="{_f(y(v) + 4)}" text-anchor="end">{v:g}</text>')
-    for k in _ks_shown(n):
+    for k in _tick_ks(n):
         parts.append(f'<text class="tick" x="{_f(x(k))}" y="{height - bottom + 16}" text-anchor="middle">{k}</text>')
     parts.append(f'<text class="axis" x="{left + pw / 2:.0f}" y="{height - 2}" text-anchor="middle">k (trials)</text>')
-    for metric in ("pass_at_k", "pass_hat_k"):
-        pts = [(int(k), e) for k, e in sorted(block.get(metric, {}).items(), key=lambda kv: int(kv[0]))
-               if e.get("estimate") is not None]
+    for metric in reversed(metric_names.METRICS):  # pass@k first, so pass^k is drawn on top
+        curve = getattr(block, metric)
+        pts = [(k, e.estimate, e) for k, e in sorted(curve.items()) if e.estimate is not None]
         if not pts:
             continue
         color = COLORS[metric]
-        banded = [(k, e) for k, e in pts if e.get("ci_low") is not None]
+        banded = [(k, e.ci_low, e.ci_high) for k, _, e in pts if e.ci_low is not None and e.ci_high is not None]
         if len(banded) > 1:
-            upper = " ".join(f"{_f(x(k))},{_f(y(e['ci_high']))}" for k, e in banded)
-            lower = " ".join(f"{_f(x(k))},{_f(y(e['ci_low']))}" for k, e in reversed(banded))
+            upper = " ".join(f"{_f(x(k))},{_f(y(high))}" for k, _, high in banded)
+            lower = " ".join(f"{_f(x(k))},{_f(y(low))}" for k, low, _ in reversed(banded))
             parts.append(f'<polygon class="band" fill="{color}" points="{upper} {lower}"/>')
         else:
-            parts.extend(f'<line stroke="{color}" x1="{_f(x(k))}" x2="{_f(x(k))}" y1="{_f(y(e["ci_low"]))}" '
-                         f'y2="{_f(y(e["ci_high"]))}"/>' for k, e in banded)
-        line = " ".join(f"{_f(x(k))},{_f(y(e['estimate']))}" for k, e in pts)
+            parts.extend(f'<line stroke="{color}" x1="{_f(x(k))}" x2="{_f(x(k))}" y1="{_f(y(low))}" '
+                         f'y2="{_f(y(high))}"/>' for k, low, high in banded)
+        line = " ".join(f"{_f(x(k))},{_f(y(estimate))}" for k, estimate, _ in pts)
         parts.append(f'<polyline class="line" stroke="{color}" points="{line}"/>')
-        for k, e in pts:
+        for k, estimate, e in pts:
             parts.append(f'<circle class="pt {metric.replace("_", "-")}" data-k="{k}" fill="{color}" r="3.5" '
-                         f'cx="{_f(x(k))}" cy="{_f(y(e["estimate"]))}"><title>{LABELS[metric].replace("k", str(k), 1)}'
+                         f'cx="{_f(x(k))}" cy="{_f(y(estimate))}"><title>{metric_names.label(metric, k)}'
                          f' = {escape(_ci(e))}</title></circle>')
     parts.append("</svg>")
     return "".join(parts)
 
 
-def interval_svg(rows: Sequence[tuple[str, dict[str, Any] | None, dict[str, Any] | None]], *, lo: float = 0.0,
-                 hi: float = 1.0, labels: tuple[str, str] = ("pass^1", "pass^k"), width: int = 560) -> str:
+def interval_svg(rows: Sequence[tuple[str, Interval | None, Interval | None]], *, lo: float = 0.0,
+                 hi: float = 1.0, labels: tuple[str, str] = ("pass^1", metric_names.label("pass_hat_k")),
+                 width: int = 560) -> str:
     """Dot-and-whisker rows on a common scale: each row shows up to two estimates with their intervals.
 
     Used for strata (pass^1 and pass^n per tag value) and for compare deltas (scale −1..1, zero line).
@@ -99,13 +105,13 @@ def interval_svg(rows: Sequence[tuple[str, dict[str, Any] | None, dict[str, Any]
         cy = top + row_h * i + row_h / 2
         parts.append(f'<text class="label" x="{left - 8}" y="{_f(cy + 4)}" text-anchor="end">{escape(label[:28])}</text>')
         for j, (entry, color) in enumerate(((first, COLORS["pass_at_k"]), (second, COLORS["pass_hat_k"]))):
-            if not entry or entry.get("estimate") is None:
+            if entry is None or entry.estimate is None:
                 continue
             yy = cy + (j - 0.5) * 6 if second else cy
-            if entry.get("ci_low") is not None:
-                parts.append(f'<line stroke="{color}" stroke-width="2" x1="{_f(x(entry["ci_low"]))}" '
-                             f'x2="{_f(x(entry["ci_high"]))}" y1="{_f(yy)}" y2="{_f(yy)}"/>')
-            parts.append(f'<circle class="pt" fill="{color}" r="3.5" cx="{_f(x(entry["estimate"]))}" cy="{_f(yy)}">'
+            if entry.ci_low is not None and entry.ci_high is not None:
+                parts.append(f'<line stroke="{color}" stroke-width="2" x1="{_f(x(entry.ci_low))}" '
+                             f'x2="{_f(x(entry.ci_high))}" y1="{_f(yy)}" y2="{_f(yy)}"/>')
+            parts.append(f'<circle class="pt" fill="{color}" r="3.5" cx="{_f(x(entry.estimate))}" cy="{_f(yy)}">'
                          f'<title>{escape(label)} {labels[j]} = {escape(_ci(entry))}</title></circle>')
     parts.append("</svg>")
     return "".join(parts)

@@ -22,7 +22,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+from passhat.metric_names import label
+
+if TYPE_CHECKING:
+    from passhat.models import Summary
 
 DOCS = "docs/statistics.md"
 ANCHORS = {
@@ -81,7 +86,7 @@ class Headline:
                                            for anchor, labels in by_anchor.items())
 
 
-LABELS = {"cases": "the case count", "pass_hat_k": "pass^k", "interval": "its interval",
+LABELS = {"cases": "the case count", "pass_hat_k": label("pass_hat_k"), "interval": "its interval",
            "errors": "infrastructure errors", "detectable": "the detectable failure rate"}
 
 
@@ -122,34 +127,33 @@ def agent_label(agent: object) -> str:
     return text
 
 
-def headline(summary: dict[str, Any]) -> Headline:
-    """The sentence for a run's summary (``summary.json`` as a mapping)."""
-    suite, cases = summary["suite"], summary["cases"]
-    k = int(suite.get("trials_per_case") or 0)
+def headline(summary: Summary) -> Headline:
+    """The sentence for a run's summary."""
+    suite, cases = summary.suite, summary.cases
+    k = suite.trials_per_case
     total = len(cases)
-    perfect = sum(1 for c in cases if c["n"] == k and c["successes"] == k and not c["errors"])
-    failed = sum(1 for c in cases if c["successes"] < c["n"])
+    perfect = sum(1 for c in cases if c.n == k and c.successes == k and not c.errors)
+    failed = sum(1 for c in cases if c.successes < c.n)
     trials = "its trial" if k == 1 else f"all {k} trials"
-    parts = [Part(f"{agent_label(summary.get('agent'))}: "), Part(f"{perfect} of {total} cases passed {trials}", "cases")]
+    parts = [Part(f"{agent_label(summary.agent)}: "), Part(f"{perfect} of {total} cases passed {trials}", "cases")]
     if failed:
         parts.append(Part(f", {failed} failed at least once", "cases"))
     parts.append(Part("; "))
-    entry = (suite.get("pass_hat_k") or {}).get(str(k))
-    if entry and entry.get("estimate") is not None:
-        pct = f"{round(suite.get('confidence', 0.95) * 100):g} %"
-        parts += [Part(f"pass^{k} {entry['estimate']:.2f}", "pass_hat_k"), Part(" ("),
-                  Part(f"{pct} interval {_down(entry['ci_low'])}–{_up(entry['ci_high'])}", "interval"), Part(")")]
+    entry = suite.pass_hat_k.get(k)
+    pct = f"{round(suite.confidence * 100):g} %"
+    if entry is not None and entry.estimate is not None and entry.ci_low is not None and entry.ci_high is not None:
+        parts += [Part(f"pass^{k} {entry.estimate:.2f}", "pass_hat_k"), Part(" ("),
+                  Part(f"{pct} interval {_down(entry.ci_low)}–{_up(entry.ci_high)}", "interval"), Part(")")]
     else:
         parts.append(Part(f"pass^{k} — (no case has {k} graded trials)", "pass_hat_k"))
-    if suite.get("errors"):
-        parts += [Part("; "), Part(f"{suite['errors']} trial(s) ended in infrastructure errors, counted as neither "
+    if suite.errors:
+        parts += [Part("; "), Part(f"{suite.errors} trial(s) ended in infrastructure errors, counted as neither "
                                    "pass nor fail", "errors")]
-    graded = int(suite.get("trials") or 0)
+    graded = suite.trials
     if graded and not failed:
-        rate = detectable_rate(graded, suite.get("confidence", 0.95))
+        rate = detectable_rate(graded, suite.confidence)
         parts += [Part("; "), Part(f"with {graded} trials, a failure rate of {rate_words(rate)} or higher, if every "
-                                   f"case shared it, would have shown with "
-                                   f"{round(suite.get('confidence', 0.95) * 100):g} % probability", "detectable")]
+                                   f"case shared it, would have shown with {pct} probability", "detectable")]
     parts.append(Part("."))
     return Headline(tuple(parts))
 

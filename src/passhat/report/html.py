@@ -24,7 +24,8 @@ import jinja2
 
 from passhat.errors import RunError
 from passhat.gate.report import read_gate_result
-from passhat.models import Summary
+from passhat.metric_names import shown_ks
+from passhat.models import Comparison, GateResult, Interval, Manifest, Summary
 from passhat.report import figures
 from passhat.report.files import write_atomic
 from passhat.report.headline import ANCHORS, DEFINITIONS, DOCS, LABELS, headline
@@ -61,21 +62,15 @@ def asset(name: str) -> str:
     return (files("passhat.report") / "static" / name).read_text("utf-8")
 
 
-def show_ks(n: int) -> list[int]:
-    """Case-table columns: pass^1, 2, 4, 8, … and pass^n."""
-    ks = [k for k in (2**i for i in range(12)) if k <= n]
-    return ks + ([n] if n and ks[-1] != n else [])
-
-
-def _read_summary(folder: Path) -> dict[str, Any] | None:
+def _read_summary(folder: Path) -> Summary | None:
     """``summary.json`` through its model (None when missing or of another version: the report rebuilds it)."""
     try:
-        return Summary.load(folder / SUMMARY).to_dict()
+        return Summary.load(folder / SUMMARY)
     except (FileNotFoundError, RunError):
         return None
 
 
-def write_report(folder: Path, *, summary: dict[str, Any] | None = None) -> ReportFiles:
+def write_report(folder: Path, *, summary: Summary | None = None) -> ReportFiles:
     """Write ``report.html`` and its trial chunks for the run in ``folder``; returns what was written.
 
     The summary is taken from ``summary`` or ``summary.json`` when it already has strata (or the cases
@@ -84,19 +79,17 @@ def write_report(folder: Path, *, summary: dict[str, Any] | None = None) -> Repo
     """
     folder = Path(folder)
     store = RunStore(folder)
-    manifest = store.read_manifest()
+    manifest = store.manifest()
     summary = summary if summary is not None else _read_summary(folder)
     keys = tag_keys(manifest)
     data = TrialData(folder)
-    data.reset(manifest["suite"]["cases"])
+    data.reset(manifest.suite.cases)
     try:
-        if summary is None or (keys and not summary.get("strata")):
+        if summary is None or (keys and not summary.strata):
             summary = build_summary(data.tee(store.iter_records()), manifest, by=keys)
         else:
             data.copy_lines(store.trials_path)
-        gate = read_gate_result(folder)
-        html = render_report(summary, manifest, data, title=folder.name,
-                             gate=gate.to_dict() if gate is not None else None)
+        html = render_report(summary, manifest, data, title=folder.name, gate=read_gate_result(folder))
         page = html.encode("utf-8")
         write_atomic(folder / REPORT, page)
     except BaseException:
@@ -106,55 +99,55 @@ def write_report(folder: Path, *, summary: dict[str, Any] | None = None) -> Repo
     return ReportFiles(folder / REPORT, len(page), data.lazy_bytes, sum(data.trials.values()))
 
 
-def case_rows(summary: dict[str, Any], data: TrialData, ks: list[int]) -> list[dict[str, Any]]:
+def case_rows(summary: Summary, data: TrialData, ks: list[int]) -> list[dict[str, Any]]:
     rows = []
-    for c in summary["cases"]:
-        cats = c.get("failure_categories") or {}
+    for c in summary.cases:
+        cats = c.failure_categories
         rows.append({
-            "id": c["id"], "c": c["successes"], "n": c["n"], "errors": c["errors"],
-            "state": "pass" if c["n"] and c["successes"] == c["n"] else ("fail" if c["successes"] == 0 else "mixed"),
-            "wilson": None if c.get("wilson_low") is None else (c["wilson_low"], c["wilson_high"]),
-            "pass_hat": [c["pass_hat_k"].get(str(k)) for k in ks],
+            "id": c.id, "c": c.successes, "n": c.n, "errors": c.errors,
+            "state": "pass" if c.passed_every_trial else ("fail" if c.successes == 0 else "mixed"),
+            "wilson": None if c.wilson_low is None else (c.wilson_low, c.wilson_high),
+            "pass_hat_k": [c.pass_hat_k.get(k) for k in ks],
             "category": next(iter(cats), None), "categories": cats,
-            "tags": " ".join(f"{k}={v}" for k, v in (c.get("tags") or {}).items()),
-            "chunk": data.chunk_path(c["id"]) if c["id"] in data.case_index else None,
-            "trials": data.trials.get(c["id"], 0),
+            "tags": " ".join(f"{k}={v}" for k, v in c.tags.items()),
+            "chunk": data.chunk_path(c.id) if c.id in data.case_index else None,
+            "trials": data.trials.get(c.id, 0),
         })
     return rows
 
 
-def strata_figures(summary: dict[str, Any], n: int) -> list[dict[str, Any]]:
+def strata_figures(summary: Summary, n: int) -> list[dict[str, Any]]:
     """Per tag key: pass^1 and pass^n with intervals for each value of the tag."""
     out = []
-    for key, values in (summary.get("strata") or {}).items():
-        rows = [(f"{value} ({block['cases']})", block["pass_hat_k"].get("1"), block["pass_hat_k"].get(str(n)) if n > 1 else None)
-                for value, block in values.items()]
+    for key, values in summary.strata.items():
+        rows: list[tuple[str, Interval | None, Interval | None]] = [
+            (f"{value} ({block.cases})", block.pass_hat_k.get(1), block.pass_hat_k.get(n) if n > 1 else None)
+            for value, block in values.items()]
         if rows:
             out.append({"key": key, "svg": figures.interval_svg(rows, labels=("pass^1", f"pass^{n}"))})
     return out
 
 
-def render_report(summary: dict[str, Any], manifest: dict[str, Any], data: TrialData, *, title: str,
-                  gate: dict[str, Any] | None = None) -> str:
+def render_report(summary: Summary, manifest: Manifest, data: TrialData, *, title: str,
+                  gate: GateResult | None = None) -> str:
     """The page as a string (``write_report`` does the I/O): the headline first, then the gate's verdict
     and every rule when the run was gated (``gate.json``), then the figures and the cases."""
-    suite = summary["suite"]
-    n = int(suite.get("trials_per_case") or max((c["n"] for c in summary["cases"]), default=1))
-    ks = show_ks(n)
-    exp = suite.get("experience", {})
+    suite = summary.suite
+    n = suite.trials_per_case or max((c.n for c in summary.cases), default=1)
+    ks = shown_ks(n)
     return environment().get_template("report.html.j2").render(
-        title=title, suite=suite, agent=summary.get("agent"), manifest=manifest, n=n, ks=ks,
+        title=title, suite=suite, agent=summary.agent, manifest=manifest, n=n, ks=ks,
         curve=figures.curve_svg(suite, n), strata=strata_figures(summary, n),
-        categories=figures.bars_svg(suite.get("failure_categories") or {}),
+        categories=figures.bars_svg(suite.failure_categories),
         latency=figures.histogram_svg(data.latencies, "s"), cost=figures.histogram_svg(data.costs, "$"),
-        exp=exp, rows=case_rows(summary, data, ks), version=data.version,
-        hat_curve=[(k, suite["pass_hat_k"].get(str(k))) for k in ks],
+        exp=suite.experience, rows=case_rows(summary, data, ks), version=data.version,
+        hat_curve=[(k, suite.pass_hat_k.get(k)) for k in ks],
         headline=headline(summary), gate=gate, definitions=DEFINITIONS, anchors=ANCHORS, docs=DOCS,
         labels={k: v[0].upper() + v[1:] for k, v in LABELS.items()},
     )
 
 
-def render_compare_html(result: dict[str, Any]) -> str:
+def render_compare_html(result: Comparison) -> str:
     """The comparison page for ``passhat compare --html`` (see :mod:`passhat.report.compare_html`)."""
     from passhat.report.compare_html import render
 

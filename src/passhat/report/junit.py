@@ -13,9 +13,12 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from passhat.runner.records import TrialRecord
+
+if TYPE_CHECKING:
+    from passhat.models import GateResult, Summary
 
 MAX_LINES = 40
 """Failure bodies list at most this many failing checks per case; the rest are counted."""
@@ -50,27 +53,26 @@ def _collect(records: Iterable[TrialRecord]) -> dict[str, _CaseLog]:
     return logs
 
 
-def _case_suite(summary: dict[str, Any], records: Iterable[TrialRecord]) -> ET.Element:
-    suite = summary["suite"]
+def _case_suite(summary: Summary, records: Iterable[TrialRecord]) -> ET.Element:
+    suite = summary.suite
     logs = _collect(records)
-    el = ET.Element("testsuite", name=suite["name"])
+    el = ET.Element("testsuite", name=suite.name)
     props = ET.SubElement(el, "properties")
-    for name, value in (("agent", summary["agent"]), ("suite_hash", suite["hash"]),
-                        ("trials_per_case", suite["trials_per_case"])):
+    for name, value in (("agent", summary.agent), ("suite_hash", suite.hash), ("trials_per_case", suite.trials_per_case)):
         ET.SubElement(props, "property", name=name, value=str(value))
     failures = errors = 0
     total = 0.0
-    for case in summary["cases"]:
-        log = logs.get(case["id"], _CaseLog())
+    for case in summary.cases:
+        log = logs.get(case.id, _CaseLog())
         total += log.seconds
-        tc = ET.SubElement(el, "testcase", classname=suite["name"], name=case["id"], time=f"{log.seconds:.3f}")
+        tc = ET.SubElement(el, "testcase", classname=suite.name, name=case.id, time=f"{log.seconds:.3f}")
         if log.failed_trials:
             failures += 1
             first = log.failures[0] if log.failures else ""
             extra = len(log.failures) - MAX_LINES
             body = log.failures[:MAX_LINES] + ([f"… {extra} more failing check(s)"] if extra > 0 else [])
             f = ET.SubElement(tc, "failure", type="fail",
-                              message=_clean(f"{log.failed_trials} of {case['n']} graded trial(s) failed: {first}"))
+                              message=_clean(f"{log.failed_trials} of {case.n} graded trial(s) failed: {first}"))
             f.text = _clean("\n".join(body))
         if log.errors:
             errors += 1
@@ -78,8 +80,8 @@ def _case_suite(summary: dict[str, Any], records: Iterable[TrialRecord]) -> ET.E
                               message=f"{len(log.errors)} trial(s) ended in infrastructure errors (neither pass nor fail)")
             e.text = _clean("\n".join(log.errors[:MAX_LINES]))
         out = ET.SubElement(tc, "system-out")
-        out.text = f"{case['successes']}/{case['n']} trials passed, {case['errors']} infrastructure error(s)"
-    el.set("tests", str(len(summary["cases"])))
+        out.text = f"{case.successes}/{case.n} trials passed, {case.errors} infrastructure error(s)"
+    el.set("tests", str(len(summary.cases)))
     el.set("failures", str(failures))
     el.set("errors", str(errors))
     el.set("skipped", "0")
@@ -87,25 +89,25 @@ def _case_suite(summary: dict[str, Any], records: Iterable[TrialRecord]) -> ET.E
     return el
 
 
-def _gate_suite(summary: dict[str, Any], gate: dict[str, Any]) -> ET.Element:
-    info = gate["gate"]
-    el = ET.Element("testsuite", name=f"gate {info['name']}")
+def _gate_suite(summary: Summary, gate: GateResult) -> ET.Element:
+    info = gate.gate
+    el = ET.Element("testsuite", name=f"gate {info.name}")
     props = ET.SubElement(el, "properties")
-    for name, value in (("outcome", gate["outcome"]), ("preregistered", info.get("preregistered")),
-                        ("gate_sha256", info.get("sha256")), ("override", bool(info.get("override")))):
+    for name, value in (("outcome", gate.outcome), ("preregistered", info.preregistered),
+                        ("gate_sha256", info.sha256), ("override", info.override is not None)):
         ET.SubElement(props, "property", name=name, value=str(value))
     counts = {"FAIL": 0, "skipped": 0}
-    for rule in gate["rules"]:
-        tc = ET.SubElement(el, "testcase", classname=f"{summary['suite']['name']}.gate", name=rule["name"], time="0")
-        if rule["outcome"] == "FAIL":
+    for rule in gate.rules:
+        tc = ET.SubElement(el, "testcase", classname=f"{summary.suite.name}.gate", name=rule.name, time="0")
+        if rule.outcome == "FAIL":
             counts["FAIL"] += 1
-            ET.SubElement(tc, "failure", type="FAIL", message=_clean(rule["reason"])).text = _clean(rule["reason"])
-        elif rule["outcome"] in ("INCONCLUSIVE", "SKIPPED"):
+            ET.SubElement(tc, "failure", type="FAIL", message=_clean(rule.reason)).text = _clean(rule.reason)
+        elif rule.outcome in ("INCONCLUSIVE", "SKIPPED"):
             counts["skipped"] += 1
-            ET.SubElement(tc, "skipped", message=_clean(f"{rule['outcome']}: {rule['reason']}"))
+            ET.SubElement(tc, "skipped", message=_clean(f"{rule.outcome}: {rule.reason}"))
         else:
-            ET.SubElement(tc, "system-out").text = _clean(f"PASS: {rule['reason']}")
-    el.set("tests", str(len(gate["rules"])))
+            ET.SubElement(tc, "system-out").text = _clean(f"PASS: {rule.reason}")
+    el.set("tests", str(len(gate.rules)))
     el.set("failures", str(counts["FAIL"]))
     el.set("errors", "0")
     el.set("skipped", str(counts["skipped"]))
@@ -113,7 +115,7 @@ def _gate_suite(summary: dict[str, Any], gate: dict[str, Any]) -> ET.Element:
     return el
 
 
-def junit_xml(summary: dict[str, Any], records: Iterable[TrialRecord], gate: dict[str, Any] | None = None) -> str:
+def junit_xml(summary: Summary, records: Iterable[TrialRecord], gate: GateResult | None = None) -> str:
     """The JUnit XML document for a run's summary and records, plus its gate result when there is one."""
     root = ET.Element("testsuites", name="passhat")
     suites = [_case_suite(summary, records)] + ([_gate_suite(summary, gate)] if gate else [])

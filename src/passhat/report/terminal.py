@@ -3,34 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from passhat.metric_names import METRICS, SYMBOLS, shown_ks
 from passhat.report.headline import headline
+
+if TYPE_CHECKING:
+    from passhat.models import CaseSummary, Interval, StratumSummary, Summary
 
 
 def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
-def _ci(entry: dict[str, Any]) -> str:
-    if not entry or entry.get("estimate") is None:
+def _ci(entry: Interval | None) -> str:
+    if entry is None or entry.estimate is None or entry.ci_low is None or entry.ci_high is None:
         return "—"
-    return f"{entry['estimate']:.3f} [{entry['ci_low']:.2f}, {entry['ci_high']:.2f}]"
-
-
-def _ks(n: int) -> list[int]:
-    """Columns to show: 1, 2, 4, 8, … up to n, and n itself."""
-    ks, k = [], 1
-    while k <= n:
-        ks.append(k)
-        k *= 2
-    if n and ks[-1] != n:
-        ks.append(n)
-    return ks
+    return f"{entry.estimate:.3f} [{entry.ci_low:.2f}, {entry.ci_high:.2f}]"
 
 
 MAX_CASE_ROWS = 60
@@ -38,12 +31,12 @@ MAX_CASE_ROWS = 60
 nobody reads them in a terminal; every case is in summary.json and the HTML report."""
 
 
-def _rows(cases: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+def _rows(cases: list[CaseSummary]) -> tuple[list[CaseSummary], str]:
     """The cases to list and a caption saying what was left out."""
     if len(cases) <= MAX_CASE_ROWS:
         return cases, ""
-    shaky = [c for c in cases if not (c["n"] and c["successes"] == c["n"])]
-    shaky.sort(key=lambda c: (c["successes"] / c["n"] if c["n"] else -1.0, c["id"]))
+    shaky = [c for c in cases if not c.passed_every_trial]
+    shaky.sort(key=lambda c: (c.successes / c.n if c.n else -1.0, c.id))
     shown = shaky[:MAX_CASE_ROWS]
     return shown, (f"the {len(shown)} least reliable of {len(cases)} cases ({len(cases) - len(shaky)} pass every "
                    "trial); every case is in summary.json and report.html")
@@ -53,27 +46,27 @@ MAX_CHECK_CHARS = 100
 """A failing check longer than this (a traceback, a long diff) is cut in the table, which points to its record."""
 
 
-def check_cell(case: dict[str, Any], limit: int = MAX_CHECK_CHARS) -> str:
+def check_cell(case: CaseSummary, limit: int = MAX_CHECK_CHARS) -> str:
     """The case's first failing check on one line: cut at its first line break or ``limit`` characters,
     with a pointer to the trial whose record holds it whole."""
-    text = case.get("top_failure") or ""
+    text = case.top_failure or ""
     first = text.strip().splitlines()[0] if text.strip() else ""
     if first == text and len(text) <= limit:
         return text
-    trial = case.get("top_failure_trial")
+    trial = case.top_failure_trial
     where = f" [whole text: trial {trial} in trials.jsonl]" if trial is not None else " [whole text in trials.jsonl]"
     return (first if len(first) <= limit else first[: limit - 1]) + "…" + where
 
 
-def case_table(summary: dict[str, Any]) -> Table:
+def case_table(summary: Summary) -> Table:
     """One line per case: ids whole, the failing check cut to one line (``check_cell``)."""
-    suite = summary["suite"]
-    n = suite["trials_per_case"]
-    ks = _ks(n)
-    rows, caption = _rows(summary["cases"])
-    table = Table(title=f"{suite['name']} · agent {summary['agent']} · {suite['cases']} cases × {n} trials",
+    suite = summary.suite
+    n = suite.trials_per_case
+    ks = shown_ks(n)
+    rows, caption = _rows(summary.cases)
+    table = Table(title=f"{suite.name} · agent {summary.agent} · {suite.cases} cases × {n} trials",
                   caption=caption or None)
-    table.add_column("case", no_wrap=True, min_width=max((len(c["id"]) for c in rows), default=4))
+    table.add_column("case", no_wrap=True, min_width=max((len(c.id) for c in rows), default=4))
     table.add_column("c/n", justify="right", no_wrap=True)
     table.add_column("err", justify="right", no_wrap=True)
     table.add_column("Wilson 95%", justify="right", no_wrap=True)
@@ -81,11 +74,11 @@ def case_table(summary: dict[str, Any]) -> Table:
         table.add_column(f"pass^{k}", justify="right", no_wrap=True)
     table.add_column("first failing check", no_wrap=True, overflow="ellipsis")
     for c in rows:
-        style = "green" if c["n"] and c["successes"] == c["n"] else ("red" if c["successes"] == 0 else "yellow")
-        wil = "—" if c.get("wilson_low") is None else f"[{c['wilson_low']:.2f}, {c['wilson_high']:.2f}]"
+        style = "green" if c.passed_every_trial else ("red" if c.successes == 0 else "yellow")
+        wil = "—" if c.wilson_low is None or c.wilson_high is None else f"[{c.wilson_low:.2f}, {c.wilson_high:.2f}]"
         table.add_row(
-            Text(c["id"]), f"{c['successes']}/{c['n']}", str(c["errors"] or ""), wil,
-            *(_fmt(c["pass_hat_k"].get(str(k))) for k in ks), Text(check_cell(c)), style=style,
+            Text(c.id), f"{c.successes}/{c.n}", str(c.errors or ""), wil,
+            *(_fmt(c.pass_hat_k.get(k)) for k in ks), Text(check_cell(c)), style=style,
         )
     return table
 
@@ -99,72 +92,73 @@ def fit_width(console: Console, table: Table) -> None:
     console.width = max(console.width, natural)
 
 
-def curve_table(block: dict[str, Any], n: int, title: str) -> Table:
-    ks = _ks(n)
+def curve_table(block: StratumSummary, n: int, title: str) -> Table:
+    ks = shown_ks(n)
     curve = Table(title=title)
     curve.add_column("metric")
     for k in ks:
         curve.add_column(f"k={k}", justify="right")
-    for metric, label in (("pass_hat_k", "pass^k"), ("pass_at_k", "pass@k")):
-        curve.add_row(label, *(_ci(block[metric].get(str(k), {})) for k in ks))
+    for metric in METRICS:
+        values = getattr(block, metric)
+        curve.add_row(SYMBOLS[metric], *(_ci(values.get(k)) for k in ks))
     return curve
 
 
-def experience_line(block: dict[str, Any]) -> str:
-    e = block["experience"]
+def experience_line(block: StratumSummary) -> str:
+    e = block.experience
     parts = []
-    if e["latency_s"]:
-        parts.append(f"latency P50 {e['latency_s']['p50']:.2f}s P95 {e['latency_s']['p95']:.2f}s")
-    if e["ttft_s"]:
-        parts.append(f"TTFT P50 {e['ttft_s']['p50']:.2f}s P95 {e['ttft_s']['p95']:.2f}s")
-    if e["steps_per_trial"]:
-        parts.append(f"steps/trial {e['steps_per_trial']['mean']:.1f}")
-    if e["total_cost"]:  # no model was priced (reference agents, unpriced models): "total cost 0.0000" is noise
-        parts.append(f"total cost {e['total_cost']:.4f}")
-        if e["cost_per_success"] is not None:
-            parts.append(f"cost/success {e['cost_per_success']:.4f}")
+    if e.latency_s:
+        parts.append(f"latency P50 {e.latency_s.p50:.2f}s P95 {e.latency_s.p95:.2f}s")
+    if e.ttft_s:
+        parts.append(f"TTFT P50 {e.ttft_s.p50:.2f}s P95 {e.ttft_s.p95:.2f}s")
+    if e.steps_per_trial:
+        parts.append(f"steps/trial {e.steps_per_trial.mean:.1f}")
+    if e.total_cost:  # no model was priced (reference agents, unpriced models): "total cost 0.0000" is noise
+        parts.append(f"total cost {e.total_cost:.4f}")
+        if e.cost_per_success is not None:
+            parts.append(f"cost/success {e.cost_per_success:.4f}")
     return " · ".join(parts)
 
 
-def unapplied_fault_lines(summary: dict[str, Any]) -> list[str]:
+def unapplied_fault_lines(summary: Summary) -> list[str]:
     """Planned faults that changed nothing in some trials (``fault_not_applied``): those trials did not test
     them, whatever the case table says."""
-    rows = [f"  {c['id']}: {why} ({k} of {c['n'] + c['errors']} trial(s))"
-            for c in summary["cases"] for why, k in (c.get("faults_not_applied") or {}).items()]
+    rows = [f"  {c.id}: {why} ({k} of {c.n + c.errors} trial(s))"
+            for c in summary.cases for why, k in c.faults_not_applied.items()]
     if not rows:
         return []
     return [f"warning: {len(rows)} planned fault(s) did not apply in some trials, which therefore did not test them:",
             *rows]
 
 
-def print_summary(summary: dict[str, Any], console: Console | None = None, *, strata: Sequence[str] | None = None) -> None:
+def print_summary(summary: Summary, console: Console | None = None, *, strata: Sequence[str] | None = None) -> None:
     """Print the case table, the suite curve with 95 % intervals, strata and experience figures.
 
     ``strata`` limits the strata printed to those keys (default: every stratum in the summary)."""
     console = console or Console()
-    suite = summary["suite"]
-    n = suite["trials_per_case"]
+    suite = summary.suite
+    n = suite.trials_per_case
     print_headline(summary, console)
     cases = case_table(summary)
     fit_width(console, cases)
     console.print(cases)
-    console.print(curve_table(suite, n, f"suite: mean over {suite['cases']} cases, 95% interval (BCa ∪ pseudo-case, over cases)"))
+    console.print(curve_table(suite, n, f"suite: mean over {suite.cases} cases, 95% interval (BCa ∪ pseudo-case, over cases)"))
     console.print(experience_line(suite), highlight=False)
-    for key, values in summary.get("strata", {}).items():
+    for key, values in summary.strata.items():
         if strata is not None and key not in strata:
             continue
         for value, block in values.items():
-            console.print(curve_table(block, n, f"{key} = {value} ({block['cases']} cases)"))
+            console.print(curve_table(block, n, f"{key} = {value} ({block.cases} cases)"))
     for line in unapplied_fault_lines(summary):
         console.print(line, highlight=False, markup=False, style="yellow")
-    if suite.get("errors"):
-        console.print(f"[yellow]{suite['errors']} trial(s) ended in infrastructure errors "
+    if suite.errors:
+        console.print(f"[yellow]{suite.errors} trial(s) ended in infrastructure errors "
                       "(not counted as pass or fail; see trials.jsonl)[/yellow]")
     # no note on which interval method applied: it changes no decision (each interval's `method` is in
     # summary.json, and docs/statistics.md says when the pseudo-case interval stands alone)
 
 
-def print_headline(summary: dict[str, Any], console: Console) -> None:
+def print_headline(summary: Summary, console: Console) -> None:
     """The run in one sentence (``report.headline``), and where its figures are defined."""
     line = headline(summary)
     console.print(Text(line.text, style="bold"), soft_wrap=True)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from passhat.runner.records import TrialRecord
+from passhat.runner.records import TrialRecord, check_record_version
 from passhat.runner.store import check_finite
 
 DATA_DIR = "report"
@@ -146,6 +146,7 @@ class TrialData:
                     if not raw.endswith(b"\n"):
                         break  # a killed write: RunStore skips it too
                     check_finite(raw, path, number)  # a NaN would reach the page's JSON
+                    check_record_version(raw, f"{path}:{number}")
                     try:
                         head = TrialHead.model_validate_json(raw)
                     except ValueError:

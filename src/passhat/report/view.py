@@ -13,15 +13,16 @@ from dataclasses import dataclass
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from passhat.errors import PasshatError
-from passhat.models import Manifest, Summary
+from passhat.models import FileModel, Interval, Manifest, Summary
 from passhat.report.html import REPORT, environment, write_report
 from passhat.runner.store import MANIFEST, SUMMARY, TRIALS
 
 MAX_DEPTH = 3
+File = TypeVar("File", bound=FileModel)
 
 
 @dataclass(frozen=True)
@@ -32,18 +33,18 @@ class RunEntry:
     """Relative to the served folder, with forward slashes."""
     suite: str
     agent: str
-    pass_hat_1: dict[str, Any] | None
+    pass_hat_1: Interval | None
     trials: int | None
     started_at: str
     status: str
 
 
-def _read(model: type[Manifest] | type[Summary], path: Path) -> dict[str, Any]:
-    """A run file through its model, as its JSON mapping; {} when missing, unreadable or of another version."""
+def _read(model: type[File], path: Path) -> File | None:
+    """A run file through its model; None when missing, unreadable or of another version."""
     try:
-        return model.load(path).to_dict()
+        return model.load(path)
     except (OSError, PasshatError):
-        return {}
+        return None
 
 
 def find_runs(root: Path) -> list[RunEntry]:
@@ -52,15 +53,15 @@ def find_runs(root: Path) -> list[RunEntry]:
     for depth in range(MAX_DEPTH + 1):
         for manifest_path in sorted(root.glob("/".join(["*"] * depth + [MANIFEST]))):
             manifest = _read(Manifest, manifest_path)
-            if not isinstance(manifest.get("suite"), dict):
+            if manifest is None:
                 continue
-            suite = _read(Summary, manifest_path.parent / SUMMARY).get("suite", {})
+            summary = _read(Summary, manifest_path.parent / SUMMARY)
+            suite = summary.suite if summary is not None else None
             rel = manifest_path.parent.relative_to(root).as_posix()
             runs.append(RunEntry(
-                path="" if rel == "." else rel, suite=str(manifest["suite"].get("name", "?")),
-                agent=str(manifest.get("agent", "?")), pass_hat_1=suite.get("pass_hat_k", {}).get("1"),
-                trials=suite.get("trials"), started_at=str(manifest.get("started_at", "")),
-                status=str(manifest.get("status", "")),
+                path="" if rel == "." else rel, suite=manifest.suite.name, agent=manifest.agent,
+                pass_hat_1=suite.pass_hat_k.get(1) if suite else None, trials=suite.trials if suite else None,
+                started_at=manifest.started_at or "", status=manifest.status,
             ))
     return sorted(runs, key=lambda r: r.started_at, reverse=True)
 

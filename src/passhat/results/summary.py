@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from passhat.errors import RunError
-from passhat.models import Summary
+from passhat.models import CaseMeta, CaseSummary, Experience, Interval, Manifest, StratumSummary, SuiteSummary, Summary
+from passhat.models.summary import Bootstrap
+from passhat.models.summary import Distribution as DistributionSummary
 from passhat.results.tally import CaseTally, TallySource, tally, tally_records
 from passhat.results.written import written_summary
-from passhat.runner.store import SUMMARY, RunStore
+from passhat.runner.store import RunStore
 from passhat.stats import Distribution, coherent_curve, estimate_matrix, fixed_suite_se, suite_intervals, wilson
 from passhat.stats.passk import (
     pass_at_k,
@@ -33,7 +34,7 @@ from passhat.stats.passk import (
 METRICS = {"pass_hat_k": (pass_hat_k, unbiased_variance_pass_hat_k),
            "pass_at_k": (pass_at_k, unbiased_variance_pass_at_k)}
 CONFIDENCE = 0.95
-RESAMPLES = 2000
+RESAMPLES = 4000
 SUMMARY_SCHEMA = Summary.schema_id()
 """Written into every summary (``schema_version``); bumped when its numbers are computed differently or its
 shape changes (2: intervals united with the pseudo-case interval, issue 10; 3: the version under
@@ -41,41 +42,29 @@ shape changes (2: intervals united with the pseudo-case interval, issue 10; 3: t
 not reused."""
 
 
-def _dist(values: Sequence[float]) -> dict[str, float] | None:
+def _dist(values: Sequence[float]) -> DistributionSummary | None:
     d = Distribution.of(values)
-    return None if d is None else {"n": d.n, "mean": d.mean, "p50": d.p50, "p95": d.p95, "max": d.max}
+    return None if d is None else DistributionSummary(n=d.n, mean=d.mean, p50=d.p50, p95=d.p95, max=d.max)
 
 
 @lru_cache(maxsize=4096)
-def _curves(n: int, c: int) -> tuple[dict[str, float], dict[str, float]]:
+def _curves(n: int, c: int) -> tuple[dict[int, float], dict[int, float]]:
     """Per-case pass^k and pass@k for k = 1..n; 10,000 cases of 16 trials have at most 17 distinct (n, c)."""
-    return ({str(k): pass_hat_k(n, c, k) for k in range(1, n + 1)},
-            {str(k): pass_at_k(n, c, k) for k in range(1, n + 1)})
+    return ({k: pass_hat_k(n, c, k) for k in range(1, n + 1)}, {k: pass_at_k(n, c, k) for k in range(1, n + 1)})
 
 
-def case_entry(t: CaseTally, meta: dict[str, Any]) -> dict[str, Any]:
+def case_entry(t: CaseTally, meta: CaseMeta) -> CaseSummary:
+    """One case's summary (every field given, so that summary.json holds each of them)."""
     low, high = wilson(t.passes, t.n, CONFIDENCE) if t.n else (None, None)
     hat, at = _curves(t.n, t.passes)
-    return {
-        "id": t.case_id,
-        "n": t.n,
-        "successes": t.passes,
-        "errors": t.errors,
-        "pass_hat_k": dict(hat),
-        "pass_at_k": dict(at),
-        "wilson_low": low,
-        "wilson_high": high,
-        "tags": meta.get("tags", {}),
-        "group": meta.get("group"),
-        "split": meta.get("split"),
-        "latency_s": _dist(t.latencies),
-        "cost": _dist(t.costs),
-        "steps": _dist(t.steps),
-        "top_failure": top_failure(t.failure_reasons),
-        "top_failure_trial": top_failure_trial(t.failure_reasons, t.failure_trials),
-        "failure_categories": dict(sorted(t.categories.items(), key=lambda kv: -kv[1])),
-        **({"faults_not_applied": dict(t.faults_not_applied)} if t.faults_not_applied else {}),
-    }
+    unapplied: dict[str, Any] = {"faults_not_applied": dict(t.faults_not_applied)} if t.faults_not_applied else {}
+    return CaseSummary(
+        id=t.case_id, n=t.n, successes=t.passes, errors=t.errors, pass_hat_k=hat, pass_at_k=at, wilson_low=low,
+        wilson_high=high, tags=meta.tags, group=meta.group, split=meta.split, latency_s=_dist(t.latencies),
+        cost=_dist(t.costs), steps=_dist(t.steps), top_failure=top_failure(t.failure_reasons),
+        top_failure_trial=top_failure_trial(t.failure_reasons, t.failure_trials),
+        failure_categories=dict(sorted(t.categories.items(), key=lambda kv: -kv[1])), **unapplied, replayed=t.replayed,
+    )
 
 
 def top_failure(reasons: Sequence[str]) -> str | None:
@@ -102,15 +91,16 @@ def _variance(metric: str, n: int, c: int, k: int) -> float | None:
     return METRICS[metric][1](n, c, k)
 
 
-def _metric_blocks(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: int) -> dict[str, dict[str, Any]]:
-    """The pass^k and pass@k blocks, k = 1..max n, every column on the same bootstrap resamples."""
+def _metric_blocks(tallies: list[CaseTally], cases: list[CaseSummary],
+                   seed: int) -> tuple[dict[int, Interval], dict[int, Interval]]:
+    """The pass^k and pass@k curves, k = 1..max n, every column on the same bootstrap resamples."""
     max_k = max((t.n for t in tallies), default=0)
     ks = list(range(1, max_k + 1))
     if not ks:
-        return {"pass_hat_k": {}, "pass_at_k": {}}
+        return {}, {}
     counts = [(t.n, t.passes) for t in tallies]
-    matrix = np.hstack([estimate_matrix(counts, ks, "pass^k"), estimate_matrix(counts, ks, "pass@k")])
-    intervals = suite_intervals(matrix, [c["group"] for c in cases], seed=seed, confidence=CONFIDENCE,
+    matrix = np.hstack([estimate_matrix(counts, ks, "pass_hat_k"), estimate_matrix(counts, ks, "pass_at_k")])
+    intervals = suite_intervals(matrix, [c.group for c in cases], seed=seed, confidence=CONFIDENCE,
                                 n_resamples=RESAMPLES)
     # Bounds monotone in k and containing their estimate (issue 22): pass^k falls with k, pass@k rises.
     width = len(ks)
@@ -118,25 +108,18 @@ def _metric_blocks(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: 
                  + coherent_curve(intervals[width:], "non_decreasing"))
     n = np.array([t.n for t in tallies])
     pairs = Counter(counts)  # the fixed-suite SE sums per-case variances; equal (n, c) share one
-    out: dict[str, dict[str, Any]] = {}
+    curves: list[dict[int, Interval]] = []
     for offset, metric in enumerate(("pass_hat_k", "pass_at_k")):
-        block: dict[str, Any] = {}
+        curve: dict[int, Interval] = {}
         for j, k in enumerate(ks):
             iv = intervals[offset * len(ks) + j]
             excluded = [tallies[i].case_id for i in np.flatnonzero(n < k)]
             variances = [(_variance(metric, nn, c, k), m) for (nn, c), m in pairs.items() if nn >= k]
-            block[str(k)] = {
-                "estimate": iv.estimate,
-                "ci_low": iv.low,
-                "ci_high": iv.high,
-                "method": iv.method,
-                "cases": iv.n_cases,
-                "units": iv.n_units,
-                "excluded": excluded,
-                "fixed_suite_se": _fixed_suite_se(variances),
-            }
-        out[metric] = block
-    return out
+            curve[k] = Interval(estimate=iv.estimate, ci_low=iv.low, ci_high=iv.high, method=iv.method,
+                                cases=iv.n_cases, units=iv.n_units, excluded=excluded,
+                                fixed_suite_se=_fixed_suite_se(variances))
+        curves.append(curve)
+    return curves[0], curves[1]
 
 
 def _fixed_suite_se(variances: list[tuple[float | None, int]]) -> float | None:
@@ -146,7 +129,7 @@ def _fixed_suite_se(variances: list[tuple[float | None, int]]) -> float | None:
     return fixed_suite_se([v for v, _ in variances], [m for _, m in variances])
 
 
-def _experience(tallies: list[CaseTally]) -> dict[str, Any]:
+def _experience(tallies: list[CaseTally]) -> Experience:
     lat = [x for t in tallies for x in t.latencies]
     costs = [x for t in tallies for x in t.costs]
     successes = sum(t.passes for t in tallies)
@@ -154,29 +137,26 @@ def _experience(tallies: list[CaseTally]) -> dict[str, Any]:
     parts = {"agent": float(sum(costs)), "user": float(sum(x for t in tallies for x in t.user_costs)),
              "judge": float(sum(x for t in tallies for x in t.judge_costs))}
     total = sum(parts.values())
-    return {
-        "latency_s": _dist(lat),
-        "ttft_s": _dist([x for t in tallies for x in t.ttft]),
-        "cost_per_trial": _dist(costs),
-        "tokens_per_trial": _dist([x for t in tallies for x in t.tokens]),
-        "steps_per_trial": _dist([x for t in tallies for x in t.steps]),
-        "total_cost": total,
-        "cost_per_success": total / successes if successes else None,
-        "cost_by_role": parts,
-        "cost_per_success_by_role": {k: v / successes if successes else None for k, v in parts.items()},
-    }
+    return Experience(
+        latency_s=_dist(lat), ttft_s=_dist([x for t in tallies for x in t.ttft]), cost_per_trial=_dist(costs),
+        tokens_per_trial=_dist([x for t in tallies for x in t.tokens]),
+        steps_per_trial=_dist([x for t in tallies for x in t.steps]), total_cost=total,
+        cost_per_success=total / successes if successes else None, cost_by_role=parts,
+        cost_per_success_by_role={k: v / successes if successes else None for k, v in parts.items()},
+    )
 
 
-def suite_block(tallies: list[CaseTally], cases: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+def _figures(tallies: list[CaseTally], cases: list[CaseSummary], seed: int) -> dict[str, Any]:
+    """The fields of a :class:`StratumSummary` for a set of cases (the whole suite or one stratum)."""
+    hat, at = _metric_blocks(tallies, cases, seed)
+    return {"cases": len(cases), "trials": sum(t.n for t in tallies), "errors": sum(t.errors for t in tallies),
+            "pass_hat_k": hat, "pass_at_k": at, "experience": _experience(tallies),
+            "failure_categories": _categories(tallies)}
+
+
+def suite_block(tallies: list[CaseTally], cases: list[CaseSummary], seed: int) -> StratumSummary:
     """Suite-level figures for a set of cases (the whole suite or one stratum)."""
-    return {
-        "cases": len(cases),
-        "trials": sum(t.n for t in tallies),
-        "errors": sum(t.errors for t in tallies),
-        **_metric_blocks(tallies, cases, seed),
-        "experience": _experience(tallies),
-        "failure_categories": _categories(tallies),
-    }
+    return StratumSummary(**_figures(tallies, cases, seed))
 
 
 def _categories(tallies: list[CaseTally]) -> dict[str, int]:
@@ -188,9 +168,9 @@ def _categories(tallies: list[CaseTally]) -> dict[str, int]:
 
 
 def build_summary(
-    records: Iterable[TallySource], manifest: dict[str, Any], *, by: Sequence[str] = (), seed: int | None = None,
-    split: str | None = None,
-) -> dict[str, Any]:
+    records: Iterable[TallySource], manifest: Manifest, *, by: Sequence[str] = (), seed: int | None = None,
+    splits: Sequence[str] = (), trials_bytes: int | None = None,
+) -> Summary:
     """The summary of a run's records for the cases named in its manifest.
 
     ``records`` are ``TrialRecord`` objects or, from ``results.tally.tally_records``, just the fields a
@@ -198,46 +178,39 @@ def build_summary(
 
     ``by`` lists tag names to break every figure down by (``split`` and ``group`` work too). The
     bootstrap seed defaults to the run seed, so the same run always reports the same intervals.
-    ``split`` restricts every figure to the cases of that split. Trials whose external tools were
-    answered from a cassette are counted (``replayed_trials``; per case, ``replayed``).
+    ``splits`` restricts every figure to the cases of any of those splits (``suite.split`` names them).
+    Trials whose external tools were answered from a cassette are counted (``replayed_trials``; per case,
+    ``replayed``). ``trials_bytes`` is the size of the trials.jsonl the records were read from.
     """
-    suite = manifest["suite"]
-    meta: dict[str, Any] = suite.get("case_meta", {})
-    ids = [cid for cid in suite["cases"] if split is None or meta.get(cid, {}).get("split") == split]
+    ids = [cid for cid in manifest.suite.cases if not splits or manifest.case_meta(cid).split in splits]
     wanted = set(ids)
-    tallies = list(tally(records if split is None else (r for r in records if r.case_id in wanted), ids).values())
-    cases = [{**case_entry(t, meta.get(t.case_id, {})), "replayed": t.replayed} for t in tallies]
-    boot_seed = manifest.get("seed", 0) if seed is None else seed
-    summary = {
-        "schema_version": SUMMARY_SCHEMA,
-        "suite": {
-            "name": suite["name"],
-            "hash": suite["hash"],
-            "trials_per_case": manifest["trials"],
-            "confidence": CONFIDENCE,
-            "bootstrap": {"seed": boot_seed, "resamples": RESAMPLES, "unit": "case (groups resampled whole)"},
-            **suite_block(tallies, cases, boot_seed),
-            "replayed_trials": sum(t.replayed for t in tallies),
-            **({"split": split} if split is not None else {}),
-        },
-        "agent": manifest["agent"],
-        "cases": cases,
-    }
-    if by:
-        summary["strata"] = strata(tallies, cases, by, boot_seed)
-    return summary
+    tallies = list(tally(records if not splits else (r for r in records if r.case_id in wanted), ids).values())
+    cases = [case_entry(t, manifest.case_meta(t.case_id)) for t in tallies]
+    boot_seed = manifest.seed if seed is None else seed
+    restricted: dict[str, Any] = {"split": "|".join(splits)} if splits else {}  # set only then, as the file holds it
+    suite = SuiteSummary(
+        name=manifest.suite.name, hash=manifest.suite.hash, trials_per_case=manifest.trials, confidence=CONFIDENCE,
+        bootstrap=Bootstrap(seed=boot_seed, resamples=RESAMPLES, unit="case (groups resampled whole)"),
+        **_figures(tallies, cases, boot_seed), replayed_trials=sum(t.replayed for t in tallies), **restricted,
+    )
+    more: dict[str, Any] = {"strata": strata(tallies, cases, by, boot_seed)} if by else {}
+    if trials_bytes is not None:
+        more["trials_bytes"] = trials_bytes
+    return Summary(suite=suite, agent=manifest.agent, cases=cases, **more)
 
 
-def stratum_value(case: dict[str, Any], key: str) -> str | None:
+def stratum_value(case: CaseMeta | CaseSummary, key: str) -> str | None:
     """The stratum a case belongs to for ``key``: a tag value, or its split or group."""
-    if key in ("split", "group"):
-        return case.get(key)
-    value: str | None = case["tags"].get(key)
-    return value
+    if key == "split":
+        return case.split
+    if key == "group":
+        return case.group
+    return case.tags.get(key)
 
 
-def strata(tallies: list[CaseTally], cases: list[dict[str, Any]], by: Sequence[str], seed: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def strata(tallies: list[CaseTally], cases: list[CaseSummary], by: Sequence[str],
+           seed: int) -> dict[str, dict[str, StratumSummary]]:
+    out: dict[str, dict[str, StratumSummary]] = {}
     for key in by:
         members: dict[str, list[int]] = {}
         for i, c in enumerate(cases):
@@ -248,16 +221,16 @@ def strata(tallies: list[CaseTally], cases: list[dict[str, Any]], by: Sequence[s
     return out
 
 
-def tag_keys(manifest: dict[str, Any]) -> list[str]:
+def tag_keys(manifest: Manifest) -> list[str]:
     """Every tag key any case carries, in first-seen order: the default strata of reports."""
     keys: dict[str, None] = {}
-    for meta in manifest["suite"].get("case_meta", {}).values():
-        keys.update(dict.fromkeys(meta.get("tags", {})))
+    for meta in manifest.suite.case_meta.values():
+        keys.update(dict.fromkeys(meta.tags))
     return list(keys)
 
 
 def read_current_summary(folder: Path, by: Sequence[str] = ()) -> Summary | None:
-    """The run's ``summary.json``, validated, when it is the summary of exactly the records now in ``trials.jsonl``.
+    """The run's ``summary.json`` when it is the summary of exactly the records now in ``trials.jsonl``.
 
     "Current" is decided by ``results.written.written_summary`` (one definition for every reader): of the
     current schema version (``SUMMARY_SCHEMA``), not older than trials.jsonl, computed from a trials.jsonl
@@ -267,19 +240,11 @@ def read_current_summary(folder: Path, by: Sequence[str] = ()) -> Summary | None
     instead of re-reading 1.2 GB of trajectories. A summary of another version, or one that does not
     validate, is not an error here: it is derived data, recomputed.
     """
-    data = written_summary(folder, by)
-    if data is None:
-        return None
-    try:
-        return Summary.from_dict(data, str(Path(folder) / SUMMARY))
-    except RunError:
-        return None
+    return written_summary(folder, by, invalid="recompute")
 
 
-def current_summary(folder: Path, by: Sequence[str] = ()) -> dict[str, Any] | None:
-    """:func:`read_current_summary` as the JSON mapping on disk (for the readers that take a dict)."""
-    summary = read_current_summary(folder, by)
-    return None if summary is None else summary.to_dict()
+current_summary = read_current_summary
+"""The name this function had when it returned the JSON mapping (it returns the model now)."""
 
 
 def read_summary(folder: Path, by: Sequence[str] = ()) -> Summary:
@@ -289,17 +254,15 @@ def read_summary(folder: Path, by: Sequence[str] = ()) -> Summary:
     if current is not None:
         return current
     store = RunStore(Path(folder))
-    return Summary.from_dict(build_summary(tally_records(store.trials_path), store.read_manifest(), by=by))
+    return build_summary(tally_records(store.trials_path), store.manifest(), by=by)
 
 
-def summary_of_records_file(store: RunStore, manifest: dict[str, Any], *, by: Sequence[str] = ()) -> dict[str, Any]:
+def summary_of_records_file(store: RunStore, manifest: Manifest, *, by: Sequence[str] = ()) -> Summary:
     """``build_summary`` over the tally fields of the store's trials.jsonl, with the file's size taken first
     (``trials_bytes``): records appended while it is read make the file larger than the summary says, so
     the summary is never taken for current when it missed one."""
     size = store.trials_path.stat().st_size
-    summary = build_summary(tally_records(store.trials_path), manifest, by=by)
-    summary["trials_bytes"] = size
-    return summary
+    return build_summary(tally_records(store.trials_path), manifest, by=by, trials_bytes=size)
 
 
 def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> Summary:
@@ -308,6 +271,6 @@ def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> Summary:
     Reads only the fields a summary uses (``tally_records``), never whole trajectories.
     """
     store = RunStore(Path(folder))
-    summary = Summary.from_dict(summary_of_records_file(store, store.read_manifest(), by=by))
+    summary = summary_of_records_file(store, store.manifest(), by=by)
     store.write_summary(summary)
     return summary

@@ -12,7 +12,7 @@ keys records by (case, trial)).
 
 **Stopped.** A stop that cannot wait (:func:`passhat.shutdown.hard_exit`: an agent blocks the event
 loop, so no batch task can run) writes what is queued or being written from its own thread first, each
-batch once (``_lock`` decides who writes it): the trials that finished are kept.
+batch once (``_writing`` decides who writes it): the trials that finished are kept.
 
 **Failure.** A batch that cannot be written (a full disk) is the run's error: :meth:`GroupCommit.guard`
 cancels the trials in flight and raises it. The records of earlier batches are durable and kept; the
@@ -40,7 +40,11 @@ class GroupCommit:
         self._taken: bytes | None = None
         """The batch being written (in a worker thread), until it is; ``None`` when there is none."""
         self._lock = threading.Lock()
-        """Serializes taking and writing batches between the loop's writer and a hard exit's thread."""
+        """Guards the queue and the batch taken (held for a moment: ``submit`` takes it on the event loop)."""
+        self._writing = threading.Lock()
+        """Serializes writing batches between the loop's writer thread and a hard exit's thread; held through
+        a write and its fsync, so never taken on the event loop (a record finishing during an fsync used to
+        wait for it there, holding every trial)."""
         self._flushing: asyncio.Task[None] | None = None
         self._failed: asyncio.Future[None] | None = None
         self.batches = 0
@@ -81,13 +85,15 @@ class GroupCommit:
             self._flushing = None
 
     def _write(self, data: bytes) -> None:
-        with self._lock:
-            if self._taken is not data:  # a hard exit wrote it already
-                return
+        with self._writing:
+            with self._lock:
+                if self._taken is not data:  # a hard exit wrote it already
+                    return
             try:
                 self.store.write_lines(data)
             finally:
-                self._taken = None
+                with self._lock:
+                    self._taken = None
 
     def queue_now(self, record: TrialRecord) -> None:
         """Queue a record from any thread (the loop's watchdog, while the loop is blocked); the next
@@ -98,9 +104,10 @@ class GroupCommit:
 
     def write_now(self) -> None:
         """Write what is queued or taken but not yet written, from any thread (a hard exit's last step)."""
-        with self._lock:
-            data = (self._taken or b"") + b"".join(line for _, line in self._queued)
-            self._taken, self._queued = None, []
+        with self._writing:  # after a batch being written: it is then durable, and not written twice
+            with self._lock:
+                data = (self._taken or b"") + b"".join(line for _, line in self._queued)
+                self._taken, self._queued = None, []
             if data:
                 self.store.write_lines(data)
 

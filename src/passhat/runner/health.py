@@ -14,19 +14,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from passhat.runner.records import TrialRecord
+
+if TYPE_CHECKING:
+    from passhat.models import Summary
 
 EXIT_INCOMPLETE = 4
 DEFAULT_MAX_ERROR_RATE = 0.25
 
 
-def error_share(summary: dict[str, Any]) -> tuple[int, int]:
+def error_share(summary: Summary) -> tuple[int, int]:
     """(trials that ended in ``error``, all trials recorded)."""
-    errors = int(summary["suite"].get("errors") or 0)
-    graded = sum(int(c.get("n") or 0) for c in summary.get("cases", []))
-    return errors, errors + graded
+    errors = summary.suite.errors
+    return errors, errors + sum(c.n for c in summary.cases)
 
 
 def headline(error: str | None) -> str:
@@ -41,7 +43,7 @@ def commonest_error(records: Iterable[TrialRecord]) -> tuple[str, int] | None:
     return lines.most_common(1)[0] if lines else None
 
 
-def incomplete(summary: dict[str, Any], records: Iterable[TrialRecord], max_error_rate: float,
+def incomplete(summary: Summary, records: Iterable[TrialRecord], max_error_rate: float,
                replaced_workers: Sequence[str] = ()) -> str | None:
     """Why the run did not measure the agent cleanly, or ``None`` when no worker had to be replaced and its
     errors stay within ``max_error_rate``."""

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from passhat.cases import Case
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.runner.executor import Emit, Replaced
 from passhat.runner.ray_dispatch import Dispatch, first_line
 from passhat.runner.ray_worker import WATCH_GROUP, WATCH_GROUP_SIZE, TrialWorker, WorkerRecipe
@@ -32,11 +32,11 @@ PROBE_TIMEOUT_S = 5.0
 
 
 def import_ray() -> Any:
-    """Ray, imported on first use only (``passhat --help`` must stay light); a :class:`UserError` without it."""
+    """Ray, imported on first use only (``passhat --help`` must stay light); a :class:`PasshatError` without it."""
     try:
         import ray
     except ImportError:
-        raise UserError(f"--executor ray needs Ray, which is not installed here: {INSTALL_HINT}") from None
+        raise PasshatError(f"--executor ray needs Ray, which is not installed here: {INSTALL_HINT}") from None
     return ray
 
 
@@ -45,12 +45,12 @@ def _probe(address: str) -> None:
     target = address.removeprefix("ray://")
     host, sep, port = target.rpartition(":")
     if not sep or not host or not port.isdigit():
-        raise UserError(f"--ray-address {address!r}: expected HOST:PORT (a cluster's GCS, e.g. 10.0.0.5:6379), "
+        raise PasshatError(f"--ray-address {address!r}: expected HOST:PORT (a cluster's GCS, e.g. 10.0.0.5:6379), "
                         "ray://HOST:PORT (Ray Client, port 10001), or auto (RAY_ADDRESS or the cluster on this machine)")
     try:
         socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S).close()
     except OSError as exc:
-        raise UserError(f"--ray-address {address!r}: nothing answers at {host}:{port} ({exc.strerror or exc}); "
+        raise PasshatError(f"--ray-address {address!r}: nothing answers at {host}:{port} ({exc.strerror or exc}); "
                         "is the Ray head running and the port reachable from here?") from None
 
 
@@ -70,7 +70,7 @@ def connect(address: str | None) -> bool:
         ray.init(**options)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         where = f"--ray-address {address!r}" if address else "--executor ray"
-        raise UserError(f"{where}: cannot start or join a Ray cluster: {str(exc).strip().splitlines()[0]}") from None
+        raise PasshatError(f"{where}: cannot start or join a Ray cluster: {str(exc).strip().splitlines()[0]}") from None
     return True
 
 
@@ -91,7 +91,7 @@ class RayExecutor:
 
     @classmethod
     def connect(cls, recipe: WorkerRecipe, address: str | None = None) -> RayExecutor:
-        """Check the recipe can be sent, then join (or start) the cluster; a :class:`UserError` before any trial."""
+        """Check the recipe can be sent, then join (or start) the cluster; a :class:`PasshatError` before any trial."""
         import_ray()
         check_picklable(recipe)
         return cls(recipe, address=address, owns_cluster=connect(address))
@@ -109,7 +109,7 @@ class RayExecutor:
             for h in handles:
                 self.ray.kill(h)
             cause = getattr(exc, "cause", None) or exc
-            raise UserError(f"--executor ray: a worker could not prepare the run: {first_line(cause)}") from None
+            raise PasshatError(f"--executor ray: a worker could not prepare the run: {first_line(cause)}") from None
         return handles
 
     async def run(self, cfg: RunConfig, pending: Sequence[tuple[Case, int]], emit: Emit, *,
@@ -144,7 +144,7 @@ def check_picklable(recipe: WorkerRecipe) -> None:
     try:
         cloudpickle.dumps(recipe)
     except Exception as exc:
-        raise UserError(f"--executor ray: the agent {recipe.agent_spec!r} cannot be sent to Ray workers "
+        raise PasshatError(f"--executor ray: the agent {recipe.agent_spec!r} cannot be sent to Ray workers "
                         f"({type(exc).__name__}: {first_line(exc)}); give it as a spec the workers can import "
                         "(module:function or path/to/file.py:function), or make it picklable") from None
 

@@ -89,7 +89,7 @@ class WorkerRecipe:
     suite: SuiteRef
     setup: Callable[[], Any]
     """Builds the agent, user simulator and judge on the worker: returns an object with ``agent``,
-    ``user`` and ``judge`` attributes (:class:`passhat.agents.llm.setup.ModelSetup`)."""
+    ``user`` and ``judge`` attributes (:class:`passhat.api.roles.ModelSetup`)."""
     agent_spec: str
     trials: int
     seed: int

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat import __version__
+from passhat.agents.protocol import Agent
 from passhat.cases import Suite
 from passhat.errors import RunError
 from passhat.graders.judge import Judge
@@ -27,7 +28,7 @@ from passhat.runner.commit import GroupCommit
 from passhat.runner.executor import MAX_ATTEMPTS, Executor, LocalExecutor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
-from passhat.runner.trial import AgentFn, UserFactory, blocked_record
+from passhat.runner.trial import UserFactory, blocked_record
 from passhat.runner.watchdog import TrialSlot, watching_loop
 from passhat.seeding import trial_seed
 from passhat.suites.locate import suite_location
@@ -71,7 +72,7 @@ class RunConfig:
     """What to run; everything here goes into the manifest."""
 
     suite: Suite
-    agent: AgentFn
+    agent: Agent
     agent_spec: str
     trials: int
     seed: int = 0

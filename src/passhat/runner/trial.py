@@ -10,11 +10,12 @@ import asyncio
 import contextlib
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from passhat import outages
+from passhat.agents.protocol import Agent
 from passhat.attribution import attribute
 from passhat.cases import Case
 from passhat.cases.expected import expected_state
@@ -36,13 +37,12 @@ if TYPE_CHECKING:
     from passhat.upstream.session import TrialUpstreams
     from passhat.world import World
 
-AgentFn = Callable[[Episode], Awaitable[str | None]]
 UserFactory = Callable[[Case, int, ToolBoundary], UserSimulator]
 """Makes the user simulator of one trial from the case, the user's seed and the tool boundary (so a
 model-played user can see whether the agent's write has happened). Default: the scripted user."""
 
 
-async def _guarded(agent: AgentFn, episode: Episode, ended: list[float]) -> str | None:
+async def _guarded(agent: Agent, episode: Episode, ended: list[float]) -> str | None:
     """The agent's coroutine with everything it raises made the agent's failure, ``BaseException``
     subclasses included (``SystemExit``, ``KeyboardInterrupt``, a class of the agent's own): raised inside
     a task, they stop the event loop — the whole run. Only a real cancellation (the time limit, Ctrl-C,
@@ -95,7 +95,7 @@ def _over_limit(seconds: float, ended: float, slot: TrialSlot | None, started: f
     return f"time limit: the agent ended after {ended - started:.1f}s, past its {seconds:g}s limit"
 
 
-async def _within_limit(agent: AgentFn, episode: Episode, seconds: float) -> str | None:
+async def _within_limit(agent: Agent, episode: Episode, seconds: float) -> str | None:
     """The agent's reply, or :class:`TimeoutError` at the time limit — unless the time went to a failing
     or stalled model provider, which makes the trial an infrastructure error (passhat/outages.py). An
     outage declared on the trial's watch (the model relay saw the agent's provider stall) ends the trial
@@ -108,7 +108,8 @@ async def _within_limit(agent: AgentFn, episode: Episode, seconds: float) -> str
         task = asyncio.ensure_future(_guarded(agent, episode, ended))  # created inside: the task sees the watch
         slot = _watch_agent(task, episode, seconds)
         try:
-            await asyncio.wait({task, watch.declared()}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+            waited: set[asyncio.Future[Any]] = {task, watch.declared()}
+            await asyncio.wait(waited, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         finally:
             blame = None if task.done() else watch.blame()  # judged before cancelling unwinds the calls
             if not task.done():
@@ -131,7 +132,7 @@ async def _within_limit(agent: AgentFn, episode: Episode, seconds: float) -> str
     return task.result()
 
 
-async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndReason, str | None]:
+async def _drive(agent: Agent, episode: Episode, seconds: float) -> tuple[EndReason, str | None]:
     """Run the agent under the time limit; returns how it ended and the traceback if it raised."""
     try:
         reply = await _within_limit(agent, episode, seconds)
@@ -159,7 +160,7 @@ async def _drive(agent: AgentFn, episode: Episode, seconds: float) -> tuple[EndR
 async def run_trial(
     case: Case,
     domain: Domain,
-    agent: AgentFn,
+    agent: Agent,
     trial: int,
     seed: int,
     graders: tuple[Grader, ...] = DEFAULT_GRADERS,
@@ -183,14 +184,15 @@ async def run_trial(
         tools = session.wrap(domain.tool_list()) if session is not None else domain.tool_list()
         upstreams = start_upstreams(domain, world, case.user.identity, seed)
         tools = upstreams.bind(tools) if upstreams is not None else tools
-        boundary = ToolBoundary(tools, ctx, allowed=case.allowed_tools,
-                                forbidden=case.forbidden_tools, faults=case.faults, t0=t0)
+        boundary = ToolBoundary(tools, ctx, allowed=case.allowed_tools, forbidden=case.forbidden_tools,
+                                faults=case.faults, t0=t0, user_tools=domain.user_tools.values())
         simulator = ScriptedUser(case.user) if user is None else user(case, derive_seed("user", seed), boundary)
         episode = Episode(
             case_id=case.id, domain=domain.name, trial=trial, seed=derive_seed("agent", seed),
             instruction=case.instruction, policy=domain.policy, identity=case.user.identity,
             boundary=boundary, user=simulator, max_steps=case.limits.max_steps,
             max_cost=case.limits.max_cost, t0=t0, time_limit_s=case.limits.max_seconds, tags=case.tags,
+            max_tool_errors=case.limits.max_tool_errors,
         )
         t_agent = time.perf_counter()
         end_reason, error = await _drive(agent, episode, case.limits.max_seconds)

@@ -91,13 +91,13 @@ def _compiled_init() -> str:
     import py_compile
 
     cached = importlib.util.cache_from_source(INIT)
-    try:
-        return py_compile.compile(INIT, cfile=cached, doraise=True)
+    try:  # with doraise, compile returns the file written or raises (its None is for doraise=False)
+        return py_compile.compile(INIT, cfile=cached, doraise=True) or INIT
     except (OSError, py_compile.PyCompileError):
         try:
             folder = tempfile.mkdtemp(prefix="passhat-init-")
             os.chmod(folder, 0o755)  # a fallback agent may run as another user
-            return py_compile.compile(INIT, cfile=os.path.join(folder, "_init.pyc"), doraise=True)
+            return py_compile.compile(INIT, cfile=os.path.join(folder, "_init.pyc"), doraise=True) or INIT
         except (OSError, py_compile.PyCompileError):
             return INIT
 

@@ -209,8 +209,10 @@ class Bounded:
     def describe(self) -> str:
         """The bounds in words, each with how it is enforced: ``256 processes (pids cgroup), ...``."""
         parts = []
-        for bound, value in (("processes", self.bounds.processes), ("memory", self.bounds.memory_bytes),
-                             ("file_size", self.bounds.file_bytes)):
+        named: tuple[tuple[Bound, int | None], ...] = (("processes", self.bounds.processes),
+                                                       ("memory", self.bounds.memory_bytes),
+                                                       ("file_size", self.bounds.file_bytes))
+        for bound, value in named:
             if value is None:
                 continue
             what = {"processes": f"{value} processes", "memory": f"{format_size(value)} of memory",

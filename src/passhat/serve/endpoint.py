@@ -23,7 +23,7 @@ from passhat import outages
 from passhat.episode import Episode, LimitExceeded
 from passhat.errors import PasshatError
 from passhat.serve.protocol import ReportedUsage, TrialStart
-from passhat.serve.watch import ClientWatch, settle
+from passhat.serve.watch import ClientWatch
 
 TOOL_TIMEOUT_ENV = "PASSHAT_TOOL_TIMEOUT_S"
 
@@ -94,6 +94,7 @@ class TrialEndpoint:
         """Path segment of this trial's URLs (random, so URLs of other trials cannot be guessed either)."""
         self.token = secrets.token_urlsafe(32)
         """The bearer token; valid for this trial only, while it runs."""
+        self._token = self.token.encode()
         self.episode = episode
         self.url = f"{base_url}/trials/{self.id}"
         self.ended = asyncio.Event()
@@ -110,7 +111,7 @@ class TrialEndpoint:
 
     def authorized(self, token: str | None) -> bool:
         """Whether ``token`` is this trial's (constant-time comparison)."""
-        return token is not None and hmac.compare_digest(token.encode(), self.token.encode())
+        return token is not None and hmac.compare_digest(token.encode(), self._token)
 
     def start(self) -> TrialStart:
         """The start message of this trial."""
@@ -135,13 +136,13 @@ class TrialEndpoint:
         be sent, the record is marked abandoned with the moment. The tool runs in every case, as a real
         server's handler would once it has read the request."""
         if client is not None:
-            await settle()  # a close that already arrived is seen as one from before the call
+            await client.settle()  # a close that already arrived is seen as one from before the call
         try:
             result = await self.episode.call(name, arguments)
         except LimitExceeded as exc:
             return CallAnswer(ok=False, error=str(exc), limit=exc.reason)
         if client is not None and not result.withheld:
-            await settle()  # and one that arrived while the tool ran, before an answer is sent to nobody
+            await client.settle()  # and one that arrived while the tool ran, before an answer is sent to nobody
         abandoned = client is not None and client.gone_at is not None and not result.withheld
         if abandoned and result.step is not None and client is not None and client.gone_at is not None:
             self.episode.abandon(result.step, client.gone_at)

@@ -196,7 +196,7 @@ class ModelRelay:
                         await task
             client.stop()
         if forward.done() and not forward.cancelled():
-            forward.result()  # a bug of the relay surfaces as one (uvicorn logs it), never silently
+            forward.result()  # a bug of the relay surfaces as one (the tool server logs it), never silently
         await reply.fail(503, "the trial is over: not relayed further")  # no-op when the answer went out whole
 
     async def _forward(self, watch: TrialWatch | None, request: Any, streamed: bool, what: str, name: str,
@@ -212,9 +212,9 @@ class ModelRelay:
                 await reply.fail(504, str(exc))
                 return
             except httpx2.HTTPError as exc:
-                problem = f"{what}: no answer from the provider ({type(exc).__name__}: {exc})"
-                self._unanswered(watch, name, problem, declare=False)
-                await reply.fail(502, problem)
+                refused = f"{what}: no answer from the provider ({type(exc).__name__}: {exc})"
+                self._unanswered(watch, name, refused, declare=False)
+                await reply.fail(502, refused)
                 return
             try:
                 if response.status_code >= 500:

@@ -70,12 +70,16 @@ def decode(body: bytes, content_type: str) -> dict[str, Any]:
     if "protobuf" in content_type:
         try:
             from google.protobuf.json_format import MessageToDict
+            from google.protobuf.message import DecodeError
             from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
         except ImportError as exc:
             raise ValueError("protobuf OTLP needs opentelemetry-proto (pip install 'passhat[otel]'); "
                              "or export OTLP as JSON") from exc
         message = ExportTraceServiceRequest()
-        message.ParseFromString(body)
+        try:
+            message.ParseFromString(body)
+        except DecodeError as exc:  # not a ValueError: it used to escape as a 500 and a traceback
+            raise ValueError(f"not a protobuf ExportTraceServiceRequest ({exc})") from exc
         return MessageToDict(message)  # type: ignore[no-any-return]
     data = json.loads(body)
     if not isinstance(data, dict):

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-PROTOCOL = "passhat.trial/1"
+PROTOCOL: Literal["passhat.trial/1"] = "passhat.trial/1"
 
 
 class TrialStart(BaseModel):

@@ -1,10 +1,10 @@
 """The run's tool server: one local HTTP server, each trial on its own URL with its own token.
 
-It runs on the runner's event loop (uvicorn's HTTP protocol on a socket passhat binds itself, so a port
-that cannot be bound is an infrastructure error, not a process exit), listens on 127.0.0.1 only, and is
-shared by every trial of the run: opening a trial costs a dict entry and two random tokens. uvicorn
-parses HTTP with httptools (a dependency: it halves the server's CPU per request against h11), through
-:mod:`passhat.serve.guard`, which bounds every connection's head and its head and body times.
+It runs on the runner's event loop (:mod:`passhat.serve.http11` on a socket passhat binds itself, so a
+port that cannot be bound is an infrastructure error, not a process exit), listens on 127.0.0.1 only, and
+is shared by every trial of the run: opening a trial costs a dict entry and two random tokens. Every
+connection is bounded (its head's size and time, its body's time, how long it may idle, how many may be
+open): :class:`~passhat.serve.http11.HttpLimits`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,12 @@ from passhat.serve.endpoint import PriceLookup, TrialEndpoint
 from passhat.serve.scoped import ScopedApp
 
 if TYPE_CHECKING:
-    from passhat.serve.guard import HttpLimits
+    from passhat.serve.http11 import HttpLimits, HttpService
     from passhat.serve.model_relay import ModelRelay
+
+
+GRACE_S = 1.0
+"""How long requests still running when the server stops may take to finish."""
 
 
 def _mcp_app() -> Any:
@@ -50,19 +54,22 @@ class ToolServer:
         """The run's model relay (``/trials/{id}/models/NAME``), when the agent's own model calls are watched."""
         self.router.models = relay
         self.limits = limits
-        """Bounds on every connection: head size and field count, head and body deadlines (serve/guard.py;
-        ``None``: its defaults)."""
+        """Bounds on every connection: head size and field count, head and body deadlines, idle time, open
+        connections (serve/http11.py; ``None``: its defaults)."""
         self._want_mcp = mcp
         self._mcp: Any = None
-        self._server: Any = None
-        self._socket: socket.socket | None = None
-        self._loop_task: asyncio.Task[None] | None = None
+        self._listener: asyncio.Server | None = None
+        self._service: HttpService | None = None
         self._scoped = ScopedApp(self.router)
-        self._scoped_config: Any = None
 
     @property
     def started(self) -> bool:
-        return self._server is not None
+        return self._listener is not None
+
+    @property
+    def service(self) -> HttpService | None:
+        """The TCP port's connections and counters, while serving."""
+        return self._service
 
     @property
     def base_url(self) -> str:
@@ -72,7 +79,7 @@ class ToolServer:
         """Bind and start serving; raises :class:`InfrastructureError` when the port cannot be bound."""
         if self.started:
             return
-        import uvicorn  # imported here: only runs with out-of-process agents pay for it
+        from passhat.serve.http11 import HttpLimits, HttpService  # only runs with out-of-process agents pay for it
 
         try:
             # proto must be TCP: asyncio sets TCP_NODELAY on accepted sockets only then, and without it every
@@ -85,7 +92,6 @@ class ToolServer:
         except OSError as exc:
             where = f"{self.host}:{self._requested_port}"
             raise InfrastructureError(f"tool server: cannot listen on {where}: {exc.strerror or exc}") from exc
-        self._socket = sock
         self.port = sock.getsockname()[1]
         if self._want_mcp:
             self._mcp = _mcp_app()
@@ -95,21 +101,9 @@ class ToolServer:
         from passhat.serve.otlp import receive_traces
 
         self.router.otlp = receive_traces
-        from passhat.serve.guard import HttpLimits, guarded_protocol  # imports uvicorn's protocol, as above
-
-        protocol = guarded_protocol(self.limits or HttpLimits())
-        config = uvicorn.Config(self.router, lifespan="off", log_config=None, log_level="error", access_log=False,
-                                timeout_graceful_shutdown=1, timeout_keep_alive=30, http=protocol)
-        config.load()
-        scoped = uvicorn.Config(self._scoped, lifespan="off", log_config=None, log_level="error", access_log=False,
-                                timeout_graceful_shutdown=1, timeout_keep_alive=30, http=protocol)
-        scoped.load()
-        self._scoped_config = scoped
-        server = uvicorn.Server(config)
-        server.lifespan = config.lifespan_class(config)
-        await server.startup(sockets=[sock])
-        self._server = server
-        self._loop_task = asyncio.create_task(server.main_loop(), name="passhat-tool-server")
+        service = HttpService(self.router, self.limits or HttpLimits())
+        self._listener = await asyncio.get_running_loop().create_server(service.protocol, sock=sock)
+        self._service = service
 
     @contextlib.asynccontextmanager
     async def trial(self, episode: Episode) -> AsyncIterator[TrialEndpoint]:
@@ -128,16 +122,13 @@ class ToolServer:
     async def unix_socket(self, endpoint: TrialEndpoint, path: str) -> AsyncIterator[None]:
         """Serve ``endpoint``'s own URLs, and nothing else, on a unix socket at ``path`` while the block runs:
         a sandboxed agent's only way to its tools (:mod:`passhat.serve.scoped`)."""
+        from passhat.serve.http11 import HttpLimits, HttpService
+
         await self.start()
-        server, config = self._server, self._scoped_config
-
-        def protocol(_loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Protocol:  # as uvicorn's startup makes them
-            return config.http_protocol_class(config=config, server_state=server.server_state,  # type: ignore[no-any-return]
-                                              app_state=server.lifespan.state, _loop=_loop)
-
         self._scoped.sockets[path] = endpoint.id
+        service = HttpService(self._scoped, self.limits or HttpLimits())
         try:
-            listener = await asyncio.get_running_loop().create_unix_server(protocol, path=path, backlog=128)
+            listener = await asyncio.get_running_loop().create_unix_server(service.protocol, path=path, backlog=128)
         except OSError as exc:
             self._scoped.sockets.pop(path, None)
             raise InfrastructureError(f"tool server: cannot listen on {path}: {exc.strerror or exc}") from exc
@@ -145,28 +136,35 @@ class ToolServer:
             yield
         finally:
             listener.close()
+            service.close_idle()
             self._scoped.sockets.pop(path, None)
 
     async def close(self) -> None:
-        """Stop serving (open trials are ended first). The server can be started again afterwards."""
+        """Stop serving (open trials are ended first; requests still running get a second to finish, then
+        are cancelled). The server can be started again afterwards."""
         for endpoint in list(self.router.open.values()):
             self.router.remove(endpoint)
-        server, self._server = self._server, None
-        if server is None:
+        listener, self._listener = self._listener, None
+        service, self._service = self._service, None
+        if listener is None:
             return
-        server.should_exit = True
-        if self._loop_task is not None:
-            await self._loop_task
-            self._loop_task = None
-        await server.shutdown(sockets=[self._socket] if self._socket else None)
+        listener.close()
+        if service is not None:
+            service.close_idle()
+            busy = service.busy()
+            if busy:
+                _, pending = await asyncio.wait(busy, timeout=GRACE_S)
+                for task in pending:
+                    task.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+            for conn in list(service.connections):
+                conn.close()
+        await listener.wait_closed()
         if self._mcp is not None:
             await self._mcp.stop()
             self._mcp = None
         if self.relay is not None:
             await self.relay.aclose()
-        if self._socket is not None:
-            self._socket.close()
-            self._socket = None
         self.port = self._requested_port
 
     async def __aenter__(self) -> ToolServer:

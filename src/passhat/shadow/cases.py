@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from passhat.domain import Domain
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.shadow.traces import Recorded, ToolTurn
 from passhat.tools.declare import Tool
 
@@ -60,14 +60,14 @@ def check_conversation(rec: Recorded, domain: Domain) -> None:
     """The conversation fits the domain: its domain (when it says), fixture and every tool it called."""
     c = rec.conversation
     if c.domain is not None and c.domain != domain.name:
-        raise UserError(f"{rec.where}: domain: the conversation is from domain {c.domain!r}, not {domain.name!r} "
+        raise PasshatError(f"{rec.where}: domain: the conversation is from domain {c.domain!r}, not {domain.name!r} "
                         "(--domain)")
     if c.fixture is not None and c.fixture not in domain.fixtures:
-        raise UserError(f"{rec.where}: fixture: unknown fixture {c.fixture!r}; domain {domain.name!r} has: "
+        raise PasshatError(f"{rec.where}: fixture: unknown fixture {c.fixture!r}; domain {domain.name!r} has: "
                         f"{', '.join(sorted(domain.fixtures))}")
     for i, turn in c.tool_turns():
         if turn.name not in domain.tools:
-            raise UserError(f"{rec.at(i, 'name')}: unknown tool {turn.name!r}; domain {domain.name!r} has: "
+            raise PasshatError(f"{rec.at(i, 'name')}: unknown tool {turn.name!r}; domain {domain.name!r} has: "
                             f"{', '.join(sorted(domain.tools))} (is the trace from another domain?)")
 
 

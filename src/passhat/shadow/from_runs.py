@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from passhat.models import CaseMeta
 from passhat.models.files import write_text_atomic
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
@@ -35,27 +36,27 @@ def _tool_turn(call: ToolCall) -> dict[str, Any]:
     return turn
 
 
-def conversation_from_record(record: TrialRecord, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def conversation_from_record(record: TrialRecord, meta: CaseMeta | None = None) -> dict[str, Any]:
     """One trial as a conversation line; ``meta`` is the case's ``suite.case_meta`` entry of the manifest."""
-    meta = meta or {}
+    meta = meta or CaseMeta()
     messages = [(m.at, 0, i, {"role": "user" if m.role == "user" else "assistant", "text": m.text})
                 for i, m in enumerate(record.messages)]
     calls = [(c.started_at, 1, c.step, _tool_turn(c)) for c in record.calls if c.status != "unknown_tool"]
     turns = [turn for *_, turn in heapq.merge(messages, calls, key=lambda e: (e[0], e[1], e[2]))]
     line: dict[str, Any] = {"id": f"{record.case_id}-t{record.trial}", "turns": turns}
     domain = next((s.attributes.get("passhat.domain") for s in record.spans if s.kind == "trial"), None)
-    for field, value in (("identity", meta.get("identity")), ("fixture", meta.get("fixture")), ("domain", domain)):
+    for field, value in (("identity", meta.identity), ("fixture", meta.fixture), ("domain", domain)):
         if value is not None:
             line[field] = value
-    if meta.get("tags"):
-        line["tags"] = dict(meta["tags"])
+    if meta.tags:
+        line["tags"] = dict(meta.tags)
     return line
 
 
 def conversations_from_run(folder: Path) -> Iterator[dict[str, Any]]:
     """Every trial of the run folder that was not an infrastructure error, as a conversation line."""
     store = RunStore(Path(folder))
-    meta = store.read_manifest()["suite"].get("case_meta", {})
+    meta = store.manifest().suite.case_meta
     for record in store.iter_records():
         if record.outcome != "error":
             yield conversation_from_record(record, meta.get(record.case_id))

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.inputs import loads_nested
 from passhat.redaction import Redactor
 from passhat.shadow.traces import ERROR_TYPES, Recorded, parse_conversation
@@ -93,17 +93,17 @@ def _attributes(span: dict[str, Any]) -> dict[str, Any]:
 def _spans(request: dict[str, Any], where: str) -> list[dict[str, Any]]:
     resources = request.get("resourceSpans")
     if not isinstance(resources, list):
-        raise UserError(f"{where}: resourceSpans: expected a list")
+        raise PasshatError(f"{where}: resourceSpans: expected a list")
     out = []
     for i, resource in enumerate(resources):
         if not isinstance(resource, dict):
-            raise UserError(f"{where}: resourceSpans.{i}: expected an object")
+            raise PasshatError(f"{where}: resourceSpans.{i}: expected an object")
         scopes = resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []
         for j, scope in enumerate(scopes if isinstance(scopes, list) else []):
             spans = scope.get("spans") if isinstance(scope, dict) else None
             for k, span in enumerate(spans if isinstance(spans, list) else []):
                 if not isinstance(span, dict) or not isinstance(span.get("traceId"), str) or not span["traceId"]:
-                    raise UserError(f"{where}: resourceSpans.{i}.scopeSpans.{j}.spans.{k}.traceId: missing")
+                    raise PasshatError(f"{where}: resourceSpans.{i}.scopeSpans.{j}.spans.{k}.traceId: missing")
                 out.append(span)
     return out
 
@@ -123,7 +123,7 @@ def _nanos(span: dict[str, Any], key: str, where: str) -> int:
     try:
         return int(value or 0)
     except (TypeError, ValueError):
-        raise UserError(f"{where}: {key}: expected nanoseconds since the epoch (a string of digits), "
+        raise PasshatError(f"{where}: {key}: expected nanoseconds since the epoch (a string of digits), "
                         f"got a {type(value).__name__} that is not one") from None
 
 
@@ -146,13 +146,13 @@ def _json_attribute(attrs: dict[str, Any], key: str) -> Any:
 def _tool_turn(span: dict[str, Any], attrs: dict[str, Any], here: str) -> dict[str, Any]:
     name = attrs.get("gen_ai.tool.name")
     if not isinstance(name, str) or not name:
-        raise UserError(f"{here}: gen_ai.tool.name: missing (an execute_tool span names its tool)")
+        raise PasshatError(f"{here}: gen_ai.tool.name: missing (an execute_tool span names its tool)")
     if "gen_ai.tool.call.arguments" not in attrs:
-        raise UserError(f"{here}: gen_ai.tool.call.arguments: missing — a call is compared by its arguments; record "
+        raise PasshatError(f"{here}: gen_ai.tool.call.arguments: missing — a call is compared by its arguments; record "
                         "them (content capture on; `passhat export-otlp` without --no-content)")
     arguments = _json_attribute(attrs, "gen_ai.tool.call.arguments")
     if not isinstance(arguments, dict):
-        raise UserError(f"{here}: gen_ai.tool.call.arguments: expected a JSON object, got {type(arguments).__name__} "
+        raise PasshatError(f"{here}: gen_ai.tool.call.arguments: expected a JSON object, got {type(arguments).__name__} "
                         "(cut by an attribute size limit? `passhat export-otlp --file` writes them whole)")
     turn: dict[str, Any] = {"role": "tool", "name": name, "arguments": arguments}
     if not _failed(span):
@@ -184,7 +184,8 @@ def _messages(value: Any) -> list[tuple[str, str]]:
             text = "\n".join(str(p.get("content")) for p in parts
                              if isinstance(p, dict) and p.get("type") == "text" and p.get("content") is not None)
         else:
-            text = m.get("content") if isinstance(m.get("content"), str) else ""
+            content = m.get("content")
+            text = content if isinstance(content, str) else ""
         if text:
             out.append((m["role"], text))
     return out
@@ -212,7 +213,7 @@ def _conversation(trace_id: str, spans: list[dict[str, Any]], where: str,
         events = sorted(n for n in names if n.startswith("gen_ai.") and n.endswith(".message"))
         hint = (f"; its messages are in per-message events ({', '.join(events)}), which carry no text on a span"
                 if events else "")
-        raise UserError(f"{where}: no user message: give gen_ai.input.messages on the invoke_agent (or chat) span, "
+        raise PasshatError(f"{where}: no user message: give gen_ai.input.messages on the invoke_agent (or chat) span, "
                         f"or in its gen_ai.client.inference.operation.details event{hint} (content capture on; "
                         "`passhat export-otlp` without --no-content)")
     held = attrs[id(holder)]

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from passhat.cases.load import check_references, load_case, parse_case
 from passhat.domain import Domain
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.models.files import write_text_atomic
 from passhat.models.shadow import ConversationResult, ShadowReport, WriteCall
 from passhat.redaction import Redactor
@@ -42,7 +42,7 @@ def load_report(shadow_dir: Path) -> ShadowReport:
     try:
         return ShadowReport.load(shadow_dir / SHADOW_JSON)
     except FileNotFoundError:
-        raise UserError(f"{shadow_dir}: not a shadow folder (no {SHADOW_JSON}; `passhat shadow` writes one)") from None
+        raise PasshatError(f"{shadow_dir}: not a shadow folder (no {SHADOW_JSON}; `passhat shadow` writes one)") from None
 
 
 def find_conversation(report: ShadowReport, wanted: str, shadow_dir: Path) -> ConversationResult:
@@ -53,23 +53,23 @@ def find_conversation(report: ShadowReport, wanted: str, shadow_dir: Path) -> Co
     ids = [c.id for c in report.conversations]
     near = difflib.get_close_matches(wanted, ids, n=5, cutoff=0.6)
     if near:
-        raise UserError(f"{shadow_dir}: no conversation {wanted!r}; nearest: {', '.join(near)} (of {len(ids)}; "
+        raise PasshatError(f"{shadow_dir}: no conversation {wanted!r}; nearest: {', '.join(near)} (of {len(ids)}; "
                         f"every id is in {SHADOW_JSON})")
     more = f" and {len(ids) - 20} more (every id is in {SHADOW_JSON})" if len(ids) > 20 else ""
-    raise UserError(f"{shadow_dir}: no conversation {wanted!r}; it has: {', '.join(ids[:20])}{more}")
+    raise PasshatError(f"{shadow_dir}: no conversation {wanted!r}; it has: {', '.join(ids[:20])}{more}")
 
 
 def expected_writes(c: ConversationResult, side: Side, trial: int | None) -> tuple[list[WriteCall], str]:
     """The chosen side's writes and how the case describes them."""
     if side == "production":
         if trial is not None:
-            raise UserError("--trial picks a candidate trial; give it with --expect candidate")
+            raise PasshatError("--trial picks a candidate trial; give it with --expect candidate")
         return c.production_writes, "production's writes"
     measured = [t for t in c.trials if t.outcome != "error"]
     chosen = measured[0] if trial is None and measured else next((t for t in measured if t.trial == trial), None)
     if chosen is None:
         have = ", ".join(str(t.trial) for t in measured) or "none (infrastructure errors only)"
-        raise UserError(f"conversation {c.id!r}: no compared candidate trial {'' if trial is None else trial}; "
+        raise PasshatError(f"conversation {c.id!r}: no compared candidate trial {'' if trial is None else trial}; "
                         f"compared trials: {have}")
     return chosen.writes, f"the candidate's writes in trial {chosen.trial}"
 
@@ -84,7 +84,7 @@ async def _changes(domain: Domain, fixture: str, identity: str | None, calls: li
                 world.clock.tick()
             record = await boundary.call(call["tool"], call["args"])
             if not record.ok:
-                raise UserError(f"the write {call['tool']} {call['args']} cannot run on fixture {fixture!r}: "
+                raise PasshatError(f"the write {call['tool']} {call['args']} cannot run on fixture {fixture!r}: "
                                 f"{record.error} (the fixture differs from production's state)")
         return world.diff()
     finally:
@@ -164,7 +164,7 @@ def promote(shadow_dir: str | Path, conversation: str, to: str | Path, *, expect
     data = promoted_case(shadow_dir, conversation, to, expect=expect, trial=trial)
     file = to / f"{data['id']}.yaml"
     if file.exists():
-        raise UserError(f"{file}: already exists; remove it or promote into another folder")
+        raise PasshatError(f"{file}: already exists; remove it or promote into another folder")
     to.mkdir(parents=True, exist_ok=True)
     write_text_atomic(file, HEADER + dump_yaml(data, sort_keys=False, allow_unicode=True, width=110))
     return file

@@ -21,7 +21,7 @@ from passhat.api import AgentLike, Progress, Run, evaluate
 from passhat.api.evaluation import build_redactor, default_out
 from passhat.cases.load import parse_case
 from passhat.domain import BUILTIN_DOMAINS, Domain, load_domain
-from passhat.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK, UserError
+from passhat.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK, PasshatError
 from passhat.models.files import write_text_atomic
 from passhat.models.shadow import ShadowReport, TraceFile
 from passhat.redaction import Redactor
@@ -70,9 +70,9 @@ def domain_ref_from(ref: str, folder: Path) -> str:
 def read_conversations(traces: Sequence[Path], domain: Domain, fixture: str,
                        redactor: Redactor) -> tuple[list[Recorded], list[TraceFile]]:
     """Every conversation of ``traces``, redacted and checked against the domain, and what each file held (bad
-    input raises UserError)."""
+    input raises PasshatError)."""
     if fixture not in domain.fixtures:
-        raise UserError(f"--fixture {fixture!r}: domain {domain.name!r} has: {', '.join(sorted(domain.fixtures))}")
+        raise PasshatError(f"--fixture {fixture!r}: domain {domain.name!r} has: {', '.join(sorted(domain.fixtures))}")
     recorded, files = read_traces(traces, redactor)
     for rec in recorded:
         check_conversation(rec, domain)
@@ -85,7 +85,7 @@ def _claim(out: Path | None, domain: str, agent: str) -> tuple[Path, bool]:
     if out is None:
         return default_out(f"shadow-{domain}", agent), True
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UserError(f"--out {out}: not an empty folder; choose a new one (a shadow run is written whole)")
+        raise PasshatError(f"--out {out}: not an empty folder; choose a new one (a shadow run is written whole)")
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     return out, created
@@ -133,16 +133,16 @@ def shadow(
     is redacted by one redactor with a placeholder per distinct value (``[REDACTED:email:1]``), which also
     redacts the candidate's run records, so a placeholder means the same value in both. ``model_options`` are
     :func:`passhat.evaluate`'s (``base_url``, ``temperature``, ``retries``…). Bad input raises
-    :class:`UserError` before anything is written.
+    :class:`PasshatError` before anything is written.
     """
     if max_seconds is not None and not max_seconds > 0:
-        raise UserError(f"max_seconds must be > 0, got {max_seconds}")
+        raise PasshatError(f"max_seconds must be > 0, got {max_seconds}")
     loaded, domain_ref = resolve_domain(domain)
     paths = [Path(t) for t in traces]
     redactor = build_redactor(redact, redact_fields, redact_patterns, numbered=True)
     recorded, files = read_conversations(paths, loaded, fixture, redactor)
     ids = case_ids(recorded)
-    label = agent if isinstance(agent, str) else name or getattr(agent, "__name__", "agent")
+    label: str = agent if isinstance(agent, str) else name or str(getattr(agent, "__name__", "agent"))
     if isinstance(agent, str):
         check_agent_spec(agent, isolate)
     folder, created = _claim(None if out is None else Path(out), loaded.name, label)
@@ -153,7 +153,7 @@ def shadow(
         run = evaluate(folder / "cases", agent, trials=trials, concurrency=concurrency, seed=seed, out=folder / "run",
                        sanity=False, redactor=redactor, isolate=isolate, name=name, cassette=reads, progress=progress,
                        on_warning=on_warning, **model_options)
-    except UserError:
+    except PasshatError:
         if not (folder / "run" / "trials.jsonl").exists():  # refused before the first trial: leave nothing behind
             _discard(folder, created)
         raise

@@ -9,7 +9,7 @@ bytes as stored) is kept for the report, so ``shadow.json`` says exactly which t
 
 Every string is redacted (:class:`~passhat.redaction.Redactor`, keys included) *before* the record is
 validated, so nothing read from production reaches a file, a report or even an error message unredacted.
-A malformed record stops everything with a :class:`~passhat.errors.UserError` naming ``file:line`` (or
+A malformed record stops everything with a :class:`~passhat.errors.PasshatError` naming ``file:line`` (or
 the trace and span) and the field, before anything is written.
 """
 
@@ -27,7 +27,7 @@ from typing import IO, Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator, model_validator
 
-from passhat.errors import UserError
+from passhat.errors import PasshatError
 from passhat.inputs import Capped, check_depth, loads_nested, open_input, too_deep
 from passhat.redaction import Redactor
 from passhat.validation import first_problem
@@ -223,7 +223,7 @@ def parse_conversation(data: Any, where: str, redactor: Redactor, spans: Sequenc
     structure: a card number in a JSON number must not turn the text into something that is not JSON. Such a
     number, wherever it is, is redacted too (as text: its placeholder)."""
     if not isinstance(data, dict):
-        raise UserError(f"{where}: expected a JSON object (a conversation), got {type(data).__name__}")
+        raise PasshatError(f"{where}: expected a JSON object (a conversation), got {type(data).__name__}")
     if isinstance(data.get("turns"), list):
         data = {**data, "turns": [_decoded_arguments(t) for t in data["turns"]]}
     if redactor.enabled:
@@ -240,7 +240,7 @@ def parse_conversation(data: Any, where: str, redactor: Redactor, spans: Sequenc
         elif first["type"] == "extra_forbidden":
             message = "unknown field; see docs/shadow.md for the format"
         message = message.removeprefix("Value error, ")
-        raise UserError(f"{where}: {path}: {message}{more}") from None
+        raise PasshatError(f"{where}: {path}: {message}{more}") from None
     return Recorded(conversation, where, tuple(spans))
 
 
@@ -257,10 +257,10 @@ def read_traces(paths: Sequence[Path], redactor: Redactor) -> tuple[list[Recorde
     for rec in out:
         cid = rec.conversation.id
         if cid in seen:
-            raise UserError(f"{rec.where}: id: conversation {cid!r} is also at {seen[cid]}; give each conversation its own id")
+            raise PasshatError(f"{rec.where}: id: conversation {cid!r} is also at {seen[cid]}; give each conversation its own id")
         seen[cid] = rec.where
     if not out:
-        raise UserError(f"{', '.join(map(str, paths))}: no conversations (expected JSONL conversations or OTLP/JSON traces)")
+        raise PasshatError(f"{', '.join(map(str, paths))}: no conversations (expected JSONL conversations or OTLP/JSON traces)")
     return out, files
 
 
@@ -298,7 +298,7 @@ def _load_file(path: Path, redactor: Redactor) -> tuple[list[Recorded], str]:
         try:
             recorded = _read(text, path, redactor)
         except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-            raise UserError(f"{path}: not a readable gzip file ({exc or 'it ends too soon'})") from None
+            raise PasshatError(f"{path}: not a readable gzip file ({exc or 'it ends too soon'})") from None
         while binary.read(1 << 20):  # the digest covers the whole file, whatever the parser left unread
             pass
     return recorded, hashing.sha256.hexdigest()
@@ -322,13 +322,13 @@ def _read(text: IO[str], path: Path, redactor: Redactor) -> list[Recorded]:
             except json.JSONDecodeError as exc:
                 if kind is None and line.lstrip().startswith("{"):  # perhaps one document over many lines
                     return _document(line + text.read(), path, number, redactor)
-                raise UserError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+                raise PasshatError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
             except RecursionError:
                 raise too_deep(where) from None
             check_depth(data, where)
             this = "otlp" if is_otlp(data) else "conversation"
             if kind is not None and this != kind:
-                raise UserError(f"{where}: {'an OTLP trace request' if this == 'otlp' else 'a conversation'} in a file "
+                raise PasshatError(f"{where}: {'an OTLP trace request' if this == 'otlp' else 'a conversation'} in a file "
                                 f"of {'OTLP trace requests' if kind == 'otlp' else 'conversations'}: one format per file")
             kind = this
             if kind == "otlp":
@@ -336,7 +336,7 @@ def _read(text: IO[str], path: Path, redactor: Redactor) -> list[Recorded]:
             else:
                 out.append(parse_conversation(data, where, redactor))
     except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason}) after line {number}") from None
+        raise PasshatError(f"{path}: not UTF-8 text ({exc.reason}) after line {number}") from None
     return otlp_conversations(requests, path, redactor) if kind == "otlp" else out
 
 
@@ -347,7 +347,7 @@ def _document(text: str, path: Path, first: int, redactor: Redactor) -> list[Rec
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserError(f"{path}:{first + exc.lineno - 1}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        raise PasshatError(f"{path}:{first + exc.lineno - 1}: not valid JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
         raise too_deep(f"{path}:{first}") from None
     check_depth(document, f"{path}:{first}")

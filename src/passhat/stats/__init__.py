@@ -31,7 +31,7 @@ from passhat.stats.passk import (
     unbiased_variance_pass_at_k,
     unbiased_variance_pass_hat_k,
 )
-from passhat.stats.regressions import discrete_bh, fisher_drop
+from passhat.stats.regressions import DropTest, drop_test, fisher_drop
 
 __all__ = [
     "Alternative",
@@ -45,7 +45,8 @@ __all__ = [
     "clopper_pearson",
     "clopper_pearson_lower",
     "curve",
-    "discrete_bh",
+    "DropTest",
+    "drop_test",
     "detectable_change",
     "estimate",
     "estimate_matrix",

@@ -1,24 +1,18 @@
-"""Task-level intervals for a suite mean: the union of a seeded BCa over tasks and the pseudo-case interval.
+"""Task-level intervals for a suite mean: Gaffke's bounds over cases (``stats.gaffke``), the case as the unit.
 
-The task is the unit of inference (statistics.md §0.3, §3.3): resample tasks with replacement, each
-keeping all its trials. Tasks sharing a ``group`` (family, template) are resampled together and the
-statistic is Σ values in the drawn groups / number of cases in them — the clustered bootstrap, which
-widens the interval when a family passes or fails as one.
+The task is the unit of inference (statistics.md §0.3, §3.3): each case keeps all its trials, and cases
+sharing a ``group`` (family, template) form one unit, so a family that passes or fails as one counts
+once. Each end of the interval is Gaffke's one-sided bound: the Bayesian bootstrap over the units with
+one pseudo-case at the far end of [0, 1] (a pseudo-fail for the lower bound, a pseudo-pass for the upper
+one). Before issue 22 the interval was the union of a BCa bootstrap and a pseudo-case interval
+(``method: bca_pseudocase``, design note 006); near the ceiling its upper end missed the truth up to
+6.6 % of the time where 2.5 % is allowed, because BCa's upper bound is too sure of itself, while its lower
+end almost never missed. Gaffke's bounds held each tail at α/2 + Monte Carlo error in all 165 settings of
+``bench/bench_coverage.py`` (worst 2.9 %) and are exact (Clopper–Pearson) for 0/1 values (design note 026).
 
-BCa alone is too sure of itself where the sample cannot show the population's spread: near the
-ceiling (20 cases × 16 trials, 80 % always passing: coverage 0.83) and over a few families (4 of 5
-cases: 0.78). The pseudo-case interval (``stats.pseudocase``: one pseudo-pass and one pseudo-fail added
-to the cases) covers there, and BCa covers where the sample's spread is all there is. The reported
-interval is their union, so it covers wherever either does: ≥ 0.94 in every ceiling, family and middle
-regime of ``bench/bench_coverage.py`` (design note 006).
-
-Per column (U = resampling units with a value in that column):
-
-1. ``"bca_pseudocase"``: the union of BCa and the pseudo-case interval when U ≥ 2, the values are not all
-   equal and BCa gives finite bounds.
-2. ``"pseudocase"``: the pseudo-case interval alone otherwise — every case at 1 (or 0, or 7/8), a single
-   unit, or a BCa numerical edge. With every value 1 the upper bound is exactly 1 and the lower bound is
-   (α/2)^{1/(U+1)}; a suite with a case below 1 never gets a higher one: more evidence never lowers it.
+Per column (U = units with a value in that column), ``method`` is ``"gaffke"``; every column is read
+off the same Dirichlet draws, so pass^k and pass@k curves move together. With every value 1 the upper
+bound is exactly 1 and the lower bound is Clopper–Pearson's (α/2)^{1/U}: 30 cases give [0.885, 1].
 
 Per-case values must lie in [0, 1] (pass^k, pass@k, shares), so every bound does.
 """
@@ -32,13 +26,13 @@ from typing import Literal
 
 import numpy as np
 
-from passhat.stats._resample import bca_ratio, resampling_units, unit_totals
-from passhat.stats.pseudocase import pseudocase_interval
+from passhat.stats._resample import resampling_units, unit_totals
+from passhat.stats.gaffke import gaffke_bounds
 
-IntervalMethod = Literal["bca_pseudocase", "t_pseudocase", "tango_pseudocase", "pseudocase"]
-"""How an interval was obtained: a method's interval united with the pseudo-case interval, or the latter
-alone where the method has no spread to work with; see the module docstrings of ``bootstrap``, ``paired``
-and ``pseudocase``."""
+IntervalMethod = Literal["gaffke", "bca_pseudocase", "t_pseudocase", "tango_pseudocase", "pseudocase"]
+"""How an interval was obtained: ``gaffke`` for a suite value (``stats.gaffke``); for a paired difference a
+method's interval united with the pseudo-case interval, or the latter alone where the method has no
+spread to work with (module docstrings of ``paired`` and ``pseudocase``)."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +46,7 @@ class Interval:
     high: float
     """Upper bound."""
     method: IntervalMethod
-    """``"bca_pseudocase"`` normally; ``"pseudocase"`` where BCa has no spread to resample (module docstring)."""
+    """``"gaffke"`` for a suite value (module docstring)."""
     confidence: float
     """Two-sided confidence level, e.g. 0.95."""
     n_cases: int
@@ -61,17 +55,21 @@ class Interval:
     """Independent resampling units: groups plus ungrouped cases."""
 
 
+DRAWS = 4000
+"""Dirichlet draws per interval: the Monte Carlo error of a bound's tail probability is ±0.0025 at α/2 = 0.025."""
+
+
 def suite_interval(
     values: Sequence[float],
     groups: Sequence[str | None] | None = None,
     *,
     seed: int,
     confidence: float = 0.95,
-    n_resamples: int = 2000,
+    n_resamples: int = DRAWS,
 ) -> Interval:
-    """Interval for the mean of per-case values (e.g. per-task pass^k), resampling cases or their groups.
+    """Interval for the mean of per-case values (e.g. per-task pass^k), cases or their groups as units.
 
-    Same seed, same inputs (in the same order) → same interval. See the module docstring for fallbacks.
+    Same seed, same inputs (in the same order) → same interval. See the module docstring.
     """
     matrix = np.asarray(values, dtype=float).reshape(-1, 1)
     return suite_intervals(matrix, groups, seed=seed, confidence=confidence, n_resamples=n_resamples)[0]
@@ -83,58 +81,29 @@ def suite_intervals(
     *,
     seed: int,
     confidence: float = 0.95,
-    n_resamples: int = 2000,
+    n_resamples: int = DRAWS,
     batch: int | None = None,
 ) -> list[Interval]:
-    """One interval per column of a cases × columns matrix (e.g. k = 1..16), all from the SAME resamples.
+    """One interval per column of a cases × columns matrix (e.g. k = 1..16), all from the SAME draws.
 
-    Sharing resample indices keeps the bootstrap curves coherent: in every resample pass^k is
-    non-increasing and pass@k non-decreasing in k (statistics.md §3.3). NaN marks a case excluded from
-    a column (n_t < k); each column averages its own cases. ``batch`` bounds memory (resamples per
-    step); the default keeps the count matrix near 32 MB.
+    Sharing the Dirichlet draws keeps the curves coherent: in every draw pass^k is non-increasing and
+    pass@k non-decreasing in k (statistics.md §3.3). NaN marks a case excluded from a column (n_t < k);
+    each column averages its own cases. ``n_resamples`` is the number of draws; ``batch`` bounds memory
+    (draws per step).
     """
-    return resampled_intervals(
-        matrix,
-        groups,
-        seed=seed,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        batch=batch,
-    )
-
-
-_SE_TOL = 1e-12
-"""Below this a cluster SE is rounding residue of identical unit means, not spread."""
-
-
-def resampled_intervals(
-    matrix: np.ndarray,
-    groups: Sequence[str | None] | None,
-    *,
-    seed: int,
-    confidence: float,
-    n_resamples: int,
-    batch: int | None,
-) -> list[Interval]:
-    """Rules 1–2 of the module docstring for every column, all BCa columns on the same resamples."""
     values = _check_matrix(matrix, confidence, n_resamples)
     units = resampling_units(groups, values.shape[0])
     sums, counts = unit_totals(values, units)
-    rng = np.random.default_rng(seed)
-    _, low, high, _ = bca_ratio(sums, counts, rng=rng, confidence=confidence, n_resamples=n_resamples, batch=batch)
-    j_low, j_high = pseudocase_interval(sums, counts, confidence)
+    bounds = gaffke_bounds(sums, counts, confidence, rng=np.random.default_rng(seed), n_draws=n_resamples,
+                           batch=batch)
     n_units = (counts > 0).sum(axis=0)
     out = []
     for j in range(values.shape[1]):
         column = values[~np.isnan(values[:, j]), j]
-        # fsum: the reported mean must not depend on how many columns were batched together.
+        # fsum: the reported mean must not depend on how many columns were computed together.
         est = math.fsum(column) / len(column)
-        method: IntervalMethod
-        if n_units[j] >= 2 and column.min() != column.max() and math.isfinite(low[j]) and math.isfinite(high[j]):
-            bounds, method = (min(float(low[j]), float(j_low[j])), max(float(high[j]), float(j_high[j]))), "bca_pseudocase"
-        else:
-            bounds, method = (float(j_low[j]), float(j_high[j])), "pseudocase"
-        out.append(Interval(est, *bounds, method, confidence, len(column), int(n_units[j])))
+        out.append(Interval(est, float(bounds.low[j]), float(bounds.high[j]), "gaffke", confidence, len(column),
+                            int(n_units[j])))
     return out
 
 
@@ -147,7 +116,7 @@ def coherent_curve(intervals: Sequence[Interval], direction: Direction) -> list[
 
     Two steps, each of which only widens an interval, so no interval covers less than before:
 
-    1. clamp: low ≤ estimate ≤ high (with 1–3 families BCa ∪ pseudo-case could exclude its own estimate);
+    1. clamp: low ≤ estimate ≤ high (the interval of design 006 could exclude its estimate with 1–3 families);
     2. envelope, for a non-increasing curve (pass^k): low_k ← min_{j ≤ k} low_j and
        high_k ← max_{j ≥ k} high_j. Both are non-increasing in k by construction, and
        low_k' ≤ low_k, high_k' ≥ high_k, so whenever [low_k, high_k] covers θ_k so does the new one.

@@ -43,8 +43,11 @@ import numpy as np
 
 from passhat.stats._resample import bca_fit, cluster_se, resampling_units, unit_totals
 from passhat.stats._special import ndtr, ndtri
-from passhat.stats.bootstrap import _SE_TOL, IntervalMethod
+from passhat.stats.bootstrap import IntervalMethod
 from passhat.stats.pseudocase import PAIRED, pseudocase_interval, pseudocase_p_value
+
+_SE_TOL = 1e-12
+"""Below this a cluster SE is rounding residue of identical unit means, not spread."""
 
 PairedInterval = Literal["t", "bca"]
 """Interval family requested from ``paired_differences``; binary columns use Tango's score either way."""

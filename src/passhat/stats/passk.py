@@ -20,12 +20,10 @@ import math
 import operator
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Literal
 
 import numpy as np
 
-PassMetric = Literal["pass^k", "pass@k"]
-"""``"pass^k"``: all k trials pass (reliability). ``"pass@k"``: at least one of k passes (capability)."""
+from passhat.metric_names import PassMetric
 
 
 def _check(n: int, c: int, k: int) -> tuple[int, int, int]:
@@ -95,12 +93,12 @@ def unbiased_variance_pass_at_k(n: int, c: int, k: int) -> float | None:
 
 
 def estimate(n: int, c: int, k: int, metric: PassMetric) -> float:
-    """``pass_hat_k`` or ``pass_at_k`` chosen by name; one place maps the vocabulary to the estimator."""
-    if metric == "pass^k":
+    """``pass_hat_k`` or ``pass_at_k`` chosen by name (:data:`~passhat.metric_names.PassMetric`)."""
+    if metric == "pass_hat_k":
         return pass_hat_k(n, c, k)
-    if metric == "pass@k":
+    if metric == "pass_at_k":
         return pass_at_k(n, c, k)
-    raise ValueError(f"metric must be 'pass^k' or 'pass@k', got {metric!r}")
+    raise ValueError(f"metric must be 'pass_hat_k' or 'pass_at_k', got {metric!r}")
 
 
 def curve(n: int, c: int, kind: PassMetric) -> list[float]:

@@ -27,8 +27,10 @@ run can reach a bar of 1. For fractional values the width follows the observed s
 pseudo-case; the interval stays inside [0, 1], needs no resampling (no seed) and costs one
 ``betaincinv`` per column.
 
-``bootstrap.suite_intervals`` and ``paired.paired_differences`` report the union of this interval and
-their own (BCa; t or Tango): each covers where the other does not.
+``paired.paired_differences`` reports the union of this interval (``PAIRED``) and its own (t or Tango):
+each covers where the other does not. Suite values used ``LAPLACE`` united with BCa until issue 22; they
+now use Gaffke's bounds (``stats.gaffke``, design note 026), and ``LAPLACE`` remains for
+``bench/bench_coverage.py``'s "before" column.
 """
 
 from __future__ import annotations

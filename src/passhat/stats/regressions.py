@@ -8,14 +8,25 @@ test that holds its error rate:
 - per case, the one-sided Fisher exact test of "the candidate passes less often than the baseline":
   conditional on the case's total passes K over both runs, the candidate's passes are hypergeometric,
   p = P(X ≤ c_cand) with X ~ Hypergeom(n_base + n_cand, K, n_cand) (``fisher_drop``);
-- across cases, Benjamini–Hochberg over the cases that can be significant at all (``discrete_bh``).
-  Fisher's test is discrete: a case whose most extreme table given K cannot reach α — every case that
-  passed everything in both runs, most cases with a failure or two — can never be rejected, so it is
-  left out of the count of tests (the pruning of Tarone 1990 and Gilbert 2005 for discrete tests).
-  Under no change at all the chance of any rejection is the false discovery rate, ≤ α: an unchanged
-  agent fails the rule at most α of the time. When some cases did break, BH keeps its power — five
-  cases going 4/4 → 0/4 (p = 1/70 each) are all flagged, which a family-wise correction (α/5 = 0.01)
-  would miss — and at most a share α of the flagged cases are false.
+- across cases, Heyse's (2011) discrete form of Benjamini–Hochberg, calibrated exactly (``drop_test``).
+  Fisher's test is discrete, and given a case's margins it has one table that makes it a new failure:
+  the baseline passing every trial, which happens by chance with probability p_min (1/70 for 4/4 → 0/4,
+  1/12,870 for 8/8 → 0/8). BH step j compares the j-th smallest p-value v with F̄(v)/j, where
+  F̄(v) = Σ_t P(p_t ≤ v) is the expected number of chance rejections at v (Heyse): a case whose
+  extreme table is far likelier than v adds nothing there, where Tarone's pruning counted every case
+  that could reach α as a whole test. The statistic G = min_j F̄(p_(j))/j is then calibrated under "no
+  case dropped" by Monte Carlo from the very distribution that hypothesis fixes — each case at its
+  extreme with probability p_min, independently — so an unchanged agent FAILs the rule at most α of the
+  time, exactly (not via Heyse's approximation, which can exceed α; Döhler et al. 2018). The cases
+  named are those of BH's last step below the critical value.
+
+What it buys (``bench/sim_power.py``, 150 cases): at 8 trials, the most reliable case falling to
+p = 0.5 is caught 19–40 % of the time (5–18 % before) and three such 58–81 % (13–45 %), since next to
+cases whose 16 trials split 9–7 an 8/8 → 4/8 is thousands of times rarer; at 4 trials three cases
+breaking completely are caught 98–100 % of the time (3–100 %). What no test can buy: at 4 trials a case
+going 4/4 → 0/4 is what a case with p = 0.5 does 1 time in 256, and an unchanged agent with many such
+cases shows one somewhere in 12–20 % of reruns of 150 cases; a rule that FAILed on it would FAIL an
+unchanged agent that often. Unchanged agents tripped the rule 0.7–2.5 % of the time.
 
 Only cases that passed every baseline trial can be new failures (the seed's 上一版通过的题): their
 p-value is Fisher's; the others get 1. Whether a table has that shape is decided from the margins
@@ -24,6 +35,8 @@ passing exactly when K ≥ n_base), as Tarone's procedure requires.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,19 +60,51 @@ def fisher_drop(base_passes: np.ndarray, base_n: np.ndarray, cand_passes: np.nda
     return np.minimum(p, 1.0), np.minimum(p_min, 1.0)
 
 
-def discrete_bh(p: np.ndarray, p_min: np.ndarray, alpha: float) -> tuple[np.ndarray, int]:
-    """(rejected, m): Benjamini–Hochberg at ``alpha`` over the m hypotheses whose ``p_min`` ≤ ``alpha``.
+class DropTest(NamedTuple):
+    """Which cases dropped significantly, and the p-value of "no case dropped"."""
 
-    Hypotheses that cannot reach ``alpha`` can never be rejected and do not count. Example: p = (0.014,
-    0.014, 0.5, 1) with p_min = (0.014, 0.014, 0.5, 1) at α = 0.05: m = 2, both rejected (0.014 ≤ 0.025).
+    rejected: np.ndarray
+    """Per case: a significant drop (only cases that passed every baseline trial can be)."""
+    p_value: float
+    """Monte Carlo p-value of "no case dropped", exact given each case's total passes (1 with no drop)."""
+    testable: int
+    """Cases whose margins allow a drop significant at α at all (Tarone's count; reported, not used)."""
+
+
+def drop_test(p: np.ndarray, p_min: np.ndarray, alpha: float, *, rng: np.random.Generator,
+              n_draws: int = 4000) -> DropTest:
+    """Heyse's discrete Benjamini–Hochberg statistic, calibrated exactly under "no case dropped" (module docstring).
+
+    ``p`` and ``p_min`` are ``fisher_drop``'s. Example: five cases 4/4 → 0/4 among 20 reliable ones that
+    stayed 4/4 are all named (p ≈ 0.0002), while one 4/4 → 0/4 next to twelve cases whose 8 trials split
+    4–4 (each could have split 4/0 by chance, 1/70) is not: chance gives that 16 % of the time.
     """
     p, p_min = np.asarray(p, dtype=float), np.asarray(p_min, dtype=float)
-    testable = p_min <= alpha
-    m = int(np.count_nonzero(testable))
+    testable = int(np.count_nonzero(p_min <= alpha))
+    levels, counts = np.unique(p_min[p_min < 1], return_counts=True)  # each case's extreme table, by probability
+    events = p < 1  # a case that passed every baseline trial and not every candidate trial is at its extreme
+    if not events.any() or not levels.size:
+        return DropTest(np.zeros(p.shape, dtype=bool), 1.0, testable)
+    f_bar = np.cumsum(levels * counts)  # Σ_t P(p_t ≤ v) under no drop, at each level v
+    observed = np.array([np.count_nonzero(events & (p <= v)) for v in levels])
+    g_obs = _statistic(f_bar, observed[None, :])[0]
+    null = rng.binomial(counts, levels, size=(n_draws, levels.size)).cumsum(axis=1)
+    g_null = _statistic(f_bar, null)
+    tol = 1e-12 * g_obs
+    p_value = float((1 + np.count_nonzero(g_null <= g_obs + tol)) / (n_draws + 1))
     rejected = np.zeros(p.shape, dtype=bool)
-    if m:
-        from scipy.stats import false_discovery_control
+    allowed = int(np.floor(alpha * (n_draws + 1))) - 1  # resamples a critical value may have at or below it
+    if p_value <= alpha and allowed >= 1:
+        critical = max(g_obs, float(np.sort(g_null)[allowed - 1]))
+        ratios = np.where(observed > 0, f_bar / np.maximum(observed, 1), np.inf)
+        hit = np.flatnonzero(ratios <= critical + tol)
+        rejected = events & (p <= levels[hit.max()])
+    return DropTest(rejected, p_value, testable)
 
-        adjusted = false_discovery_control(p[testable], method="bh")
-        rejected[testable] = adjusted <= alpha
-    return rejected, m
+
+def _statistic(f_bar: np.ndarray, cumulative: np.ndarray) -> np.ndarray:
+    """min over levels holding an event of F̄(v)/#(p ≤ v): Heyse's BH step, as one number per row."""
+    ratio = np.where(cumulative > 0, f_bar / np.maximum(cumulative, 1), np.inf)
+    # a level with no event of its own adds no p-value at that level: its ratio is not a BH step
+    own = np.diff(np.concatenate([np.zeros((cumulative.shape[0], 1)), cumulative], axis=1), axis=1) > 0
+    return np.where(own, ratio, np.inf).min(axis=1)

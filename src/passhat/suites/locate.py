@@ -28,6 +28,7 @@ from passhat.cases import Suite, load_suite
 from passhat.cases.suite import BUILTIN_ROOT
 from passhat.domain import BUILTIN_DOMAINS
 from passhat.errors import RunError
+from passhat.models import Manifest, SuiteInfo
 
 PROJECT_MARKERS = (".git", "pyproject.toml")
 
@@ -54,16 +55,16 @@ def suite_location(folder: Path, run_folder: Path) -> dict[str, Any]:
     return record
 
 
-def _candidates(info: dict[str, Any], run_folder: Path) -> list[Path]:
+def _candidates(info: SuiteInfo, run_folder: Path) -> list[Path]:
     places: list[Path] = []
-    if info.get("folder"):
-        places.append(Path(info["folder"]))
-    if info.get("folder_from_run"):
-        places.append(Path(run_folder).resolve() / info["folder_from_run"])
-    if info.get("folder_in_project"):
+    if info.folder:
+        places.append(Path(info.folder))
+    if info.folder_from_run:
+        places.append(Path(run_folder).resolve() / info.folder_from_run)
+    if info.folder_in_project:
         root = project_root(Path.cwd())
         if root is not None:
-            places.append(root / info["folder_in_project"])
+            places.append(root / info.folder_in_project)
     unique: list[Path] = []
     for place in places:
         resolved = place.resolve()
@@ -72,25 +73,24 @@ def _candidates(info: dict[str, Any], run_folder: Path) -> list[Path]:
     return unique
 
 
-def is_the_runs_suite(suite: Suite, info: dict[str, Any]) -> bool:
+def is_the_runs_suite(suite: Suite, info: SuiteInfo) -> bool:
     """Same content hash, or at least one case with an unchanged case hash."""
-    if suite.content_hash() == info.get("hash"):
+    if suite.content_hash() == info.hash:
         return True
-    recorded = info.get("cases") or {}
-    return any(recorded.get(cid) == h for cid, h in suite.case_hashes().items())
+    return any(info.cases.get(cid) == h for cid, h in suite.case_hashes().items())
 
 
-def locate_suite(manifest: dict[str, Any], run_folder: Path, given: str | None = None) -> Suite:
+def locate_suite(manifest: Manifest, run_folder: Path, given: str | None = None) -> Suite:
     """The suite of the run in ``run_folder``: ``given`` (``--suite``) as is, else the first recorded place
     holding it (a :class:`RunError` naming every place tried otherwise)."""
     if given is not None:
         return load_suite(given)
-    info = manifest.get("suite") or {}
-    name = info.get("name", "")
-    if info.get("builtin"):
+    info = manifest.suite
+    name = info.name
+    if info.builtin:
         return load_suite(name)
     tried: list[str] = []
-    recorded = Path(info["folder"]).resolve() if info.get("folder") else None
+    recorded = Path(info.folder).resolve() if info.folder else None
     for place in _candidates(info, run_folder):
         if not place.is_dir():
             tried.append(f"{place} (not there)")
@@ -101,11 +101,11 @@ def locate_suite(manifest: dict[str, Any], run_folder: Path, given: str | None =
         if (place == recorded and suite.name == name) or is_the_runs_suite(suite, info):
             return suite
         tried.append(f"{place} (another suite: no case of the run is unchanged there)")
-    if name in BUILTIN_DOMAINS and not info.get("folder_from_run"):  # recorded before `builtin` was
+    if name in BUILTIN_DOMAINS and not info.folder_from_run:  # recorded before `builtin` was
         return load_suite(name)
     looked = "; ".join(tried) or "no place is recorded in its manifest"
     raise RunError(f"{run_folder}: cannot find the suite {name!r} this run measured (suite hash "
-                   f"{str(info.get('hash', ''))[:12]}): looked in {looked}; pass --suite PATH (the folder of its case files)")
+                   f"{info.hash[:12]}): looked in {looked}; pass --suite PATH (the folder of its case files)")
 
 
 __all__ = ["is_the_runs_suite", "locate_suite", "project_root", "suite_location"]

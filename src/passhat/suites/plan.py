@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from passhat.cases import Suite
 from passhat.errors import PasshatError
+from passhat.models import FrozenCheck, Selection
 from passhat.suites.select import CaseFilter, check_no_leak, parse_tag_filters, select_cases
 from passhat.suites.snapshot import load_snapshot, verify_snapshot
 from passhat.tools.cassette import Cassette, CassetteMode
@@ -25,7 +25,16 @@ class RunPlan:
 
     suite: Suite
     cassette: Cassette | None = None
-    manifest: dict[str, Any] = field(default_factory=dict)
+    frozen: FrozenCheck | None = None
+    """The snapshot the whole suite matched (``--frozen``)."""
+    selection: Selection | None = None
+    """The cases chosen (None: every case)."""
+
+    @property
+    def manifest(self) -> dict[str, FrozenCheck | Selection]:
+        """The manifest's entries for them (those that apply)."""
+        entries = {"frozen": self.frozen, "selection": self.selection}
+        return {name: entry for name, entry in entries.items() if entry is not None}
 
 
 def plan_run(suite: Suite, *, splits: Sequence[str] = (), tags: Sequence[str] = (), frozen: Path | None = None,
@@ -34,15 +43,12 @@ def plan_run(suite: Suite, *, splits: Sequence[str] = (), tags: Sequence[str] = 
     bad input raises ``PasshatError``."""
     if record is not None and replay is not None:
         raise PasshatError("--record and --replay exclude each other: record once, then replay")
-    manifest: dict[str, Any] = {}
+    check = None
     if frozen is not None:
-        snapshot = load_snapshot(frozen)
-        manifest["frozen"] = {**verify_snapshot(suite, snapshot, str(frozen)),
-                              "sha256": hashlib.sha256(Path(frozen).read_bytes()).hexdigest()}
+        check = verify_snapshot(suite, load_snapshot(frozen), str(frozen))
+        check.sha256 = hashlib.sha256(Path(frozen).read_bytes()).hexdigest()
     check_no_leak(suite)
     selected, selection = select_cases(suite, CaseFilter(tuple(splits), parse_tag_filters(tags), tuple(cases)))
-    if selection is not None:
-        manifest["selection"] = selection
     cassette = None
     folder = record if record is not None else replay
     if folder is not None:
@@ -51,4 +57,4 @@ def plan_run(suite: Suite, *, splits: Sequence[str] = (), tags: Sequence[str] = 
             raise PasshatError(f"--{mode}: no domain of suite {suite.name!r} has an external tool "
                                "(declare one with @tool(..., external=True))")
         cassette = Cassette.open(Path(folder), mode)
-    return RunPlan(selected, cassette, manifest)
+    return RunPlan(selected, cassette, check, selection)

@@ -15,6 +15,7 @@ from typing import Any
 
 from passhat.cases import Case, Suite
 from passhat.errors import PasshatError
+from passhat.models.manifest import Selection, SuiteSize
 
 SPLITS = ("dev", "holdout", "regression")
 MAX_LISTED = 40
@@ -101,7 +102,7 @@ def subset(suite: Suite, case_ids: Sequence[str]) -> Suite:
                  {n: d for n, d in suite.domains.items() if n in used})
 
 
-def select_cases(suite: Suite, flt: CaseFilter) -> tuple[Suite, dict[str, Any] | None]:
+def select_cases(suite: Suite, flt: CaseFilter) -> tuple[Suite, Selection | None]:
     """The selected sub-suite and the manifest's ``selection`` block (``None`` when nothing is filtered)."""
     if flt.empty:
         return suite, None
@@ -116,6 +117,6 @@ def select_cases(suite: Suite, flt: CaseFilter) -> tuple[Suite, dict[str, Any] |
     if not chosen:
         raise SelectionError(f"no case of suite {suite.name!r} matches {flt.describe()} "
                              f"(splits present: {', '.join(sorted({c.split for c in suite.cases}))})")
-    block = {"filter": flt.to_json(), "describe": flt.describe(), "cases": chosen,
-             "full_suite": {"hash": suite.content_hash(), "cases": len(suite.cases)}}
+    block = Selection(filter=flt.to_json(), describe=flt.describe(), cases=chosen,
+                      full_suite=SuiteSize(hash=suite.content_hash(), cases=len(suite.cases)))
     return subset(suite, chosen), block

@@ -15,20 +15,22 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from passhat import __version__
 from passhat.cases import Suite
 from passhat.errors import PasshatError
-from passhat.suites.changes import changed_cases, describe_changes
+from passhat.models import CaseMeta, FrozenCheck, SuiteInfo
+from passhat.suites.changes import SuiteChanges, changed_cases, describe_changes
 from passhat.validation import dump_yaml, load_yaml
 
 FORMAT = "passhat-suite-snapshot/1"
 
 
 class SuiteChanged(PasshatError):
-    """The suite on disk differs from a frozen snapshot (``details`` is :func:`changed_cases`' result)."""
+    """The suite on disk differs from a frozen snapshot (``details`` names every difference)."""
 
-    def __init__(self, message: str, details: dict[str, Any]) -> None:
+    def __init__(self, message: str, details: SuiteChanges) -> None:
         super().__init__(message)
         self.details = details
 
@@ -38,23 +40,20 @@ def fixture_hashes(suite: Suite) -> dict[str, dict[str, str]]:
     return suite.fixture_hashes()
 
 
-def suite_block(suite: Suite) -> dict[str, Any]:
-    """The hashes that define a suite, in the shape of a manifest's ``suite`` block."""
-    return {
-        "name": suite.name,
-        "hash": suite.content_hash(),
-        "cases": suite.case_hashes(),
-        "case_meta": {c.id: {"split": c.split, "group": c.group, "tags": c.tags, "domain": c.domain,
-                             "fixture": c.fixture} for c in suite.cases},
-        "domains": {n: d.content_hash() for n, d in sorted(suite.domains.items())},
-        "fixtures": fixture_hashes(suite),
-    }
+def suite_block(suite: Suite) -> SuiteInfo:
+    """The hashes that define a suite: a manifest's ``suite`` block, without where the suite is."""
+    return SuiteInfo(
+        name=suite.name, hash=suite.content_hash(), cases=suite.case_hashes(),
+        case_meta={c.id: CaseMeta(split=c.split, group=c.group, tags=c.tags, domain=c.domain, fixture=c.fixture)
+                   for c in suite.cases},
+        domains={n: d.content_hash() for n, d in sorted(suite.domains.items())}, fixtures=fixture_hashes(suite),
+    )
 
 
 def freeze(suite: Suite) -> dict[str, Any]:
     """A snapshot of the suite: what ``--frozen`` checks against."""
     return {"format": FORMAT, "passhat_version": __version__, "frozen_at": datetime.now(UTC).isoformat(),
-            "suite": suite_block(suite)}
+            "suite": suite_block(suite).model_dump(mode="json", exclude_unset=True)}
 
 
 def write_snapshot(path: Path, snapshot: dict[str, Any]) -> None:
@@ -76,21 +75,31 @@ def load_snapshot(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("suite"), dict):
         raise PasshatError(f"{path}: not a passhat suite snapshot (expected format: {FORMAT}; "
                            "write one with `passhat suite freeze SUITE --out FILE`)")
+    snapshot_suite(data, str(path))
     return data
 
 
-def verify_snapshot(suite: Suite, snapshot: dict[str, Any], source: str = "snapshot") -> dict[str, Any]:
+def snapshot_suite(snapshot: dict[str, Any], source: str = "snapshot") -> SuiteInfo:
+    """A snapshot's ``suite`` block, which has the shape of a manifest's; a malformed one names the field."""
+    try:
+        return SuiteInfo.model_validate(snapshot.get("suite"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise PasshatError(f"{source}: suite.{field}: {first['msg']} (not a passhat suite snapshot)") from None
+
+
+def verify_snapshot(suite: Suite, snapshot: dict[str, Any], source: str = "snapshot") -> FrozenCheck:
     """Check the suite against a snapshot; raises :class:`SuiteChanged` naming every difference.
 
     Returns the ``frozen`` block for the manifest. A different passhat version is not a difference in
     the suite (it is recorded in the manifest anyway).
     """
-    current = suite_block(suite)
-    result = changed_cases(snapshot, {"suite": current})
-    frozen = snapshot["suite"]
-    if frozen.get("hash") != current["hash"]:
+    current, frozen = suite_block(suite), snapshot_suite(snapshot, source)
+    if frozen.hash != current.hash:
+        result = changed_cases(frozen, current)
         detail = describe_changes(result) or "suite hash differs"
         raise SuiteChanged(f"suite {suite.name!r} differs from the frozen snapshot {source} "
-                           f"(hash {str(frozen.get('hash'))[:12]} vs {current['hash'][:12]}): {detail}", result)
-    return {"path": source, "hash": current["hash"], "frozen_at": snapshot.get("frozen_at"),
-            "snapshot_passhat_version": snapshot.get("passhat_version")}
+                           f"(hash {frozen.hash[:12]} vs {current.hash[:12]}): {detail}", result)
+    return FrozenCheck(path=source, hash=current.hash, frozen_at=snapshot.get("frozen_at"),
+                       snapshot_passhat_version=snapshot.get("passhat_version"))

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
@@ -34,6 +34,8 @@ from passhat.tools.jsondata import as_json_data
 from passhat.world.kind import NO_SCOPE
 from passhat.world.sqlite_kind import Savepoint
 
+Caller = Literal["agent", "user"]
+"""Who made a call: the agent, or the user with a tool of the user's own (a domain's ``user_tools``)."""
 CallStatus = Literal[
     "ok", "unknown_tool", "invalid_arguments", "not_allowed", "forbidden", "denied", "tool_error",
     "exception", "fault", "after_end",
@@ -43,16 +45,23 @@ CallStatus = Literal[
 class ToolCall(BaseModel):
     """One tool call as the harness saw it: what was asked, what happened, what the agent got."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
     step: int
     """1-based position of the call in the trial."""
     tool: str
+    """The tool's name as the caller called it."""
+    by: Caller = "agent"
+    """Who made it: the agent, or the user with a tool of the user's own (dual control: the user toggles a
+    setting on their phone). Left out of records when it is the agent."""
     arguments: Any
+    """The arguments as the caller sent them."""
     status: CallStatus
     """``ok``; ``unknown_tool``; ``invalid_arguments``; ``not_allowed`` (not in the case's allowed list);
     ``forbidden`` (in the case's forbidden list); ``denied`` (identity-scoped permission); ``tool_error``
     (business error); ``exception`` (the tool raised); ``fault`` (a planned fault answered); ``after_end``
     (refused: a tool that ends the episode was called before)."""
     kind: ToolKind | None = None
+    """``read`` or ``write``, as the tool is declared (None for a tool the domain does not have)."""
     idempotent: bool = False
     """The tool declares a repeat with the same arguments harmless (``@tool(idempotent=True)``)."""
     result: Any = None
@@ -87,11 +96,20 @@ class ToolCall(BaseModel):
     started_at: float = 0.0
     """Seconds since the trial started."""
     duration_ms: float = 0.0
+    """How long the tool ran, in milliseconds."""
     traceback: str | None = None
+    """The traceback when the tool raised (status ``exception``): for the domain's author, never shown to the agent."""
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @model_serializer(mode="wrap")
+    def _record(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("by") == "agent":  # records of agent-only trials stay as they were
+            del data["by"]
+        return data
 
     def signature(self) -> str:
         """Tool name plus canonical arguments, used for loop and duplicate detection."""
@@ -110,8 +128,12 @@ class ToolBoundary:
         forbidden: Iterable[str] = (),
         faults: Iterable[Fault] = (),
         t0: float | None = None,
+        user_tools: Iterable[Tool] = (),
     ) -> None:
         self.tools: Mapping[str, Tool] = {t.name: t for t in tools}
+        self.user_tools: Mapping[str, Tool] = {t.name: t for t in user_tools}
+        """Tools only the user calls (``call(..., by="user")``), on the user's part of the world; an agent
+        calling one by name gets ``unknown_tool``. Neither the case's permissions nor its faults apply to them."""
         self.ctx = ctx
         self.allowed = set(allowed) if allowed is not None else None
         self.forbidden = set(forbidden)
@@ -122,15 +144,28 @@ class ToolBoundary:
         self._one_at_a_time = asyncio.Lock()
         self.ended_by: str | None = None
         """The tool whose call ended the episode (``ends_episode``), if one did."""
+        self._tallied = self._by_agent = self._failed = 0
+
+    def tally(self) -> tuple[int, int]:
+        """(calls the agent made, calls that failed) so far. Asked before and after every call, so each record
+        is counted once, when it first appears (a scan of every call each time made a trial quadratic)."""
+        calls = self.calls
+        if self._tallied < len(calls):
+            for rec in calls[self._tallied:]:
+                self._by_agent += rec.by == "agent"
+                self._failed += rec.status != "ok"
+            self._tallied = len(calls)
+        return self._by_agent, self._failed
 
     def _fault_for(self, name: str, number: int) -> Fault | None:
         return next((f for f in self.faults if f.tool == name and f.applies_to(number)), None)
 
-    async def call(self, name: str, arguments: Any) -> ToolCall:
-        """Run one call through the boundary and record it (arguments as JSON data: tools/jsondata.py)."""
+    async def call(self, name: str, arguments: Any, by: Caller = "agent") -> ToolCall:
+        """Run one call through the boundary and record it (arguments as JSON data: tools/jsondata.py).
+        ``by="user"``: the user calls one of :attr:`user_tools`."""
         start = time.monotonic()
         name, arguments = str(name), as_json_data(arguments)
-        record = ToolCall(step=len(self.calls) + 1, tool=name, arguments=arguments, status="ok",
+        record = ToolCall(step=len(self.calls) + 1, tool=name, by=by, arguments=arguments, status="ok",
                           started_at=start - self._t0)
         try:
             await self._dispatch(record)
@@ -144,11 +179,24 @@ class ToolBoundary:
             rec.status = "after_end"
             rec.error = f"the conversation has ended ({self.ended_by} was called); no more calls are accepted"
             return
-        tool = self.tools.get(rec.tool)
+        tools = self.user_tools if rec.by == "user" else self.tools
+        tool = tools.get(rec.tool)
         if tool is None:
-            rec.status, rec.error = "unknown_tool", f"unknown tool {rec.tool!r}; available: {sorted(self.tools)}"
+            rec.status, rec.error = "unknown_tool", f"unknown tool {rec.tool!r}; available: {sorted(tools)}"
             return
         rec.kind, rec.idempotent = tool.kind, tool.idempotent
+        if rec.by == "user":  # the user's own device: the case's permissions and faults are about the agent's tools
+            if not isinstance(rec.arguments, dict):
+                rec.status, rec.error = "invalid_arguments", "arguments must be a JSON object"
+                return
+            try:
+                args = tool.arguments.model_validate(rec.arguments)
+            except ValidationError as exc:
+                rec.status, rec.error = "invalid_arguments", _invalid(exc)
+                return
+            self.ctx.world.clock.tick()
+            await self._run(tool, args, rec)
+            return
         if rec.tool in self.forbidden:
             rec.status, rec.error = "forbidden", f"permission denied: {rec.tool} is forbidden in this task"
             return
@@ -161,10 +209,7 @@ class ToolBoundary:
         try:
             args = tool.arguments.model_validate(rec.arguments)
         except ValidationError as exc:
-            rec.status = "invalid_arguments"
-            rec.error = "invalid arguments: " + "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()
-            )
+            rec.status, rec.error = "invalid_arguments", _invalid(exc)
             return
         self._per_tool[rec.tool] += 1
         fault = self._fault_for(rec.tool, self._per_tool[rec.tool])
@@ -233,6 +278,11 @@ class ToolBoundary:
                     rec.changed_rows = self.ctx.world.changed_since(mark)
 
 
+def _invalid(exc: ValidationError) -> str:
+    return "invalid arguments: " + "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors())
+
+
 CALL_SAVEPOINT = Savepoint.NAME
 """The savepoint name of a call on a SQLite world (``world/sqlite_kind.py``)."""
 
@@ -240,7 +290,38 @@ CALL_SAVEPOINT = Savepoint.NAME
 def _jsonable(value: Any) -> Any:
     """Tool results are JSON data; round-trip once so the agent and the record see the same thing. A pydantic
     model or dataclass becomes its fields (what its annotation declares: ``Tool.result_fields``)."""
-    return json.loads(json.dumps(value, default=_plain))
+    try:
+        return _copy(value, 0)
+    except _NotPlain:
+        return json.loads(json.dumps(value, default=_plain))
+
+
+class _NotPlain(Exception):
+    """A value :func:`_copy` leaves to the JSON round trip."""
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_COPY_DEPTH = 32
+
+
+def _copy(value: Any, depth: int) -> Any:
+    """What the JSON round trip gives, for the values where that is a copy: dicts with string keys, lists and
+    scalars of exactly those types (most tool results, copied in a fraction of the round trip's time).
+    Anything else, or nesting past :data:`_COPY_DEPTH` (a cycle), raises :class:`_NotPlain`."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if depth < _COPY_DEPTH:
+        if kind is dict:
+            out = {}
+            for k, v in value.items():
+                if type(k) is not str:
+                    raise _NotPlain
+                out[k] = v if type(v) in _SCALARS else _copy(v, depth + 1)
+            return out
+        if kind is list:
+            return [v if type(v) in _SCALARS else _copy(v, depth + 1) for v in value]
+    raise _NotPlain
 
 
 def _plain(value: Any) -> Any:
@@ -251,4 +332,4 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-__all__ = ["CallStatus", "ToolBoundary", "ToolCall"]
+__all__ = ["CallStatus", "Caller", "ToolBoundary", "ToolCall"]

@@ -11,7 +11,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_type_hints
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, get_type_hints, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -19,16 +19,19 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from passhat.tools.result_fields import declared_fields
 
 ToolKind = Literal["read", "write"]
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
-class Tool:
-    """A declared tool: its function, argument model and metadata."""
+class Tool(Generic[P, R]):
+    """A declared tool: its function, argument model and metadata. ``Tool[P, R]`` keeps the function's type:
+    calling the tool calls the function (``get_order(ctx, order_id=4812)`` in a test), type-checked as it."""
 
     name: str
     kind: ToolKind
     description: str
-    func: Callable[..., Any]
+    func: Callable[P, R]
     arguments: type[BaseModel]
     external: bool = False
     tags: tuple[str, ...] = field(default=())
@@ -71,9 +74,14 @@ class Tool:
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
 
-    @property
+    @functools.cached_property
     def is_async(self) -> bool:
+        """The function is a coroutine function (asked on every call: computed once)."""
         return inspect.iscoroutinefunction(self.func)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """The function itself, outside the tool boundary (no validation, faults or record): for tests."""
+        return self.func(*args, **kwargs)
 
 
 def _argument_model(func: Callable[..., Any], name: str, doc: docstring_parser.Docstring) -> type[BaseModel]:
@@ -97,25 +105,37 @@ def _argument_model(func: Callable[..., Any], name: str, doc: docstring_parser.D
     return create_model(f"{name}_arguments", __config__=config, **fields)
 
 
+@overload
+def tool(func: Callable[P, R], *, kind: ToolKind, name: str | None = None, external: bool = False,
+         ends_episode: bool = False, idempotent: bool = False) -> Tool[P, R]: ...
+
+
+@overload
+def tool(func: None = None, *, kind: ToolKind, name: str | None = None, external: bool = False,
+         ends_episode: bool = False, idempotent: bool = False) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+
+
 def tool(
-    func: Callable[..., Any] | None = None,
+    func: Callable[P, R] | None = None,
     *,
     kind: ToolKind,
     name: str | None = None,
     external: bool = False,
     ends_episode: bool = False,
     idempotent: bool = False,
-) -> Any:
+) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Declare a tool. Use as ``@tool(kind="read")``.
 
     The function's first parameter receives the :class:`~passhat.tools.context.ToolContext`; every
     other parameter needs a type hint and a line in the docstring's ``Args:`` section.
     ``ends_episode=True`` marks a tool whose successful call ends the trial (e.g. ``transfer_to_human``).
     ``idempotent=True`` marks a write whose repeat with the same arguments changes nothing more (failure
-    attribution then never calls a repeat a duplicate write).
+    attribution then never calls a repeat a duplicate write). The result is a :class:`Tool` of the
+    function's own type. A tool whose parameters are a JSON Schema rather than type hints is made with
+    :func:`~passhat.tools.schema_tool.schema_tool`.
     """
 
-    def wrap(f: Callable[..., Any]) -> Tool:
+    def wrap(f: Callable[P, R]) -> Tool[P, R]:
         tool_name = name or f.__name__
         doc = docstring_parser.parse(inspect.getdoc(f) or "")
         description = "\n\n".join(x for x in (doc.short_description, doc.long_description) if x)

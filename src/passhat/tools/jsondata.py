@@ -25,7 +25,19 @@ _repr.maxstring = _repr.maxother = 80
 
 def as_json_data(value: Any) -> Any:
     """``value`` as JSON data (dicts with string keys, lists, strings, finite numbers, booleans, None)."""
+    if type(value) is dict and all(type(k) is str and _plain_scalar(v) for k, v in value.items()):
+        return dict(value)  # the usual arguments: a flat object of plain values, copied as _walk would
     return _walk(value, 0, set())
+
+
+def _plain_scalar(v: Any) -> bool:
+    """``v`` is a value :func:`_walk` would return unchanged (exact types only: a subclass is converted)."""
+    kind = type(v)
+    if kind is str or kind is bool or v is None:
+        return True
+    if kind is int:
+        return v.bit_length() <= MAX_INT_BITS  # type: ignore[no-any-return]
+    return kind is float and math.isfinite(v)
 
 
 def _walk(value: Any, depth: int, path: set[int]) -> Any:

@@ -2,10 +2,11 @@
 permissions, ``allowed_tools``/``forbidden_tools``, planned faults and the trajectory record apply to
 them exactly as to a native ``@tool``.
 
-Two things differ and are kept here. The arguments are checked against the server's own JSON Schema
-(schema.py) instead of a model generated from type hints: the argument model below runs that check and
-hands the arguments on untouched. And the tool's body forwards the call to the trial's server: bound
-per trial (:func:`bind`), as cassettes wrap external tools, because one domain serves many trials.
+Two things differ. The arguments are checked against the server's own JSON Schema (schema.py) instead of
+a model generated from type hints, as for every :class:`~passhat.tools.schema_tool.SchemaTool`: the check
+runs in the argument model and hands the arguments on untouched. And the tool's body forwards the call to
+the trial's server: bound per trial (:func:`bind`), as cassettes wrap external tools, because one domain
+serves many trials.
 """
 
 from __future__ import annotations
@@ -13,15 +14,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
-from passhat.upstream.schema import ArgumentCheck
+from passhat.tools.schema_tool import ArgumentCheck, SchemaTool, argument_model
 
 
 class UpstreamError(Exception):
@@ -35,20 +33,15 @@ Forward = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
-class UpstreamTool(Tool):
-    """A tool an upstream MCP server listed."""
+class UpstreamTool(SchemaTool):
+    """A tool an upstream MCP server listed (its ``input_schema`` is the server's, as listed)."""
 
     server: str = ""
     """The :class:`~passhat.upstream.Upstream`'s name."""
-    input_schema: dict[str, Any] = field(default_factory=dict)
     output_schema: dict[str, Any] | None = None
     stable_description: str = ""
     """The description with the listing world's own values (its database's name, its folder) put back as
     placeholders: what the suite's hash covers (mcp-alchemy names the database it is connected to)."""
-
-    @property  # type: ignore[override]  # the server's schema as listed, not one generated from type hints
-    def parameters(self) -> dict[str, Any]:
-        return self.input_schema
 
 
 def upstream_tool(server: str, listed: Any, check: ArgumentCheck, *, kind: ToolKind, idempotent: bool,
@@ -58,7 +51,7 @@ def upstream_tool(server: str, listed: Any, check: ArgumentCheck, *, kind: ToolK
     description = listed.description or listed.title or listed.name
     return UpstreamTool(
         name=listed.name, kind=kind, description=description, func=_outside_a_trial(server, listed.name),
-        arguments=_argument_model(listed.name, check), idempotent=idempotent, remote=True, server=server,
+        arguments=argument_model(listed.name, check), idempotent=idempotent, remote=True, server=server,
         input_schema=schema, output_schema=dict(listed.output_schema) if listed.output_schema else None,
         stable_description=_unplaced(description, listing_values or {}),
     )
@@ -74,28 +67,6 @@ def _unplaced(text: str, values: dict[str, str]) -> str:
     for value, mark in sorted(pairs, key=lambda p: -len(p[0])):  # the longest first: a URL before its name
         text = text.replace(value, mark)
     return text
-
-
-def _argument_model(tool: str, check: ArgumentCheck) -> type[BaseModel]:
-    """A pydantic model the boundary validates arguments with: it runs the JSON Schema check and keeps
-    the arguments as they came (one field, ``arguments``, which the forwarding body receives)."""
-
-    class Arguments(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        arguments: dict[str, Any]
-
-        @model_validator(mode="before")
-        @classmethod
-        def _schema(cls, data: Any) -> dict[str, Any]:
-            problems = check(data)
-            if problems:
-                raise ValidationError.from_exception_data(f"{tool}_arguments", [
-                    InitErrorDetails(type=PydanticCustomError("json_schema", "{reason}", {"reason": message}),
-                                     loc=path, input=data) for path, message in problems])
-            return {"arguments": data}
-
-    Arguments.__name__ = Arguments.__qualname__ = f"{tool}_arguments"
-    return Arguments
 
 
 def _outside_a_trial(server: str, tool: str) -> Callable[..., Awaitable[Any]]:

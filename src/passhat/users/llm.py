@@ -17,13 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from passhat.agents.llm import CallOptions, ChatMessage, ChatModel, PriceTable, RetryPolicy, chat_model, text_hash
-from passhat.agents.llm.accounting import add_reply
-from passhat.agents.llm.loop import split_stop
 from passhat.cases import Case
 from passhat.cases.model import UserSpec
 from passhat.episode import Usage
-from passhat.tools import ToolBoundary
+from passhat.llm import CallOptions, ChatMessage, ChatModel, PriceTable, RetryPolicy, chat_model, text_hash
+from passhat.llm.accounting import add_reply
+from passhat.llm.chat import split_stop
+from passhat.tools import Tool, ToolBoundary
 
 USER_STOP = "###STOP###"
 NUDGE = "Is it done? Please go ahead with what I asked."
@@ -68,6 +68,16 @@ it. Do not ask for anything the brief does not want.
 """Inserted after the opening message when the case has a ``user.goal`` (nothing otherwise, so a case
 without a goal gets the same prompt as before goals existed)."""
 
+TOOLS_SECTION = """
+# Your own device
+You have tools that act on your own device (your phone, your settings). Use them when the assistant asks you \
+to check or change something, or when your brief says to, and tell the assistant what they showed. Never \
+invent what a tool would show: call it.
+"""
+"""Appended to the prompt when the domain gives the user tools of their own (dual control, τ²-bench telecom)."""
+MAX_TOOL_ROUNDS = 10
+"""Tool calls the user model may chain before it must answer the agent (each round: one model call)."""
+
 
 @dataclass(frozen=True)
 class UserSettings:
@@ -102,13 +112,17 @@ class LLMUser:
         self, model: ChatModel, spec: UserSpec, instruction: str, seed: int, *,
         settings: UserSettings | None = None, prices: PriceTable | None = None,
         write_done: Callable[[], bool] = lambda: True, requires_write: bool = False,
+        boundary: ToolBoundary | None = None,
     ) -> None:
         self.model = model
         self.spec = spec
         self.settings = settings or UserSettings()
         self.prices = prices or PriceTable()
         self.seed = seed
-        self.system = user_instructions(spec, instruction, self.settings)
+        self.boundary = boundary
+        self.tools: list[Tool] = list(boundary.user_tools.values()) if boundary is not None else []
+        """The user's own tools (the domain's ``user_tools``): called through the boundary as the user's calls."""
+        self.system = user_instructions(spec, instruction, self.settings) + (TOOLS_SECTION if self.tools else "")
         # from the user model's side, its own lines are "assistant" and the agent's are "user"
         self.history: list[ChatMessage] = [ChatMessage(role="assistant", text=instruction)]
         self.write_done = write_done
@@ -124,8 +138,18 @@ class LLMUser:
         s = self.settings
         self.history.append(ChatMessage(role="user", text=agent_text))
         options = CallOptions(temperature=s.temperature, seed=self.seed if s.send_seed else None, max_tokens=s.max_tokens)
-        answer = await self.model.complete(self.system, self.history, [], options)
+        answer = await self.model.complete(self.system, self.history, self.tools, options)
         add_reply(self.usage, answer, self.prices, self.model.model)
+        for _ in range(MAX_TOOL_ROUNDS):
+            if not answer.tool_calls or self.boundary is None:
+                break
+            self.history.append(ChatMessage(role="assistant", text=answer.text, tool_calls=tuple(answer.tool_calls)))
+            for call in answer.tool_calls:
+                record = await self.boundary.call(call.name, call.arguments, by="user")
+                shown = json.dumps(record.result, ensure_ascii=False, default=str) if record.ok else f"ERROR: {record.error}"
+                self.history.append(ChatMessage(role="tool", text=shown, tool_call_id=call.id, is_error=not record.ok))
+            answer = await self.model.complete(self.system, self.history, self.tools, options)
+            add_reply(self.usage, answer, self.prices, self.model.model)
         text, stop = split_stop(answer.text, s.stop_token)
         stop = stop or not text
         if stop and self.requires_write and not self.write_done():
@@ -162,7 +186,7 @@ class LLMUserFactory:
             return any(c.kind == "write" and c.committed for c in boundary.calls)
 
         return LLMUser(self.model, case.user, case.instruction, seed, settings=self.settings, prices=self.prices,
-                       write_done=write_done, requires_write=requires_write)
+                       write_done=write_done, requires_write=requires_write, boundary=boundary)
 
 
 def llm_user(

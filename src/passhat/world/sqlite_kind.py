@@ -8,6 +8,7 @@ No other process can open an in-memory database, so :meth:`SqliteCopy.reach` is 
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping
@@ -114,9 +115,7 @@ class SqliteCopy(Savepoint):
 
     def current(self, table: TableInfo, key: tuple[Any, ...]) -> dict[str, Any] | None:
         """The row of ``table`` with primary key ``key`` as it is now (``None`` when there is none)."""
-        where = " AND ".join(f"{_quote(c)} IS ?" for c in table.key)
-        cols = ", ".join(_quote(c) for c in table.columns)
-        row = self.db.execute(f"SELECT {cols} FROM {_quote(table.name)} WHERE {where}", key).fetchone()
+        row = self.db.execute(_row_query(table), key).fetchone()
         return dict(zip(table.columns, row, strict=True)) if row is not None else None
 
     def diff(self) -> Diff:
@@ -157,6 +156,14 @@ class SqliteCopy(Savepoint):
         if self._open:
             self._open = False
             self.image.release(self.db)
+
+
+@functools.lru_cache(maxsize=1024)
+def _row_query(table: TableInfo) -> str:
+    """The query of one row by primary key (asked for every changed row of every trial: built once)."""
+    where = " AND ".join(f"{_quote(c)} IS ?" for c in table.key)
+    cols = ", ".join(_quote(c) for c in table.columns)
+    return f"SELECT {cols} FROM {_quote(table.name)} WHERE {where}"
 
 
 def changes_after(copy: SqliteCopy, seq: int) -> Diff:

@@ -315,8 +315,8 @@ class Desk:
             if run.green:
                 break
             failures = parse_failures(run.output)
-            fixed = [await self.fix(f) for f in failures]
-            if not any(fixed):
+            repaired = [await self.fix(f) for f in failures]
+            if not any(repaired):
                 names = ", ".join(f"`{f.test}`" for f in failures) or run.summary
                 return " ".join(self.report + [f"I couldn't find a safe fix for {names}; the suite still fails."])
             if not self.careful:

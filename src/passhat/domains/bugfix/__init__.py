@@ -36,7 +36,10 @@ domain = Domain(
     tools=WORKSPACE_TOOLS,
     # invoicer's tests need no pytest plugin; loading every one installed beside passhat costs seconds a run
     command_env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
-    preflight='python -c "import pytest"',  # the cases run the suite with pytest: without it, stop before any trial
+    # the cases run the project's tests with pytest, which passhat itself does not install: without it, stop
+    # before any trial and say what to install
+    preflight=("python -c \"import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('pytest') else "
+               "'the bugfix suite runs the project tests with pytest: pip install passhat[pytest]')\""),
 )
 
 __all__ = ["BUGS", "domain"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, TypedDict
 
-from passhat.tools import PermissionDenied, ToolContext, ToolFailure, tool
+from passhat.tools import PermissionDenied, Tool, ToolContext, ToolFailure, tool
 
 REFUND_METHODS = ("original_payment", "store_credit")
 EMAIL_TEMPLATES = ("refund", "order_update", "general")
@@ -312,7 +312,7 @@ def apply_store_credit(ctx: ToolContext, amount: float, reason: str) -> dict:
     return {"customer_id": customer["id"], "store_credit": round(customer["store_credit"] + amount, 2), "reason": reason}
 
 
-TOOLS = [
+TOOLS: list[Tool] = [
     get_customer, list_orders, get_order, get_approval, list_refunds, list_emails,
     issue_refund, send_email, escalate_to_human, add_note, update_order_address, cancel_order, apply_store_credit,
 ]

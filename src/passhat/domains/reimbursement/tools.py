@@ -12,7 +12,7 @@ import re
 import sqlite3
 from typing import Any, TypedDict
 
-from passhat.tools import ToolContext, tool
+from passhat.tools import Tool, ToolContext, tool
 
 CITY_ALIASES = {"上海": "Shanghai", "北京": "Beijing", "shanghai": "Shanghai", "beijing": "Beijing"}
 CATEGORY_WORDS = {
@@ -318,5 +318,5 @@ def notify_manager(ctx: ToolContext, ticket_id: str, message: str) -> dict:
     return {"message_id": message_id, "to": manager["email"], "ticket_id": ticket_id}
 
 
-TOOLS = [get_employee, query_invoices, search_policy, query_tickets, create_reimbursement_ticket, cancel_ticket,
+TOOLS: list[Tool] = [get_employee, query_invoices, search_policy, query_tickets, create_reimbursement_ticket, cancel_ticket,
          approve_ticket, notify_manager]
