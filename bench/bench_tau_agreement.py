@@ -120,8 +120,8 @@ def regrade(suite: Suite) -> None:
     report = regrade_run(folder / "run", folder / "regraded")
     kept = sum(any(g.details.get("kept_because_redacted") for g in r.grades)
                for r in RunStore(folder / "regraded").iter_records())
-    print(f"  regrade of a stored gold run: {dict(verdicts)}; verdicts changed {len(report['outcome_changes'])} "
-          f"of {report['trials']} (trials that kept a grade because redacted text decided it: {kept})")
+    print(f"  regrade of a stored gold run: {dict(verdicts)}; verdicts changed {len(report.outcome_changes)} "
+          f"of {report.trials} (trials that kept a grade because redacted text decided it: {kept})")
 
 
 if __name__ == "__main__":
