@@ -13,7 +13,7 @@ import pytest
 from passhat.domain import Domain
 from passhat.errors import DomainError
 from passhat.tau_bench.store import JsonCollections
-from passhat.tau_bench.tables import Layout
+from passhat.tau_bench.tables import Layout, TableView, views
 from passhat.world import World
 
 RECORDS = {
@@ -49,6 +49,40 @@ def test_records_round_trip_with_absent_null_and_number_types_kept() -> None:
 def test_a_collection_that_is_not_keyed_records_is_refused_naming_the_file() -> None:
     with pytest.raises(DomainError, match=r"^flights\.json: a τ-bench collection is a JSON object of records"):
         Layout.of("flights", [{"id": 1}], "flights.json")
+    assert set(views(sqlite3.connect(":memory:"), {"things": table()[1]})) == {"things"}
+
+
+def test_a_view_loads_only_what_the_tool_reads_and_writes_back_only_changes() -> None:
+    db, layout = table()
+    queries: list[str] = []
+    db.set_trace_callback(queries.append)
+    view = TableView(db, layout)
+    view["a"]["n"] = 26
+    view["a"]["added_later"] = {"by": "a tool"}  # no column: kept in _more
+    view["b"]["n"] = None  # a null in a plain column: kept in _more too
+    assert "zzz" not in view
+    assert sum(q.startswith("SELECT") for q in queries) == 3  # a, b, zzz: nothing else was read
+    view.write_back()
+    after = stored(db, layout)
+    assert after["a"] == {**RECORDS["a"], "n": 26, "added_later": {"by": "a tool"}}
+    assert after["b"]["n"] is None and "n" in after["b"]
+    assert sum(q.startswith("UPDATE") for q in queries) == 2
+
+
+def test_iteration_keeps_the_order_and_inserts_and_deletes_are_written() -> None:
+    db, layout = table()
+    view = TableView(db, layout)
+    _ = view["b"]  # loaded before iterating: the order is still the table's
+    view["c"] = {"id": "c", "n": 1}
+    assert list(view) == ["a", "b", "c"] and len(view) == 3
+    del view["a"]
+    assert list(view.items())[0][0] == "b"
+    untouched = TableView(db, layout)
+    untouched.write_back()  # nothing read, nothing written
+    view.write_back()
+    assert list(stored(db, layout)) == ["b", "c"] and stored(db, layout)["c"] == {"id": "c", "n": 1}
+    with pytest.raises(KeyError):
+        TableView(db, layout)["a"]
 
 
 @pytest.fixture(scope="module")

@@ -10,15 +10,17 @@ field is SQL NULL, so "absent" and ``null`` stay distinct, as they are in τ-ben
 adds later, or a value that does not fit its column (a null in a plain column), goes to ``_more`` (a
 JSON object), so every record round-trips exactly; fields come back in column order, then ``_more``.
 
-Tools do not read the tables: they get the records as dicts, kept in memory per process and per trial,
-and only the records a call changed are encoded and written back (:mod:`.store`).
+τ-bench's tools do not read the tables: they get the records as dicts, kept in memory per process and
+per trial, and only the records a call changed are encoded and written back (:mod:`.store`).
+:class:`TableView` reads a table on demand for one call and writes back what changed (the τ² importer's
+store uses it).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,3 +122,98 @@ class Layout:
     def insert(self, db: sqlite3.Connection, rows: list[Row]) -> None:
         marks = ", ".join("?" for _ in range(len(self.columns) + 2))
         db.executemany(f"INSERT INTO {quote(self.table)} VALUES ({marks})", rows)
+
+
+class TableView(MutableMapping[str, Any]):
+    """One collection read from a table on demand, for one call (the τ² importer's databases use it; τ-bench's
+    tools get :class:`~passhat.tau_bench.store.JsonCollections`' in-memory records instead).
+
+    Records are plain dicts that tools may change in place; :meth:`write_back` compares each record it
+    handed out with the row it came from and writes inserts, updates and deletes. Iteration follows the
+    table's insertion order, as the JSON dict's order would.
+    """
+
+    def __init__(self, db: sqlite3.Connection, layout: Layout) -> None:
+        self._db = db
+        self._layout = layout
+        self._records: dict[str, Any] = {}
+        self._stored: dict[str, Row] = {}
+        """Rows as read from the table, for the records loaded (absent: not in the table)."""
+        self._deleted: set[str] = set()
+        self._complete = False
+
+    def _fetch(self, key: str) -> bool:
+        """Load ``key`` from the table unless it is loaded, deleted or known not to exist."""
+        if key in self._records or key in self._deleted or self._complete or not isinstance(key, str):
+            return key in self._records
+        row = self._db.execute(f"{self._layout.select} WHERE {quote(self._layout.key)} = ?", (key,)).fetchone()
+        if row is None:
+            return False
+        self._stored[key] = tuple(row)
+        self._records[key] = self._layout.decode(tuple(row))
+        return True
+
+    def _load_all(self) -> None:
+        if self._complete:
+            return
+        ordered: dict[str, Any] = {}
+        for raw in self._db.execute(f"{self._layout.select} ORDER BY rowid"):
+            row = tuple(raw)
+            key = row[0]
+            if key in self._deleted:
+                continue
+            if key not in self._stored:
+                self._stored[key] = row
+                ordered[key] = self._layout.decode(row)
+            else:
+                ordered[key] = self._records[key]
+        ordered.update((k, v) for k, v in self._records.items() if k not in ordered)  # inserted by this call
+        self._records = ordered
+        self._complete = True
+
+    def __getitem__(self, key: str) -> Any:
+        if not self._fetch(key):
+            raise KeyError(key)
+        return self._records[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._fetch(key)
+        self._deleted.discard(key)
+        self._records[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        if not self._fetch(key):
+            raise KeyError(key)
+        del self._records[key]
+        self._deleted.add(key)
+
+    def __iter__(self) -> Iterator[str]:
+        self._load_all()
+        return iter(list(self._records))
+
+    def __len__(self) -> int:
+        self._load_all()
+        return len(self._records)
+
+    def __repr__(self) -> str:
+        return f"<τ-bench collection {self._layout.table!r}>"
+
+    def write_back(self) -> None:
+        """Store every change the call made to the records it was handed."""
+        layout, table = self._layout, quote(self._layout.table)
+        for key in self._deleted:
+            if key in self._stored:
+                self._db.execute(f"DELETE FROM {table} WHERE {quote(layout.key)} = ?", (key,))
+        sets = ", ".join(f"{quote(c)} = ?" for c in (*layout.columns, layout.more))
+        for key, record in self._records.items():
+            row = layout.encode(key, record)
+            before = self._stored.get(key)
+            if before is None:
+                layout.insert(self._db, [row])
+            elif before != row:
+                self._db.execute(f"UPDATE {table} SET {sets} WHERE {quote(layout.key)} = ?", (*row[1:], key))
+
+
+def views(db: sqlite3.Connection, layouts: Mapping[str, Layout]) -> dict[str, TableView]:
+    """The ``data`` argument of a τ-bench tool: every collection, loaded only as far as the tool reads it."""
+    return {name: TableView(db, layout) for name, layout in layouts.items()}
