@@ -1,18 +1,26 @@
-"""τ-bench records in SQLite: every record round-trips exactly, and a call reads and writes only what it touches."""
+"""τ-bench records in SQLite: every record round-trips exactly; a call reads from memory, writes back only
+the records it changed, and no trial sees another's changes."""
 
 from __future__ import annotations
 
+import copy
 import sqlite3
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from passhat.domain import Domain
 from passhat.errors import DomainError
+from passhat.tau_bench.store import JsonCollections
 from passhat.tau_bench.tables import Layout, TableView, views
+from passhat.world import World
 
 RECORDS = {
     "a": {"id": "a", "n": 25, "x": 25.0, "flag": True, "note": None, "tags": ["t"], "where": {"city": "Oslo"}},
     "b": {"id": "b", "n": 3, "x": 1.5, "flag": False, "tags": [], "where": {}, "key": "has a field named key"},
 }
+DATA = {"things": RECORDS, "users": {"u1": {"name": {"first": "Ada"}, "orders": ["a"], "balance": 10}}}
 
 
 def table(records: dict = RECORDS) -> tuple[sqlite3.Connection, Layout]:
@@ -36,6 +44,12 @@ def test_records_round_trip_with_absent_null_and_number_types_kept() -> None:
     assert type(back["a"]["n"]) is int and type(back["a"]["x"]) is float and back["a"]["flag"] is True
     # plain columns hold plain values a state assertion can compare; nested ones JSON text
     assert db.execute('SELECT n, id, "where" FROM things WHERE _key = ?', ("a",)).fetchone() == (25, "a", '{"city": "Oslo"}')
+
+
+def test_a_collection_that_is_not_keyed_records_is_refused_naming_the_file() -> None:
+    with pytest.raises(DomainError, match=r"^flights\.json: a τ-bench collection is a JSON object of records"):
+        Layout.of("flights", [{"id": 1}], "flights.json")
+    assert set(views(sqlite3.connect(":memory:"), {"things": table()[1]})) == {"things"}
 
 
 def test_a_view_loads_only_what_the_tool_reads_and_writes_back_only_changes() -> None:
@@ -71,7 +85,180 @@ def test_iteration_keeps_the_order_and_inserts_and_deletes_are_written() -> None
         TableView(db, layout)["a"]
 
 
-def test_a_collection_that_is_not_keyed_records_is_refused_naming_the_file() -> None:
-    with pytest.raises(DomainError, match=r"^flights\.json: a τ-bench collection is a JSON object of records"):
-        Layout.of("flights", [{"id": 1}], "flights.json")
-    assert set(views(sqlite3.connect(":memory:"), {"things": table()[1]})) == {"things"}
+@pytest.fixture(scope="module")
+def store() -> tuple[JsonCollections, Domain]:
+    store = JsonCollections(copy.deepcopy(DATA))
+    return store, Domain("json-world", schema=store.schema(), fixtures={"default": store.load}, policy="")
+
+
+def world(store: tuple[JsonCollections, Domain]) -> World:
+    return store[1].restore("default", 0)
+
+
+def statements(w: World) -> list[str]:
+    """The SQL a world's connection runs from now on (the change log's own queries left out)."""
+    seen: list[str] = []
+    w.db.set_trace_callback(lambda sql: seen.append(sql) if "_passhat_log" not in sql else None)
+    return seen
+
+
+def state(w: World, s: JsonCollections) -> dict:
+    return {name: stored(w.db, layout) for name, layout in s.layouts.items()}
+
+
+def test_reads_by_key_and_scans_run_no_sql_and_write_nothing(store: Any) -> None:
+    s, _ = store
+    w = world(store)
+    sql = statements(w)
+    assert s.call(w, lambda data: data["things"]["a"]["where"]["city"]) == "Oslo"
+    assert s.call(w, lambda data: [k for k, r in data["things"].items() if r["n"] > 1]) == ["a", "b"]
+    assert s.call(w, lambda data: isinstance(data["users"]["u1"], dict) and "zz" not in data["users"])
+    assert sql == [] and w.diff().rows() == []
+    w.close()
+
+
+def test_a_write_stores_only_the_record_it_changed_with_its_types(store: Any) -> None:
+    s, _ = store
+    w = world(store)
+
+    def pay(data: dict) -> None:
+        _ = [r["n"] for r in data["things"].values()]  # a scan first: reading is not changing
+        data["users"]["u1"]["balance"] = 10.0  # same value, another type: τ-bench's hash sees it
+        data["things"]["a"]["where"]["city"] = "Bergen"
+
+    s.call(w, pay)
+    written = w.db.execute("SELECT DISTINCT tbl, pk FROM _passhat_log").fetchall()  # every row a statement wrote
+    assert sorted(map(tuple, written)) == [("things", '["a"]'), ("users", '["u1"]')]
+    assert {(c.table, c.key[0]) for c in w.diff().rows()} == {("things", "a")}  # 10 vs 10.0: same by value
+    after = state(w, s)
+    assert type(after["users"]["u1"]["balance"]) is float and after["things"]["a"]["where"] == {"city": "Bergen"}
+    assert s.call(w, lambda data: data["things"]["a"]["where"]["city"]) == "Bergen"  # the trial keeps it
+    w.close()
+
+
+def test_no_trial_sees_another_trials_changes(store: Any) -> None:
+    s, _ = store
+    one, two = world(store), world(store)
+    s.call(two, lambda data: data["things"]["a"]["n"])  # two holds the shared records before one changes them
+    s.call(one, lambda data: data["things"]["a"]["tags"].append("mine"))
+    assert s.call(one, lambda data: list(data["things"]["a"]["tags"])) == ["t", "mine"]
+    assert s.call(two, lambda data: list(data["things"]["a"]["tags"])) == ["t"]
+    s.call(one, lambda data: (data["things"].pop("b"), data["things"].__setitem__("c", {"id": "c"})))
+    assert s.call(one, lambda data: list(data["things"])) == ["a", "c"]
+    assert s.call(two, lambda data: list(data["things"])) == ["a", "b"]  # the shared collection is put back
+    one.close()
+    three = world(store)
+    assert s.call(three, lambda data: (list(data["things"]), list(data["things"]["a"]["tags"]))) == (["a", "b"], ["t"])
+    two.close(), three.close()
+
+
+def test_inserts_and_deletes_keep_the_order_a_dict_would_have(store: Any) -> None:
+    s, _ = store
+    w = world(store)
+
+    def change(data: dict) -> list[str]:
+        data["things"]["c"] = {"id": "c", "n": 1, "extra": {"added": True}}
+        del data["things"]["a"]
+        return list(data["things"])
+
+    assert s.call(w, change) == ["b", "c"]
+    assert list(state(w, s)["things"]) == ["b", "c"] and state(w, s)["things"]["c"]["extra"] == {"added": True}
+    assert s.call(w, lambda data: list(data["things"])) == ["b", "c"]
+    assert sorted((c.kind, c.key[0]) for c in w.diff().rows()) == [("deleted", "a"), ("inserted", "c")]
+    w.close()
+
+
+CHANGES: dict[str, Callable[[dict], Any]] = {
+    "dict set": lambda d: d["users"]["u1"]["name"].__setitem__("last", "L"),
+    "dict del": lambda d: d["users"]["u1"]["name"].__delitem__("first"),
+    "dict pop": lambda d: d["users"]["u1"]["name"].pop("first"),
+    "dict popitem": lambda d: d["users"]["u1"]["name"].popitem(),
+    "dict clear": lambda d: d["users"]["u1"]["name"].clear(),
+    "dict update": lambda d: d["users"]["u1"]["name"].update(last="L"),
+    "dict setdefault": lambda d: d["users"]["u1"]["name"].setdefault("last", "L"),
+    "dict |=": lambda d: d["users"]["u1"]["name"].__ior__({"last": "L"}),
+    "list append": lambda d: d["users"]["u1"]["orders"].append("b"),
+    "list extend": lambda d: d["users"]["u1"]["orders"].extend(["b"]),
+    "list +=": lambda d: d["users"]["u1"]["orders"].__iadd__(["b"]),
+    "list *=": lambda d: d["users"]["u1"]["orders"].__imul__(2),
+    "list insert": lambda d: d["users"]["u1"]["orders"].insert(0, "b"),
+    "list pop": lambda d: d["users"]["u1"]["orders"].pop(),
+    "list remove": lambda d: d["users"]["u1"]["orders"].remove("a"),
+    "list clear": lambda d: d["users"]["u1"]["orders"].clear(),
+    "list slice set": lambda d: d["users"]["u1"]["orders"].__setitem__(slice(0, 1), ["x", "y"]),
+    "list del": lambda d: d["users"]["u1"]["orders"].__delitem__(0),
+    "list sort": lambda d: (d["users"]["u1"]["orders"].append("0"), d["users"]["u1"]["orders"].sort()),
+    "list reverse": lambda d: (d["users"]["u1"]["orders"].append("b"), d["users"]["u1"]["orders"].reverse()),
+    "record set": lambda d: d["users"]["u1"].__setitem__("balance", 11),
+    "collection set": lambda d: d["users"].__setitem__("u2", {"name": {}}),
+    "collection pop": lambda d: d["users"].pop("u1"),
+    "collection setdefault": lambda d: d["users"].setdefault("u2", {"name": {}}),
+    "collection update": lambda d: d["users"].update({"u1": {"name": {}}}),
+    "collection clear": lambda d: d["users"].clear(),
+    "collection popitem": lambda d: d["users"].popitem(),
+    "a container a tool added, changed in a later call": lambda d: d["users"]["u1"]["name"]["added"].append(1),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_every_way_of_changing_a_record_is_written(store: Any, change: str) -> None:
+    s, _ = store
+    w = world(store)
+    if change.startswith("a container a tool added"):
+        s.call(w, lambda d: d["users"]["u1"]["name"].__setitem__("added", []))
+    before = state(w, s)
+    expected = copy.deepcopy(s.call(w, lambda d: {"users": copy.deepcopy(d["users"])}))
+    CHANGES[change](expected)  # the same change on plain dicts
+    s.call(w, CHANGES[change])
+    assert state(w, s)["users"] == expected["users"] != before["users"]
+    w.close()
+
+
+def test_a_failed_call_changes_nothing_and_copies_are_not_records(store: Any) -> None:
+    s, _ = store
+    w = world(store)
+
+    def fails(data: dict) -> None:
+        data["things"]["a"]["where"]["city"] = "Bergen"
+        data["things"]["z"] = {"id": "z"}
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        s.call(w, fails)
+    assert s.call(w, lambda data: (data["things"]["a"]["where"]["city"], "z" in data["things"])) == ("Oslo", False)
+    other = world(store)
+    assert s.call(other, lambda data: data["things"]["a"]["where"]["city"]) == "Oslo"
+
+    def copies(data: dict) -> None:
+        copy.deepcopy(data["things"]["a"])["where"]["city"] = "X"
+        data["things"]["a"].copy()["n"] = 0
+        dict(data["things"]["a"])["tags"][:] = []  # a plain copy's list is still the record's (as in τ-bench)
+
+    s.call(w, copies)
+    assert state(w, s)["things"]["a"]["tags"] == [] and state(w, s)["things"]["a"]["where"] == {"city": "Oslo"}
+    w.close(), other.close()
+
+
+def test_the_records_follow_the_database_when_something_else_writes_or_rolls_back(store: Any) -> None:
+    s, _ = store
+    w = world(store)
+    s.call(w, lambda data: data["users"]["u1"]["balance"])
+    w.db.execute("UPDATE users SET balance = 99 WHERE key = 'u1'")  # not through a tool
+    assert s.call(w, lambda data: data["users"]["u1"]["balance"]) == 99
+    scope = w.call_scope()
+    s.call(w, lambda data: data["users"]["u1"].__setitem__("balance", 5))
+    scope.undo()  # the boundary undoes a call after the tool returned (a commit that failed)
+    assert s.call(w, lambda data: data["users"]["u1"]["balance"]) == 99
+    w.close()
+
+
+def test_a_change_outside_a_call_and_a_replaced_collection_are_refused(store: Any) -> None:
+    s, _ = store
+    w = world(store)
+    kept = s.call(w, lambda data: data["users"]["u1"])
+    with pytest.raises(RuntimeError, match=r"users\['u1'\] changed outside a tool call"):
+        kept["balance"] = 0
+    with pytest.raises(DomainError, match="replaced a whole collection"):
+        s.call(w, lambda data: data.__setitem__("users", {}))
+    assert state(w, s)["users"]["u1"]["balance"] == 10
+    w.close()

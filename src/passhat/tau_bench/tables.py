@@ -10,9 +10,10 @@ field is SQL NULL, so "absent" and ``null`` stay distinct, as they are in τ-ben
 adds later, or a value that does not fit its column (a null in a plain column), goes to ``_more`` (a
 JSON object), so every record round-trips exactly; fields come back in column order, then ``_more``.
 
-Tools read through :class:`TableView`, a dict-like view that loads a record when a tool asks for it
-(and every record only when a tool iterates), and :meth:`TableView.write_back` stores what changed, so
-a call costs what it touches, not the size of the database.
+τ-bench's tools do not read the tables: they get the records as dicts, kept in memory per process and
+per trial, and only the records a call changed are encoded and written back (:mod:`.store`).
+:class:`TableView` reads a table on demand for one call and writes back what changed (the τ² importer's
+store uses it).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from passhat.errors import DomainError
 Row = tuple[Any, ...]
 
 
-def _quote(name: str) -> str:
+def quote(name: str) -> str:
+    """An SQL identifier."""
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -37,8 +39,8 @@ def _plain(value: Any) -> bool:
     return type(value) in (str, int, float)
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(value, ensure_ascii=False)`` without making an encoder per value (a write encodes several)."""
 
 
 def _free_name(base: str, taken: set[str]) -> str:
@@ -79,13 +81,13 @@ class Layout:
 
     def schema(self) -> str:
         """``CREATE TABLE`` for the collection (columns without a type: values are stored as given)."""
-        cols = ", ".join(_quote(c) for c in (*self.columns, self.more))
-        return f"CREATE TABLE {_quote(self.table)} ({_quote(self.key)} TEXT PRIMARY KEY, {cols});"
+        cols = ", ".join(quote(c) for c in (*self.columns, self.more))
+        return f"CREATE TABLE {quote(self.table)} ({quote(self.key)} TEXT PRIMARY KEY, {cols});"
 
     @property
     def select(self) -> str:
-        cols = ", ".join(_quote(c) for c in (self.key, *self.columns, self.more))
-        return f"SELECT {cols} FROM {_quote(self.table)}"
+        cols = ", ".join(quote(c) for c in (self.key, *self.columns, self.more))
+        return f"SELECT {cols} FROM {quote(self.table)}"
 
     def encode(self, key: str, record: Any) -> Row:
         """The row of one record: key, one value per column, then ``_more``."""
@@ -119,11 +121,12 @@ class Layout:
 
     def insert(self, db: sqlite3.Connection, rows: list[Row]) -> None:
         marks = ", ".join("?" for _ in range(len(self.columns) + 2))
-        db.executemany(f"INSERT INTO {_quote(self.table)} VALUES ({marks})", rows)
+        db.executemany(f"INSERT INTO {quote(self.table)} VALUES ({marks})", rows)
 
 
 class TableView(MutableMapping[str, Any]):
-    """One collection as τ-bench's tools see it (a dict of records), read from the trial's table on demand.
+    """One collection read from a table on demand, for one call (the τ² importer's databases use it; τ-bench's
+    tools get :class:`~passhat.tau_bench.store.JsonCollections`' in-memory records instead).
 
     Records are plain dicts that tools may change in place; :meth:`write_back` compares each record it
     handed out with the row it came from and writes inserts, updates and deletes. Iteration follows the
@@ -143,7 +146,7 @@ class TableView(MutableMapping[str, Any]):
         """Load ``key`` from the table unless it is loaded, deleted or known not to exist."""
         if key in self._records or key in self._deleted or self._complete or not isinstance(key, str):
             return key in self._records
-        row = self._db.execute(f"{self._layout.select} WHERE {_quote(self._layout.key)} = ?", (key,)).fetchone()
+        row = self._db.execute(f"{self._layout.select} WHERE {quote(self._layout.key)} = ?", (key,)).fetchone()
         if row is None:
             return False
         self._stored[key] = tuple(row)
@@ -197,18 +200,18 @@ class TableView(MutableMapping[str, Any]):
 
     def write_back(self) -> None:
         """Store every change the call made to the records it was handed."""
-        layout, table = self._layout, _quote(self._layout.table)
+        layout, table = self._layout, quote(self._layout.table)
         for key in self._deleted:
             if key in self._stored:
-                self._db.execute(f"DELETE FROM {table} WHERE {_quote(layout.key)} = ?", (key,))
-        sets = ", ".join(f"{_quote(c)} = ?" for c in (*layout.columns, layout.more))
+                self._db.execute(f"DELETE FROM {table} WHERE {quote(layout.key)} = ?", (key,))
+        sets = ", ".join(f"{quote(c)} = ?" for c in (*layout.columns, layout.more))
         for key, record in self._records.items():
             row = layout.encode(key, record)
             before = self._stored.get(key)
             if before is None:
                 layout.insert(self._db, [row])
             elif before != row:
-                self._db.execute(f"UPDATE {table} SET {sets} WHERE {_quote(layout.key)} = ?", (*row[1:], key))
+                self._db.execute(f"UPDATE {table} SET {sets} WHERE {quote(layout.key)} = ?", (*row[1:], key))
 
 
 def views(db: sqlite3.Connection, layouts: Mapping[str, Layout]) -> dict[str, TableView]:

@@ -1,0 +1,296 @@
+"""A JSON database (τ-bench's ``data``) as a passhat world that costs what a call changes.
+
+:class:`JsonCollections` is the public part, also meant for other importers whose tools take a dict of
+collections of JSON records (``{"orders": {"#W0001": {...}}, ...}``)::
+
+    store = JsonCollections(data)                     # {collection: {key: record}}, as the JSON files hold it
+    domain = Domain(..., schema=store.schema(), fixtures={"default": store.load})
+    def call(ctx, **args):                            # inside a passhat tool
+        return store.call(ctx.world, lambda data: some_tool(data, **args))
+
+The trial's SQLite tables (:mod:`.tables`: a row per record, a column per field) stay the truth: the
+world diff, ``expect_state`` and every state assertion read them. What the tools see is kept in memory:
+
+- **one decoded copy per process**, the initial records, made when the fixture is built and shared by
+  every trial; a read by key or a scan of a collection touches only these (no SQL, no JSON decoding);
+- **per trial**, once it has changed a collection, a private dict for it (a copy of the key → record
+  mapping, not of the records) and a private copy of each record it changed; until then the trial
+  reads the shared one;
+- **per call**, the records it changed: their dicts and lists report changes (:mod:`.tracked`), so after
+  the call only those are re-encoded, compared with their stored rows and written. A read writes
+  nothing. A shared record a tool changes in place is copied just before its first change; after the
+  call the changed one is the trial's, and the copy replaces it in the shared collection and in every
+  other live trial. A shared collection that gained or lost keys gets them back. So no trial sees
+  another's changes.
+
+A call that raises changes nothing here either (the boundary rolls the trial's database back; the
+records the call touched are restored). The memory is checked against the database at the start of a
+call: when anything else changed the trial's tables, or a write was rolled back after the call, the
+trial's records are re-read from the rows the change log names. Nothing is cached that the database
+does not say.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from passhat.errors import DomainError
+from passhat.tau_bench.tables import Layout, Row, quote
+from passhat.tau_bench.tracked import Cell, TrackedDict, TrackedTable, owned, tracked
+from passhat.world.image import LOG_TABLE
+
+if TYPE_CHECKING:
+    from passhat.world import World
+
+T = TypeVar("T")
+_ABSENT = object()
+
+
+def same_row(a: Row | None, b: Row | None) -> bool:
+    """Rows are the same when every value is equal *and of the same type*: ``25`` and ``25.0`` differ, as
+    they do in τ-bench's hash, so a write of either is stored as the tool made it."""
+    if a is None or b is None:
+        return a is b
+    return a == b and all(type(x) is type(y) for x, y in zip(a, b, strict=True))
+
+
+@dataclass
+class _Trial:
+    """What one trial's tools see, and how it differs from the fixture."""
+
+    data: dict[str, TrackedTable]
+    """The ``data`` argument of every call: per collection, the shared key → record dict until the trial
+    changes the collection, then its own."""
+    rows: dict[str, dict[str, Row | None]]
+    """Per collection, the rows of this trial that differ from the fixture (``None``: deleted)."""
+    changes: int
+    """The connection's ``total_changes`` after this trial's last call."""
+    log_end: int | None
+    """The change log's last position after this trial's last call, when that call wrote (a write the
+    boundary rolled back afterwards shows as a shorter log); ``None`` when it wrote nothing."""
+
+
+class JsonCollections:
+    """Collections of JSON records as SQLite tables, handed to tools as the dicts they expect."""
+
+    def __init__(self, data: Mapping[str, Any], sources: Mapping[str, str] | None = None) -> None:
+        """``data`` is ``{collection: {key: record}}``; ``sources`` names where each collection came from (for
+        errors: ``data/orders.json``)."""
+        sources = sources or {}
+        self.layouts: dict[str, Layout] = {name: Layout.of(name, records, sources.get(name, name))
+                                           for name, records in data.items()}
+        """How each collection is stored (:class:`~passhat.tau_bench.tables.Layout`)."""
+        self._fixture: dict[str, dict[str, Row]] = {
+            name: {key: layout.encode(key, record) for key, record in data[name].items()}
+            for name, layout in self.layouts.items()}
+        self._base: dict[str, dict[str, TrackedDict]] | None = None
+        self._tables: dict[str, TrackedTable] = {}
+        """Per collection, the key → record dict every trial reads until it changes the collection."""
+        self._trials: weakref.WeakKeyDictionary[World, _Trial] = weakref.WeakKeyDictionary()
+        self._lock = threading.RLock()
+        self._dirty: dict[tuple[str, str], None] | None = None
+        self._hits: dict[tuple[str, str], TrackedDict] = {}
+        """The shared records the call in progress changed, each with a copy taken before its first change."""
+        self._table_hits: set[str] = set()
+
+    # --- the fixture --------------------------------------------------------------------------------
+
+    def schema(self) -> str:
+        """``CREATE TABLE`` statements for every collection."""
+        return "\n".join(layout.schema() for layout in self.layouts.values())
+
+    def load(self, db: sqlite3.Connection) -> None:
+        """The fixture loader: every record as a row (and the shared decoded copy, made once)."""
+        for name, layout in self.layouts.items():
+            layout.insert(db, list(self._fixture[name].values()))
+        self._shared()
+
+    def _shared(self) -> dict[str, dict[str, TrackedDict]]:
+        with self._lock:
+            if self._base is None:
+                self._base = {name: {key: tracked(layout.decode(row), (self._mark, name, key, True))
+                                     for key, row in self._fixture[name].items()}
+                              for name, layout in self.layouts.items()}
+                self._tables = {name: TrackedTable(name, records, self._report_shared)
+                                for name, records in self._base.items()}
+            return self._base
+
+    # --- one call -----------------------------------------------------------------------------------
+
+    def call(self, world: World, fn: Callable[[dict[str, Any]], T]) -> T:
+        """``fn(data)`` as one tool call on ``world``'s tables: ``data`` is ``{collection: {key: record}}``;
+        what ``fn`` changes in it is written to the tables when it returns, and forgotten when it raises."""
+        db = world.db
+        with self._lock:
+            if self._dirty is not None:
+                raise RuntimeError("a τ-bench tool call inside another: each call is one change of the world")
+            trial = self._trial(world, db)
+            given = dict(trial.data)
+            self._dirty, self._hits, self._table_hits = {}, {}, set()
+            try:
+                result = fn(given)
+                if given.keys() != trial.data.keys() or any(given[n] is not t for n, t in trial.data.items()):
+                    raise DomainError("a tool replaced a whole collection of `data`; τ-bench tools change records "
+                                      "and keys within a collection")
+                wrote = self._write(trial, db) if self._dirty else False
+            except BaseException:
+                self._revert(trial)
+                raise
+            finally:
+                self._dirty = None
+            trial.changes = db.total_changes
+            trial.log_end = _log_end(db) if wrote else None
+            return result
+
+    def _mark(self, cell: Cell) -> None:
+        """A record's dict or list is about to change."""
+        dirty = self._dirty
+        if dirty is None:
+            raise RuntimeError(f"τ-bench record {cell[1]}[{cell[2]!r}] changed outside a tool call: only a call's "
+                               "changes are written to the trial's world")
+        where = (cell[1], cell[2])
+        dirty[where] = None
+        if cell[3] and where not in self._hits:  # the shared record as every other trial must keep seeing it
+            self._hits[where] = tracked(self._shared()[cell[1]][cell[2]], cell)
+
+    def _report(self, name: str, key: str) -> None:
+        """A key of a trial's own collection is about to be set or deleted."""
+        self._mark((self._mark, name, key, False))
+
+    def _report_shared(self, name: str, key: str) -> None:
+        """A key of a shared collection is about to be set or deleted."""
+        self._mark((self._mark, name, key, False))
+        self._table_hits.add(name)
+
+    # --- a trial's records ----------------------------------------------------------------------------
+
+    def _trial(self, world: World, db: sqlite3.Connection) -> _Trial:
+        """The trial's state, checked against the database (re-read from it when something else wrote)."""
+        trial = self._trials.get(world)
+        if trial is not None and trial.changes == db.total_changes and (
+                trial.log_end is None or trial.log_end == _log_end(db)):
+            return trial
+        trial = self._read_trial(db)
+        self._trials[world] = trial
+        return trial
+
+    def _read_trial(self, db: sqlite3.Connection) -> _Trial:
+        """The trial's state from its tables: the fixture plus every row its change log names."""
+        rows: dict[str, dict[str, Row | None]] = {name: {} for name in self.layouts}
+        try:
+            logged = db.execute(f"SELECT tbl, pk FROM {LOG_TABLE} GROUP BY tbl, pk ORDER BY MIN(seq)").fetchall()
+        except sqlite3.Error as exc:
+            raise DomainError(f"a τ-bench world needs the in-memory SQLite fixture with its change log ({exc})") from exc
+        for table, pk in logged:
+            layout = self.layouts.get(table)
+            if layout is None:
+                continue
+            key = json.loads(pk)[0]
+            found = db.execute(f"{layout.select} WHERE {quote(layout.key)} = ?", (key,)).fetchone()
+            row = tuple(found) if found is not None else None
+            if not same_row(row, self._fixture[table].get(key)):
+                rows[table][key] = row
+        data = {name: self._assemble(name, rows[name], {}) for name in self.layouts}
+        return _Trial(data, rows, db.total_changes, _log_end(db))
+
+    def _assemble(self, name: str, rows: Mapping[str, Row | None], keep: Mapping[str, Any]) -> TrackedTable:
+        """A trial's collection: the shared one if the trial has no rows of its own in it; else the shared
+        records in fixture order, its own rows instead of theirs (objects from ``keep`` where given, else
+        decoded), then the records it added."""
+        base = self._shared()[name]
+        if not rows:
+            return self._tables[name]
+        records: dict[str, Any] = {}
+        for key, record in base.items():
+            if key not in rows:
+                records[key] = record
+            elif rows[key] is not None:
+                records[key] = keep[key] if key in keep else self._decode(name, key, rows[key])
+        for key, row in rows.items():
+            if key not in base and row is not None:
+                records[key] = keep[key] if key in keep else self._decode(name, key, row)
+        return TrackedTable(name, records, self._report)
+
+    def _decode(self, name: str, key: str, row: Row | None) -> Any:
+        return tracked(self.layouts[name].decode(row), (self._mark, name, key, False)) if row is not None else None
+
+    def _write(self, trial: _Trial, db: sqlite3.Connection) -> bool:
+        """Store the records the call changed; ``True`` when a row was written. Every row is encoded before
+        the first is written, so a record that cannot be stored fails the call with nothing written."""
+        assert self._dirty is not None
+        plans: list[tuple[str, str, Any, Row | None]] = []
+        for name, key in self._dirty:
+            record = dict.get(trial.data[name], key, _ABSENT)
+            plans.append((name, key, record, None if record is _ABSENT else self.layouts[name].encode(key, record)))
+        wrote = False
+        for name, key, _record, new in plans:
+            mine = trial.rows[name]
+            old = mine[key] if key in mine else self._fixture[name].get(key)
+            if not same_row(old, new):
+                _store(db, self.layouts[name], key, old, new)
+                wrote = True
+        for name in {plan[0] for plan in plans}:  # a collection the trial changes becomes its own
+            if trial.data[name] is self._tables[name]:
+                trial.data[name] = TrackedTable(name, self._tables[name], self._report)
+        for name, key, record, new in plans:
+            if same_row(new, self._fixture[name].get(key)):
+                trial.rows[name].pop(key, None)
+            else:
+                trial.rows[name][key] = new
+            if record is not _ABSENT:  # the trial's own record: every container reporting it, none shared
+                mine = owned(record, (self._mark, name, key, False))
+                if mine is not record:
+                    dict.__setitem__(trial.data[name], key, mine)
+        self._restore_shared(trial)
+        return wrote
+
+    def _restore_shared(self, keeper: _Trial | None) -> None:
+        """Put back the shared records and collections a call changed: each changed shared record is
+        replaced, wherever a trial other than ``keeper`` (the one whose call changed it) holds it, by the
+        copy taken before its first change; a shared collection gets its keys back."""
+        base = self._shared()
+        trials = [t for t in list(self._trials.values()) if t is not keeper]
+        for (name, key), before in self._hits.items():
+            changed = base[name][key]
+            base[name][key] = before
+            for table in (self._tables[name], *(t.data[name] for t in trials)):
+                if dict.get(table, key) is changed:
+                    dict.__setitem__(table, key, before)
+        for name in self._table_hits:
+            dict.clear(self._tables[name])
+            dict.update(self._tables[name], base[name])
+        self._hits, self._table_hits = {}, set()
+
+    def _revert(self, trial: _Trial) -> None:
+        """Undo what a failed call did to the records: the shared ones and the trial's own."""
+        dirty = self._dirty or {}
+        self._restore_shared(None)
+        for name in {name for name, _ in dirty}:
+            keep = {k: v for k, v in trial.data[name].items() if (name, k) not in dirty and k in trial.rows[name]}
+            trial.data[name] = self._assemble(name, trial.rows[name], keep)
+
+
+def _log_end(db: sqlite3.Connection) -> int:
+    return int(db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {LOG_TABLE}").fetchone()[0])
+
+
+def _store(db: sqlite3.Connection, layout: Layout, key: str, old: Row | None, new: Row | None) -> None:
+    table, where = quote(layout.table), f"WHERE {quote(layout.key)} = ?"
+    if new is None:
+        db.execute(f"DELETE FROM {table} {where}", (key,))
+    elif old is None:
+        layout.insert(db, [new])
+    else:  # only the columns that changed: less to bind and to store
+        changed = [i for i in range(1, len(new)) if not (old[i] == new[i] and type(old[i]) is type(new[i]))]
+        names = (layout.key, *layout.columns, layout.more)
+        sets = ", ".join(f"{quote(names[i])} = ?" for i in changed)
+        db.execute(f"UPDATE {table} SET {sets} {where}", (*(new[i] for i in changed), key))
+
+
+__all__ = ["JsonCollections", "same_row"]
