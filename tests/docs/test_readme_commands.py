@@ -84,3 +84,9 @@ def test_the_try_it_line_is_one_command_that_names_what_exists() -> None:
 def test_the_readme_blocks_are_bash(block: str) -> None:
     text = README.read_text("utf-8")
     assert re.search(rf"^## {re.escape(block)}\b.*?\n```bash\n", text, re.S | re.M)
+
+
+def test_ci_holds_mypy_at_zero() -> None:
+    """.ci/run runs mypy on src/ (pyproject's [tool.mypy]) before the tests: a type error fails CI."""
+    ci = (Path(__file__).parents[2] / ".ci" / "run").read_text("utf-8")
+    assert "\nmypy\n" in ci and ci.index("\nmypy\n") < ci.index("pytest -rs")
