@@ -53,13 +53,30 @@ from passhat.gate.looks import evaluate_looks
 from passhat.gate.schema import GateFile
 from passhat.models import Manifest
 from passhat.results.tally import CaseTally
-from passhat.sequential.design import SPENDING, Sequential
+from passhat.sequential.design import Sequential
+from passhat.sequential.spending import Spending, spent
 from passhat.stats import paired_differences, suite_intervals
 
 ALPHA = 0.05
 LOOKS = (4, 8, 16)
 POPULATIONS: dict[str, Draw] = {"realistic": mixture(0.5, 2, 2, 0.1), "strong": mixture(0.8, 9, 1)}
-DESIGNS = ("fixed", "naive", "obf", "pocock")
+Spec = tuple[Spending, float | None]
+"""A spending function and its γ (Hwang–Shih–DeCani only)."""
+DESIGNS: dict[str, tuple[Spec, Spec] | None] = {
+    "fixed": None, "naive": None,
+    "obf": (("obrien_fleming", None), ("obrien_fleming", None)),
+    "pocock": (("pocock", None), ("pocock", None)),
+    "hsd-2": (("hwang_shih_decani", -2.0), ("hwang_shih_decani", -2.0)),
+    "hsd-1": (("hwang_shih_decani", -1.0), ("hwang_shih_decani", -1.0)),
+    "hsd0": (("hwang_shih_decani", 0.0), ("hwang_shih_decani", 0.0)),
+    "obf|hsd-1": (("obrien_fleming", None), ("hwang_shih_decani", -1.0)),
+    "hsd-1|obf": (("hwang_shih_decani", -1.0), ("obrien_fleming", None)),
+    "obf+": (("obrien_fleming", None), ("obrien_fleming", None)),
+    "hsd-2+": (("hwang_shih_decani", -2.0), ("hwang_shih_decani", -2.0)),
+}
+"""Design → (spending of the PASS side, of the FAIL side); None: one look at 16 (fixed) or α at every look
+(naive). ``a|b``: PASS spends ``a``, FAIL spends ``b`` (asymmetric). ``+``: a side spends nothing at a look where
+even a perfect look (every trial passing, or every trial failing) could not decide it (suite means only)."""
 Bounds = Callable[[np.ndarray, int, np.ndarray], tuple[np.ndarray, np.ndarray]]
 """(columns, trials per case at the look, level per column) → (lower, upper) one-sided bounds."""
 
@@ -123,15 +140,39 @@ class Setting:
 
 
 def shipped(rule: str) -> str:
-    """The design ``--sequential`` uses (``design.SPENDING``), the same for every rule."""
-    return "obf" if SPENDING == "obrien_fleming" else "pocock"
+    """The design ``--sequential`` uses (``Sequential()``'s spending), the same for every rule."""
+    default = Sequential()
+    spec = (default.spending, default.gamma)
+    return next(name for name, sides in DESIGNS.items() if sides == (spec, spec))
+
+
+def live_looks(s: Setting, bar: float, design: str) -> list[tuple[bool, bool]]:
+    """Per look: whether the PASS side and the FAIL side can decide there at all (see :data:`DESIGNS`).
+
+    A look where a perfect look could not decide at the most the look can test at, its cumulative α(τ_k),
+    spends nothing on that side (data-independent: it depends on the cases, the bar and α only)."""
+    sides = DESIGNS[design]
+    if not design.endswith("+") or s.rule != "pass_hat_k" or sides is None:
+        return [(True, True)] * len(LOOKS)
+    one = s.column(0)
+    out = []
+    for n in LOOKS:
+        pair = []
+        for side, (kind, gamma) in enumerate(sides):
+            level = spent(kind, ALPHA, n / LOOKS[-1], gamma)
+            perfect = np.cumsum(np.full((s.cases, 1, LOOKS[-1]), side == 0, dtype=float), axis=2)
+            low, high = one.bounds(perfect, n, np.array([0]), level)
+            pair.append(bool(low[0] >= bar) if side == 0 else bool(high[0] < bar))
+        out.append((pair[0], pair[1]))
+    return out
 
 
 def run_design(s: Setting, passes: np.ndarray, bar: float, design: str) -> tuple[np.ndarray, np.ndarray]:
     """(+1 PASS / −1 FAIL / 0 undecided, trials per case used) per replication."""
-    kind = "obrien_fleming" if design == "obf" else "pocock"
-    seq = Sequential(LOOKS, kind)
+    sides = DESIGNS[design]
+    seqs = None if sides is None else [Sequential(LOOKS, kind, gamma) for kind, gamma in sides]
     looks = [len(LOOKS) - 1] if design == "fixed" else list(range(len(LOOKS)))
+    live = live_looks(s, bar, design)
     decision, used = np.zeros(s.reps, dtype=int), np.full(s.reps, LOOKS[-1])
     history: list[np.ndarray] = []
     strict = s.rule == "non_inferior"  # non_inferior PASSes when low > −margin, pass_hat_k when low ≥ bar
@@ -141,17 +182,61 @@ def run_design(s: Setting, passes: np.ndarray, bar: float, design: str) -> tuple
         active = np.flatnonzero(decision == 0)
         if active.size == 0:
             break
-        if design in ("fixed", "naive"):
-            levels = np.full(active.size, ALPHA)
-        else:
-            levels = np.array([seq.levels(ALPHA, list(range(j + 1)), [float(h[c]) for h in history])[-1]
-                               for c in active])
-        low, high = by_level(levels, lambda cols, level, n=n, act=active: s.bounds(passes, n, act[cols], level))
+        side_levels = []
+        for side in range(2):
+            if seqs is None:
+                side_levels.append(np.full(active.size, ALPHA))
+                continue
+            at = [i for i in range(j + 1) if live[i][side]]
+            side_levels.append(np.zeros(active.size) if not live[j][side] else np.array(
+                [seqs[side].levels(ALPHA, at, [float(history[i][c]) for i in at])[-1] for c in active]))
+
+        def bounds(levels: np.ndarray, n: int = n, act: np.ndarray = active) -> tuple[np.ndarray, np.ndarray]:
+            return by_level(levels, lambda cols, level: s.bounds(passes, n, act[cols], level))
+
+        low, high = bounds(side_levels[0])
+        if not np.array_equal(side_levels[0], side_levels[1]):
+            high = bounds(side_levels[1])[1]
         passed = (low > bar) if strict else (low >= bar)
         failed = high < bar
         decision[active[passed]], used[active[passed | failed]] = 1, n
         decision[active[failed & ~passed]] = -1
     return decision, used
+
+
+def floor_table(settings: list[Setting], reps: int) -> None:
+    """Per setting and PASS scenario: the bar, and the lower bound a look could reach at best (every trial of
+    every case passing, tested at the most the spending lets the look use, its cumulative α(τ_k)), per look
+    and spending; and the level a perfect look needs to PASS (an α spent before the last look, whatever the
+    spending function)."""
+    print("\nBest possible lower bound at each look (every trial passing; level = cumulative α(τ_k), the most a"
+          " look can test at):")
+    print(f"{'rule':<13} {'population':<10} {'T':>3} {'bar':>14} {'spending':<9} {'α(τ) at looks':>26} "
+          f"{'all-pass lower bound':>22}  {'α a perfect look needs':>22}")
+    for s in settings:
+        one = s.column(0)
+        perfect = np.cumsum(np.ones((s.cases, 1, LOOKS[-1])), axis=2)
+        bars = scenarios(s, reps)
+
+        def low(level: float, n: int, one: Setting = one, perfect: np.ndarray = perfect) -> float:
+            return float(one.bounds(perfect, n, np.array([0]), level)[0][0])
+
+        def needs(bar: float, strict: bool = s.rule == "non_inferior") -> str:
+            level = bisect(lambda a: float(low(a, LOOKS[0]) > bar if strict else low(a, LOOKS[0]) >= bar),
+                           ALPHA, 0.5, steps=14)
+            return f">{ALPHA:g}" if level >= ALPHA else f"{level:.3g}" if level > ALPHA / 2**13 else "≈0"
+
+        need = f"{needs(bars['pass'][0])}/{needs(bars['pass95'][0])}"
+        bar_text = f"{bars['pass'][0]:.3f}/{bars['pass95'][0]:.3f}"
+        for name in ("obf", "hsd-1", "pocock"):
+            sides = DESIGNS[name]
+            assert sides is not None
+            kind, gamma = sides[0]
+            cumulative = [spent(kind, ALPHA, n / LOOKS[-1], gamma) for n in LOOKS]
+            lows = [low(a, n) for a, n in zip(cumulative, LOOKS, strict=True)]
+            print(f"{s.rule:<13} {s.population:<10} {s.cases:>3} {bar_text:>14} {name:<9} "
+                  f"{' '.join(f'{a:8.2g}' for a in cumulative):>26} {' '.join(f'{x:+.3f}' for x in lows):>22}  "
+                  f"{need:>22}", flush=True)
 
 
 def scenarios(s: Setting, reps: int) -> dict[str, tuple[float, float]]:
@@ -254,7 +339,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--check", type=int, default=150, help="replications checked against evaluate_looks")
+    parser.add_argument("--designs", default=",".join(DESIGNS), help="designs to tabulate (comma-separated)")
     args = parser.parse_args()
+    designs = ["fixed", *(d for d in args.designs.split(",") if d != "fixed")]
+    unknown = [d for d in designs if d not in DESIGNS]
+    if unknown:
+        parser.error(f"--designs: unknown {unknown}; known: {', '.join(DESIGNS)}")
     start = time.process_time()
     settings = [Setting(pop, cases, rule, args.reps, seed=100 + i) for i, (pop, cases, rule) in enumerate(
         (p, t, r) for r in ("pass_hat_k", "non_inferior") for p in POPULATIONS for t in (20, 60))]
@@ -276,7 +366,7 @@ def main() -> None:
             passes = s.trials(drop)
             right = -1 if scenario.startswith("fail") else 1  # at the margin: the PASS rate
             fixed = None
-            for design in DESIGNS:
+            for design in designs:
                 decision, used = run_design(s, passes, bar, design)
                 hit = (decision == right).astype(float)
                 fixed = hit if fixed is None else fixed
@@ -286,6 +376,7 @@ def main() -> None:
                       f"{mc(float(np.mean(decision == 1)), s.reps):>11} {mc(float(np.mean(decision == -1)), s.reps):>11} "
                       f"{np.mean(diff):>+8.3f}±{np.std(diff) / math.sqrt(s.reps):.3f} {np.mean(used) / LOOKS[-1]:>6.2f}",
                       flush=True)
+    floor_table(settings, args.reps)
     print("\nSummary interval at the stopping look (shipped design, pass^1, bar at the 95 % alternative), nominal 0.95:")
     print(f"{'population':<10} {'T':>3} {'RCI cover':>11} {'plain cover':>11} {'RCI width':>9} {'plain width':>11} "
           f"{'bias':>7}")

@@ -55,8 +55,14 @@ class Sequential:
     """Trials per case at which the gate is evaluated, e.g. (4, 8, 16)."""
     spending: Spending = SPENDING
     """How a gate's α is spent across the looks (Lan–DeMets, on the trial scale n_k/n_max)."""
+    gamma: float | None = None
+    """The parameter of ``hwang_shih_decani`` spending (None for the others)."""
 
     def __post_init__(self) -> None:
+        try:
+            spent(self.spending, 0.05, 0.5, self.gamma)
+        except ValueError as exc:
+            raise PasshatError(f"sequential design: {exc}") from None
         looks = tuple(self.looks)
         if len(looks) < 2:
             raise PasshatError(f"--looks: a sequential run needs at least two looks, got {list(looks)} "
@@ -79,12 +85,12 @@ class Sequential:
 
     def record(self) -> SequentialDesign:
         """The design as the manifest records it (``manifest.sequential.design``)."""
-        return SequentialDesign(looks=list(self.looks), spending=self.spending, time_scale="trials")
+        return SequentialDesign(looks=list(self.looks), spending=self.spending, gamma=self.gamma, time_scale="trials")
 
     @classmethod
     def from_record(cls, recorded: SequentialDesign) -> Sequential:
         """The design a manifest recorded."""
-        return cls(tuple(recorded.looks), recorded.spending)
+        return cls(tuple(recorded.looks), recorded.spending, recorded.gamma)
 
     @classmethod
     def parse(cls, looks: str | Sequence[int] | None, max_trials: int | None) -> Sequential:
@@ -127,7 +133,8 @@ class Sequential:
         tau = [self.fractions[j] for j in looks]
         if looks and looks[-1] == len(self.looks) - 1:
             tau[-1] = 1.0
-        cumulative = [spent(spending or self.spending, alpha, t) for t in tau]
+        gamma = self.gamma if spending is None else None
+        cumulative = [spent(spending or self.spending, alpha, t, gamma) for t in tau]
         increments = [cumulative[0], *(b - a for a, b in zip(cumulative, cumulative[1:], strict=False))]
         return nominal_levels(upper_boundaries(increments, information(
             [self.looks[j] for j in looks], variances)))
