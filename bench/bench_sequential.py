@@ -72,11 +72,15 @@ DESIGNS: dict[str, tuple[Spec, Spec] | None] = {
     "obf|hsd-1": (("obrien_fleming", None), ("hwang_shih_decani", -1.0)),
     "hsd-1|obf": (("hwang_shih_decani", -1.0), ("obrien_fleming", None)),
     "obf+": (("obrien_fleming", None), ("obrien_fleming", None)),
+    "hsd-3+": (("hwang_shih_decani", -3.0), ("hwang_shih_decani", -3.0)),
     "hsd-2+": (("hwang_shih_decani", -2.0), ("hwang_shih_decani", -2.0)),
 }
 """Design → (spending of the PASS side, of the FAIL side); None: one look at 16 (fixed) or α at every look
 (naive). ``a|b``: PASS spends ``a``, FAIL spends ``b`` (asymmetric). ``+``: a side spends nothing at a look where
-even a perfect look (every trial passing, or every trial failing) could not decide it (suite means only)."""
+even a perfect look (every trial passing, or every trial failing) could not decide it (suite means only:
+``Sequential.spend_at = "decidable_looks"``)."""
+TABLE = ("fixed", "naive", "obf", "obf+", "hsd-3+", "hsd-2+", "pocock")
+"""The designs tabulated by default (``--designs`` picks others)."""
 Bounds = Callable[[np.ndarray, int, np.ndarray], tuple[np.ndarray, np.ndarray]]
 """(columns, trials per case at the look, level per column) → (lower, upper) one-sided bounds."""
 
@@ -140,10 +144,12 @@ class Setting:
 
 
 def shipped(rule: str) -> str:
-    """The design ``--sequential`` uses (``Sequential()``'s spending), the same for every rule."""
+    """The design ``--sequential`` uses (``Sequential()``'s spending and ``spend_at``), the same for every rule."""
     default = Sequential()
     spec = (default.spending, default.gamma)
-    return next(name for name, sides in DESIGNS.items() if sides == (spec, spec))
+    plus = "+" if default.spend_at == "decidable_looks" else ""
+    return next(name for name, sides in DESIGNS.items() if sides == (spec, spec) and name.endswith(plus)
+                and (plus or not name.endswith("+")))
 
 
 def live_looks(s: Setting, bar: float, design: str) -> list[tuple[bool, bool]]:
@@ -214,29 +220,34 @@ def floor_table(settings: list[Setting], reps: int) -> None:
     print(f"{'rule':<13} {'population':<10} {'T':>3} {'bar':>14} {'spending':<9} {'α(τ) at looks':>26} "
           f"{'all-pass lower bound':>22}  {'α a perfect look needs':>22}")
     for s in settings:
-        one = s.column(0)
-        perfect = np.cumsum(np.ones((s.cases, 1, LOOKS[-1])), axis=2)
         bars = scenarios(s, reps)
-
-        def low(level: float, n: int, one: Setting = one, perfect: np.ndarray = perfect) -> float:
-            return float(one.bounds(perfect, n, np.array([0]), level)[0][0])
-
-        def needs(bar: float, strict: bool = s.rule == "non_inferior") -> str:
-            level = bisect(lambda a: float(low(a, LOOKS[0]) > bar if strict else low(a, LOOKS[0]) >= bar),
-                           ALPHA, 0.5, steps=14)
-            return f">{ALPHA:g}" if level >= ALPHA else f"{level:.3g}" if level > ALPHA / 2**13 else "≈0"
-
-        need = f"{needs(bars['pass'][0])}/{needs(bars['pass95'][0])}"
+        need = f"{needed_level(s, bars['pass'][0])}/{needed_level(s, bars['pass95'][0])}"
         bar_text = f"{bars['pass'][0]:.3f}/{bars['pass95'][0]:.3f}"
-        for name in ("obf", "hsd-1", "pocock"):
+        for name in ("obf", "hsd-2", "pocock"):
             sides = DESIGNS[name]
             assert sides is not None
             kind, gamma = sides[0]
             cumulative = [spent(kind, ALPHA, n / LOOKS[-1], gamma) for n in LOOKS]
-            lows = [low(a, n) for a, n in zip(cumulative, LOOKS, strict=True)]
+            lows = [perfect_low(s, a, n) for a, n in zip(cumulative, LOOKS, strict=True)]
             print(f"{s.rule:<13} {s.population:<10} {s.cases:>3} {bar_text:>14} {name:<9} "
                   f"{' '.join(f'{a:8.2g}' for a in cumulative):>26} {' '.join(f'{x:+.3f}' for x in lows):>22}  "
                   f"{need:>22}", flush=True)
+
+
+def perfect_low(s: Setting, level: float, n: int) -> float:
+    """The lower bound of a look at ``n`` trials per case where every trial passed, at ``level``."""
+    perfect = np.cumsum(np.ones((s.cases, 1, LOOKS[-1])), axis=2)
+    return float(s.column(0).bounds(perfect, n, np.array([0]), level)[0][0])
+
+
+def needed_level(s: Setting, bar: float) -> str:
+    """The least level at which a perfect look PASSes ``bar`` (the same at every look: the values are all 1)."""
+    def crosses(level: float) -> float:
+        low = perfect_low(s, level, LOOKS[0])
+        return float(low > bar if s.rule == "non_inferior" else low >= bar)
+
+    level = bisect(crosses, ALPHA, 0.5, steps=14)
+    return f">{ALPHA:g}" if level >= ALPHA else f"{level:.3g}" if level > ALPHA / 2**13 else "≈0"
 
 
 def scenarios(s: Setting, reps: int) -> dict[str, tuple[float, float]]:
@@ -339,7 +350,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--check", type=int, default=150, help="replications checked against evaluate_looks")
-    parser.add_argument("--designs", default=",".join(DESIGNS), help="designs to tabulate (comma-separated)")
+    parser.add_argument("--designs", default=",".join(TABLE), help=f"designs to tabulate, comma-separated, of: "
+                        f"{', '.join(DESIGNS)}")
     args = parser.parse_args()
     designs = ["fixed", *(d for d in args.designs.split(",") if d != "fixed")]
     unknown = [d for d in designs if d not in DESIGNS]
@@ -351,7 +363,7 @@ def main() -> None:
 
     print(f"{args.reps} replications per row, looks {LOOKS}, α = {ALPHA} one-sided per decision\n")
     print("Bench against the shipped code (gate.looks.evaluate_looks): same decision at the same look")
-    for s in settings[:1] + settings[4:5]:
+    for s in settings[:1] + settings[2:3] + settings[4:5]:
         for scenario in ("margin", "pass"):
             bar, drop = scenarios(s, args.reps)[scenario]
             agree, count = cross_check(s, bar, drop, args.check)

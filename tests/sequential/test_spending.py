@@ -112,6 +112,6 @@ def test_looks_are_parsed_and_checked() -> None:
     assert Sequential.from_record(hsd.record()) == hsd
     # a manifest written before γ existed records no gamma: it resumes with its own spending
     old = SequentialDesign.model_validate({"looks": [4, 8, 16], "spending": "obrien_fleming", "time_scale": "trials"})
-    assert Sequential.from_record(old) == Sequential((4, 8, 16), "obrien_fleming")
+    assert Sequential.from_record(old) == Sequential((4, 8, 16), "obrien_fleming", None, "every_look")
     with pytest.raises(PasshatError, match="gamma is the parameter"):
         Sequential((4, 8), "hwang_shih_decani")

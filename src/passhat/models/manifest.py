@@ -161,6 +161,9 @@ class SequentialDesign(BaseModel):
     in manifests written before it existed)."""
     time_scale: Literal["trials"] = "trials"
     """What τ measures: trials per case at the look over trials per case at the last look."""
+    spend_at: Literal["every_look", "decidable_looks"] = "every_look"
+    """Where a rule's side (PASS or FAIL) spends α: at every look it is tested, or only at looks where a
+    perfect look could decide it (design note 033); ``every_look`` in manifests written before it existed."""
 
 
 class SequentialBaseline(BaseModel):

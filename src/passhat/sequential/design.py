@@ -28,10 +28,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from passhat.errors import PasshatError
 from passhat.models.manifest import SequentialDesign
 from passhat.sequential.spending import Spending, nominal_levels, spent, upper_boundaries
+
+SpendAt = Literal["every_look", "decidable_looks"]
+"""Where a side of a rule spends α: at every look it is tested (the design of runs recorded before design
+note 033), or only at the looks where a perfect look could decide it (``gate.looks``)."""
 
 SPENDING: Spending = "obrien_fleming"
 """The spending function of a sequential run's gate (design note 027): it keeps almost all of α for the
@@ -57,6 +62,9 @@ class Sequential:
     """How a gate's α is spent across the looks (Lan–DeMets, on the trial scale n_k/n_max)."""
     gamma: float | None = None
     """The parameter of ``hwang_shih_decani`` spending (None for the others)."""
+    spend_at: SpendAt = "decidable_looks"
+    """``decidable_looks``: a side of a rule that even a perfect look could not decide spends nothing there
+    (design note 033); ``every_look`` is how runs recorded before it spend, and resume."""
 
     def __post_init__(self) -> None:
         try:
@@ -78,6 +86,12 @@ class Sequential:
         """Trials per case at the last look: what the fixed design would run."""
         return self.looks[-1]
 
+    def spent(self, alpha: float, look: int) -> float:
+        """The α spent by look ``look`` (an index): the most that look's test can be run at, at any correlation
+        (its chance of crossing is at most the chance of crossing at it or before)."""
+        tau = 1.0 if look == len(self.looks) - 1 else self.fractions[look]
+        return spent(self.spending, alpha, tau, self.gamma)
+
     @property
     def fractions(self) -> tuple[float, ...]:
         """τ_k = n_k / n_max, the time scale α is spent on."""
@@ -85,12 +99,13 @@ class Sequential:
 
     def record(self) -> SequentialDesign:
         """The design as the manifest records it (``manifest.sequential.design``)."""
-        return SequentialDesign(looks=list(self.looks), spending=self.spending, gamma=self.gamma, time_scale="trials")
+        return SequentialDesign(looks=list(self.looks), spending=self.spending, gamma=self.gamma, time_scale="trials",
+                                spend_at=self.spend_at)
 
     @classmethod
     def from_record(cls, recorded: SequentialDesign) -> Sequential:
         """The design a manifest recorded."""
-        return cls(tuple(recorded.looks), recorded.spending, recorded.gamma)
+        return cls(tuple(recorded.looks), recorded.spending, recorded.gamma, recorded.spend_at)
 
     @classmethod
     def parse(cls, looks: str | Sequence[int] | None, max_trials: int | None) -> Sequential:
