@@ -115,3 +115,15 @@ def test_looks_are_parsed_and_checked() -> None:
     assert Sequential.from_record(old) == Sequential((4, 8, 16), "obrien_fleming", None, "every_look")
     with pytest.raises(PasshatError, match="gamma is the parameter"):
         Sequential((4, 8), "hwang_shih_decani")
+
+
+def test_a_run_takes_the_shipped_spending_only() -> None:
+    from pydantic import ValidationError
+
+    from passhat.api.options import RunOptions
+
+    assert RunOptions(sequential=Sequential((4, 8, 16))).sequential == (4, 8, 16)
+    for design in (Sequential((4, 8, 16), "pocock"), Sequential((4, 8, 16), "hwang_shih_decani", -2.0),
+                   Sequential((4, 8, 16), spend_at="every_look")):
+        with pytest.raises(ValidationError, match="are for simulations"):
+            RunOptions(sequential=design)
