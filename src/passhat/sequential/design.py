@@ -14,8 +14,14 @@ that, over all the looks, a decision's error is still α (``spending``). Design 
   whose evidence is clear by the middle look. Pocock-type spending, α·ln(1 + (e − 1)τ), saves far more
   trials where the cases, not the trials, carry the evidence (a third to a half of them on a τ-bench-like
   population, at the same power) but costs power where trial noise dominates: near the ceiling and in
-  paired comparisons (up to 36 points at 20 cases). ``Sequential(spending="pocock")`` exists for simulations
-  (``bench/bench_sequential.py``); a run refuses it.
+  paired comparisons (up to 36 points at 20 cases). Hwang–Shih–DeCani spending with γ between them (−3,
+  −2) cuts trials on suite means at the fixed design's power but still costs paired rules 1–4 points
+  (design note 033). ``Sequential(spending="pocock")`` and ``"hwang_shih_decani"`` exist for simulations
+  (``bench/bench_sequential.py``); a run refuses them.
+- **A side that cannot decide spends nothing** (``spend_at="decidable_looks"``, design note 033): near the
+  ceiling with few cases a perfect look cannot PASS before the last look at any spending O'Brien–Fleming
+  allows there (the bound over cases tops out at about α^{1/cases}); the α those looks would spend is
+  given to the last one instead. Runs recorded before it (``every_look``) replay as they were decided.
 - **Boundaries from the looks' correlation**, estimated from the per-case values (``information``); where
   it cannot be (no spread, a rule that is not a mean over cases) the correlation of independent trials,
   √(n_i/n_k), which is the lowest it can be and so the conservative choice.
