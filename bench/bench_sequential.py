@@ -1,11 +1,12 @@
 """Sequential gates (issue 22 item 3): error at the margin, power and trials used, against the fixed design.
 
-Run: ``python bench/bench_sequential.py`` (≈ 4 CPU-minutes; ``--reps 2000`` halves the Monte-Carlo errors). Each setting
+Run: ``python bench/bench_sequential.py`` (≈ 12 CPU-minutes; ``--reps 400`` to explore, ``--designs`` to pick the
+designs, ``--adaptive`` for the item-4 table alone). Each setting
 draws ``reps`` suites from a planted population (``bench_coverage``'s: *realistic* = half solved, 10 %
 hopeless, the rest Beta(2, 2), pass^1 ≈ 0.70; *strong* = 80 % solved, the rest Beta(9, 1), pass^1 ≈ 0.98),
 runs 16 trials per case and gates them, one replication per column, with the functions the gate uses:
 
-- ``pass_hat_k`` (k = 1): ``suite_intervals`` (BCa ∪ pseudo-case) at the look's level, clamped to hold its
+- ``pass_hat_k`` (k = 1): ``suite_intervals`` (Gaffke's bounds over cases) at the look's level, clamped to hold its
   estimate as ``coherent_curve`` does; the bar is the population's pass^1 (**margin**: PASS and FAIL are both
   errors there), that minus ``gap`` (**pass**: PASS is right) or plus it (**fail**);
 - ``non_inferior`` (pass^1): ``paired_differences`` (t ∪ pseudo-case) against a baseline of 16 trials per
@@ -20,9 +21,11 @@ Designs (looks at 4, 8 and 16 trials per case; α = 0.05 one-sided per decision)
 
 - ``fixed``: one look at 16 trials (what ``passhat run -k 16 --gate`` does);
 - ``naive``: every look at α (re-gating after more trials, what issue 22 measured at 0.073–0.103);
-- ``obf`` and ``pocock``: Lan–DeMets O'Brien–Fleming- / Pocock-type spending on the trial scale, boundaries
-  from each replication's estimated correlation between looks (``Sequential.levels``). ``*`` marks what
-  ``--sequential`` ships (``design.SPENDING``).
+- ``obf``, ``pocock``, ``hsd-3``, ``hsd-2``: Lan–DeMets O'Brien–Fleming- / Pocock- / Hwang–Shih–DeCani-type
+  (γ = −3, −2) spending on the trial scale, boundaries from each replication's estimated correlation
+  between looks (``Sequential.levels``); ``a|b``: the PASS side spends ``a``, the FAIL side ``b``;
+- ``+``: a side of ``pass_hat_k`` spends nothing at a look where even a perfect look could not decide it
+  (``Sequential.spend_at = "decidable_looks"``, design note 033). ``*`` marks what ``--sequential`` ships.
 
 Columns: PASS and FAIL rates (± one Monte-Carlo standard error), the rate of the right decision (PASS in
 ``margin`` and ``pass*``, FAIL in ``fail*``) minus the fixed design's on the same suites (± its paired error),
@@ -31,6 +34,9 @@ shipped code: the same suites through ``gate.looks.evaluate_looks`` on in-memory
 decision at the same look. (The big tables bootstrap many suites in one call, which draws other resamples
 than one suite alone: the same distribution, so the rates agree, but a suite at a bar can fall either way;
 the check therefore runs the bench one suite at a time.)
+Then the floor behind a strong suite's late PASS: per setting, the bars, the all-pass lower bound at each look
+at its cumulative α (the most it can test at) and the level a perfect look needs to PASS. ``--adaptive``:
+issue 22 item 4, trials after look 1 only for cases that were not all-pass or all-fail there (``adaptive_table``).
 The last table: coverage of the summary's suite interval (pass^1) at the look the run stopped, the repeated
 confidence interval the summary reports (``Sequential.confidence``) and a plain 95 % interval there, and the
 bias of the pass^1 estimate at the stop (Monte-Carlo error ≈ sd/√reps ≈ 0.002).

@@ -136,3 +136,14 @@ def test_a_side_that_no_look_could_decide_spends_no_alpha_there() -> None:
     got = replay(half, rule)
     assert [look.stop for look in got.looks] == ["failed"] and got.results[0].outcome == "FAIL"
     assert 0 < got.looks[0].levels[result.name] < 1e-4
+
+
+def test_each_side_decides_only_at_its_own_level() -> None:
+    from passhat.gate.looks import _merge
+    from passhat.gate.outcome import Verdict
+
+    passed, failed, open_ = (Verdict(o, o.lower(), 0.5, 0.6, 0.4, 0.7) for o in ("PASS", "FAIL", "INCONCLUSIVE"))
+    assert _merge(passed, open_, True) is passed and _merge(open_, failed, True) is failed
+    # a FAIL seen at the PASS side's level, or a PASS at the FAIL side's, is not a decision
+    assert _merge(failed, open_, True) is open_ and _merge(open_, passed, False) is open_
+    assert _merge(failed, passed, True).outcome == "INCONCLUSIVE"

@@ -302,13 +302,18 @@ def evaluate_looks(gate: GateFile, design: Sequential, views: Sequence[LoadedRun
 
 
 def _merge(passing: Verdict, failing: Verdict, pass_side_live: bool) -> Verdict:
-    """One verdict from the PASS side's test and the FAIL side's, run at their own levels: a PASS of the
-    first, else a FAIL of the second, else undecided as the side that could decide saw it."""
+    """One verdict from the PASS side's test and the FAIL side's, each run at its own level: a PASS of the
+    first, else a FAIL of the second, else undecided. A FAIL of the PASS side's test (or a PASS of the FAIL
+    side's) was tested at the other side's level: it does not count."""
     if passing.outcome == "PASS":
         return passing
     if failing.outcome == "FAIL":
         return failing
-    return passing if pass_side_live else failing
+    for verdict in (passing, failing) if pass_side_live else (failing, passing):
+        if verdict.outcome not in ("PASS", "FAIL"):
+            return verdict
+    return replace(passing, outcome="INCONCLUSIVE", reason=f"{passing.reason}; but neither bound crossed the bar at "
+                   "its own side's level (PASS and FAIL spend α at different looks), so INCONCLUSIVE")
 
 
 def _side_level(verdict: Verdict, passing: float, failing: float) -> float:
