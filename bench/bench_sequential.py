@@ -49,6 +49,7 @@ import copy
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -279,6 +280,47 @@ def adaptive_table(settings: list[Setting], reps: int) -> None:
                       flush=True)
 
 
+@dataclass(frozen=True)
+class Row:
+    """One design on one setting and scenario, as the big table prints it."""
+
+    design: str
+    population: str
+    scenario: str
+    passed: float
+    failed: float
+    diff: float
+    """Rate of the right decision minus the fixed design's, on the same suites."""
+    diff_se: float
+    trials: float
+    """Mean trials per case over the fixed design's."""
+    reps: int
+
+
+def trade_off(rows: list[Row], designs: list[str]) -> None:
+    """Per design, what the issue asks of it: power against the fixed design (rows more than 2 Monte-Carlo
+    errors below it, and the worst), errors at the margin against α (+ 2 errors), and trials."""
+    print("\nTrade-off per design (alternative rows below fixed by > 2 MC errors; worst margin error; trials):")
+    print(f"{'design':<9} {'below fixed':>12} {'worst':>7} {'margin error':>12} {'over α':>6} "
+          f"{'realistic 80 %':>14} {'realistic 95 %':>14} {'strong PASS':>11} {'strong FAIL':>11}")
+
+    def span(mine: list[Row], population: str, scenarios: tuple[str, ...]) -> str:
+        values = [r.trials for r in mine if r.population == population and r.scenario in scenarios]
+        return f"{min(values):.2f}–{max(values):.2f}" if values else "—"
+
+    for design in designs:
+        mine = [r for r in rows if r.design == design]
+        power = [r for r in mine if r.scenario != "margin"]
+        below = [r for r in power if r.diff < -2 * r.diff_se]
+        margin = [r for r in mine if r.scenario == "margin"]
+        worst_error = max((max(r.passed, r.failed) for r in margin), default=0.0)
+        over = sum(max(r.passed, r.failed) > ALPHA + 2 * math.sqrt(ALPHA * (1 - ALPHA) / r.reps) for r in margin)
+        worst = min((r.diff for r in power), default=0.0)
+        print(f"{design:<9} {f'{len(below)}/{len(power)}':>12} {worst:>+7.3f} {worst_error:>12.3f} {over:>6} "
+              f"{span(mine, 'realistic', ('pass', 'fail')):>14} {span(mine, 'realistic', ('pass95', 'fail95')):>14} "
+              f"{span(mine, 'strong', ('pass', 'pass95')):>11} {span(mine, 'strong', ('fail', 'fail95')):>11}")
+
+
 def perfect_low(s: Setting, level: float, n: int) -> float:
     """The lower bound of a look at ``n`` trials per case where every trial passed, at ``level``."""
     perfect = np.cumsum(np.ones((s.cases, 1, LOOKS[-1])), axis=2)
@@ -423,6 +465,7 @@ def main() -> None:
               f"{'right − fixed':>14} {'trials':>6}")
     print(header)
     print("-" * (len(header) - 1))
+    rows: list[Row] = []
     for s in settings:
         for scenario, (bar, drop) in scenarios(s, args.reps).items():
             passes = s.trials(drop)
@@ -433,11 +476,15 @@ def main() -> None:
                 hit = (decision == right).astype(float)
                 fixed = hit if fixed is None else fixed
                 diff = hit - fixed
+                rows.append(Row(design, s.population, scenario, float(np.mean(decision == 1)),
+                                float(np.mean(decision == -1)), float(np.mean(diff)),
+                                float(np.std(diff) / math.sqrt(s.reps)), float(np.mean(used) / LOOKS[-1]), s.reps))
                 label = design + ("*" if design == shipped(s.rule) else "")
                 print(f"{s.rule:<13} {s.population:<10} {s.cases:>3} {scenario:<8} {label:<7} "
                       f"{mc(float(np.mean(decision == 1)), s.reps):>11} {mc(float(np.mean(decision == -1)), s.reps):>11} "
                       f"{np.mean(diff):>+8.3f}±{np.std(diff) / math.sqrt(s.reps):.3f} {np.mean(used) / LOOKS[-1]:>6.2f}",
                       flush=True)
+    trade_off(rows, designs)
     floor_table(settings, args.reps)
     print("\nSummary interval at the stopping look (shipped design, pass^1, bar at the 95 % alternative), nominal 0.95:")
     print(f"{'population':<10} {'T':>3} {'RCI cover':>11} {'plain cover':>11} {'RCI width':>9} {'plain width':>11} "

@@ -198,9 +198,10 @@ def decidable(rule: Any, inp: GateInput, design: Sequential, alpha: float, look:
     nominal level can be at any correlation. Gaffke's bounds only rise with each case's value and with the
     level (the perfect look's is exact, Clopper–Pearson's; another look's is a Monte-Carlo estimate of a
     smaller one), so where the perfect look does not cross the bar no look can, but by that Monte-Carlo
-    error on a look all but perfect: the side spends nothing there. This depends on the cases, the bar and α, never on a trial's outcome, so the
-    design is still fixed before the first trial. Other rules (a paired t bound is not monotone in the
-    per-case values), and designs recorded before design note 033: both sides at every look.
+    error on a look all but perfect: the side spends nothing there. This depends on the cases, the bar and
+    α, never on a trial's outcome, so the design is still fixed before the first trial. Other rules (a
+    paired t bound is not monotone in the per-case values), and designs recorded before design note 033:
+    both sides at every look.
     """
     if design.spend_at != "decidable_looks" or rule.kind not in MEANS:
         return True, True
