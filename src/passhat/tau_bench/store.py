@@ -13,15 +13,14 @@ world diff, ``expect_state`` and every state assertion read them. What the tools
 
 - **one decoded copy per process**, the initial records, made when the fixture is built and shared by
   every trial; a read by key or a scan of a collection touches only these (no SQL, no JSON decoding);
-- **per trial**, once it has changed a collection, a private dict for it (a copy of the key → record
-  mapping, not of the records) and a private copy of each record it changed; until then the trial
-  reads the shared one;
+- **per trial**, its own copies of the records it changed, and nothing else: no copy of a collection.
+  While one of its calls runs they stand in the shared collections in place of the fixture's records
+  (a record it added at the end, one it deleted taken out); when the call ends the shared collections
+  are put back. Calls take a lock, so no other trial's call sees them;
 - **per call**, the records it changed: their dicts and lists report changes (:mod:`.tracked`), so after
   the call only those are re-encoded, compared with their stored rows and written. A read writes
   nothing. A shared record a tool changes in place is copied just before its first change; after the
-  call the changed one is the trial's, and the copy replaces it in the shared collection and in every
-  other live trial. A shared collection that gained or lost keys gets them back. So no trial sees
-  another's changes.
+  call the changed one is the trial's and the copy goes back into the shared collection.
 
 A call that raises changes nothing here either (the boundary rolls the trial's database back; the
 records the call touched are restored). The memory is checked against the database at the start of a
@@ -62,11 +61,11 @@ def same_row(a: Row | None, b: Row | None) -> bool:
 
 @dataclass
 class _Trial:
-    """What one trial's tools see, and how it differs from the fixture."""
+    """What one trial changed: its records (put in the shared collections while its calls run) and rows."""
 
-    data: dict[str, TrackedTable]
-    """The ``data`` argument of every call: per collection, the shared key → record dict until the trial
-    changes the collection, then its own."""
+    own: dict[str, dict[str, Any]]
+    """Per collection, the records this trial changed, as its own objects (``_ABSENT``: a fixture record it
+    deleted), in the order it first changed them: a record it added goes at the end of the collection."""
     rows: dict[str, dict[str, Row | None]]
     """Per collection, the rows of this trial that differ from the fixture (``None``: deleted)."""
     changes: int
@@ -90,14 +89,18 @@ class JsonCollections:
             name: {key: layout.encode(key, record) for key, record in data[name].items()}
             for name, layout in self.layouts.items()}
         self._base: dict[str, dict[str, TrackedDict]] | None = None
+        """Per collection, the fixture's records, decoded once and shared by every trial."""
         self._tables: dict[str, TrackedTable] = {}
-        """Per collection, the key → record dict every trial reads until it changes the collection."""
+        """Per collection, the dict every call gets: the fixture's records, with the calling trial's own in
+        their place while its call runs."""
         self._trials: weakref.WeakKeyDictionary[World, _Trial] = weakref.WeakKeyDictionary()
         self._lock = threading.RLock()
         self._dirty: dict[tuple[str, str], None] | None = None
+        """The records the call in progress changed (``None``: no call is in progress)."""
         self._hits: dict[tuple[str, str], TrackedDict] = {}
         """The shared records the call in progress changed, each with a copy taken before its first change."""
-        self._table_hits: set[str] = set()
+        self._moved: set[str] = set()
+        """Collections whose order the call in progress disturbed (a key taken out): rebuilt afterwards."""
 
     # --- the fixture --------------------------------------------------------------------------------
 
@@ -117,7 +120,7 @@ class JsonCollections:
                 self._base = {name: {key: tracked(layout.decode(row), (self._mark, name, key, True))
                                      for key, row in self._fixture[name].items()}
                               for name, layout in self.layouts.items()}
-                self._tables = {name: TrackedTable(name, records, self._report_shared)
+                self._tables = {name: TrackedTable(name, records, self._report)
                                 for name, records in self._base.items()}
             return self._base
 
@@ -131,11 +134,13 @@ class JsonCollections:
             if self._dirty is not None:
                 raise RuntimeError("a τ-bench tool call inside another: each call is one change of the world")
             trial = self._trial(world, db)
-            given = dict(trial.data)
-            self._dirty, self._hits, self._table_hits = {}, {}, set()
+            tables = self._tables
+            self._dirty, self._hits, self._moved = {}, {}, set()
             try:
+                self._swap_in(trial)
+                given = dict(tables)
                 result = fn(given)
-                if given.keys() != trial.data.keys() or any(given[n] is not t for n, t in trial.data.items()):
+                if given.keys() != tables.keys() or any(given[n] is not t for n, t in tables.items()):
                     raise DomainError("a tool replaced a whole collection of `data`; τ-bench tools change records "
                                       "and keys within a collection")
                 wrote = self._write(trial, db) if self._dirty else False
@@ -143,6 +148,7 @@ class JsonCollections:
                 self._revert(trial)
                 raise
             finally:
+                self._swap_out(trial)
                 self._dirty = None
             trial.changes = db.total_changes
             trial.log_end = _log_end(db) if wrote else None
@@ -159,16 +165,51 @@ class JsonCollections:
         if cell[3] and where not in self._hits:  # the shared record as every other trial must keep seeing it
             self._hits[where] = tracked(self._shared()[cell[1]][cell[2]], cell)
 
-    def _report(self, name: str, key: str) -> None:
-        """A key of a trial's own collection is about to be set or deleted."""
+    def _report(self, name: str, key: str, removes: bool) -> None:
+        """A key of a collection is about to be set or (``removes``) taken out."""
+        if removes:
+            self._moved.add(name)
         self._mark((self._mark, name, key, False))
-
-    def _report_shared(self, name: str, key: str) -> None:
-        """A key of a shared collection is about to be set or deleted."""
-        self._mark((self._mark, name, key, False))
-        self._table_hits.add(name)
 
     # --- a trial's records ----------------------------------------------------------------------------
+
+    def _swap_in(self, trial: _Trial) -> None:
+        """Put the trial's own records in the shared collections, for the length of one call."""
+        for name, records in trial.own.items():
+            if records:
+                table = self._tables[name]
+                for key, record in records.items():
+                    if record is _ABSENT:
+                        self._moved.add(name)
+                        dict.pop(table, key, None)
+                    else:
+                        dict.__setitem__(table, key, record)
+
+    def _swap_out(self, trial: _Trial) -> None:
+        """Make the shared collections the fixture's again: the shared records the call changed replaced by
+        their copies, the trial's records and the keys the call set taken out; a collection whose order was
+        disturbed is rebuilt."""
+        base = self._shared()
+        for (name, key), before in self._hits.items():
+            base[name][key] = before
+        touched: dict[str, list[str]] = {}
+        for name, key in self._dirty or ():
+            touched.setdefault(name, []).append(key)
+        for name, records in trial.own.items():
+            if records:
+                touched.setdefault(name, []).extend(records)
+        for name, keys in touched.items():
+            table, records = self._tables[name], base[name]
+            if name in self._moved:
+                dict.clear(table)
+                dict.update(table, records)
+                continue
+            for key in keys:
+                if key in records:
+                    dict.__setitem__(table, key, records[key])
+                else:
+                    dict.pop(table, key, None)
+        self._hits, self._moved = {}, set()
 
     def _trial(self, world: World, db: sqlite3.Connection) -> _Trial:
         """The trial's state, checked against the database (re-read from it when something else wrote)."""
@@ -184,6 +225,9 @@ class JsonCollections:
         """The trial's state from its tables: the fixture plus every row its change log names."""
         rows: dict[str, dict[str, Row | None]] = {name: {} for name in self.layouts}
         try:
+            end = _log_end(db)
+            if not end:  # a fresh trial (its first call): nothing to read
+                return _Trial({name: {} for name in self.layouts}, rows, db.total_changes, None)
             logged = db.execute(f"SELECT tbl, pk FROM {LOG_TABLE} GROUP BY tbl, pk ORDER BY MIN(seq)").fetchall()
         except sqlite3.Error as exc:
             raise DomainError(f"a τ-bench world needs the in-memory SQLite fixture with its change log ({exc})") from exc
@@ -196,29 +240,12 @@ class JsonCollections:
             row = tuple(found) if found is not None else None
             if not same_row(row, self._fixture[table].get(key)):
                 rows[table][key] = row
-        data = {name: self._assemble(name, rows[name], {}) for name in self.layouts}
-        return _Trial(data, rows, db.total_changes, _log_end(db))
-
-    def _assemble(self, name: str, rows: Mapping[str, Row | None], keep: Mapping[str, Any]) -> TrackedTable:
-        """A trial's collection: the shared one if the trial has no rows of its own in it; else the shared
-        records in fixture order, its own rows instead of theirs (objects from ``keep`` where given, else
-        decoded), then the records it added."""
-        base = self._shared()[name]
-        if not rows:
-            return self._tables[name]
-        records: dict[str, Any] = {}
-        for key, record in base.items():
-            if key not in rows:
-                records[key] = record
-            elif rows[key] is not None:
-                records[key] = keep[key] if key in keep else self._decode(name, key, rows[key])
-        for key, row in rows.items():
-            if key not in base and row is not None:
-                records[key] = keep[key] if key in keep else self._decode(name, key, row)
-        return TrackedTable(name, records, self._report)
+        own = {name: {key: self._decode(name, key, row) for key, row in rows[name].items()} for name in self.layouts}
+        return _Trial(own, rows, db.total_changes, end)
 
     def _decode(self, name: str, key: str, row: Row | None) -> Any:
-        return tracked(self.layouts[name].decode(row), (self._mark, name, key, False)) if row is not None else None
+        """The trial's own record of a row (``_ABSENT`` for a deleted one)."""
+        return tracked(self.layouts[name].decode(row), (self._mark, name, key, False)) if row is not None else _ABSENT
 
     def _write(self, trial: _Trial, db: sqlite3.Connection) -> bool:
         """Store the records the call changed; ``True`` when a row was written. Every row is encoded before
@@ -226,7 +253,7 @@ class JsonCollections:
         assert self._dirty is not None
         plans: list[tuple[str, str, Any, Row | None]] = []
         for name, key in self._dirty:
-            record = dict.get(trial.data[name], key, _ABSENT)
+            record = dict.get(self._tables[name], key, _ABSENT)
             plans.append((name, key, record, None if record is _ABSENT else self.layouts[name].encode(key, record)))
         wrote = False
         for name, key, _record, new in plans:
@@ -235,45 +262,29 @@ class JsonCollections:
             if not same_row(old, new):
                 _store(db, self.layouts[name], key, old, new)
                 wrote = True
-        for name in {plan[0] for plan in plans}:  # a collection the trial changes becomes its own
-            if trial.data[name] is self._tables[name]:
-                trial.data[name] = TrackedTable(name, self._tables[name], self._report)
         for name, key, record, new in plans:
             if same_row(new, self._fixture[name].get(key)):
                 trial.rows[name].pop(key, None)
             else:
                 trial.rows[name][key] = new
+            own = trial.own[name]
             if record is not _ABSENT:  # the trial's own record: every container reporting it, none shared
-                mine = owned(record, (self._mark, name, key, False))
-                if mine is not record:
-                    dict.__setitem__(trial.data[name], key, mine)
-        self._restore_shared(trial)
+                own[key] = owned(record, (self._mark, name, key, False))
+            elif key in self._fixture[name]:
+                own[key] = _ABSENT
+            else:
+                own.pop(key, None)
         return wrote
 
-    def _restore_shared(self, keeper: _Trial | None) -> None:
-        """Put back the shared records and collections a call changed: each changed shared record is
-        replaced, wherever a trial other than ``keeper`` (the one whose call changed it) holds it, by the
-        copy taken before its first change; a shared collection gets its keys back."""
-        base = self._shared()
-        trials = [t for t in list(self._trials.values()) if t is not keeper]
-        for (name, key), before in self._hits.items():
-            changed = base[name][key]
-            base[name][key] = before
-            for table in (self._tables[name], *(t.data[name] for t in trials)):
-                if dict.get(table, key) is changed:
-                    dict.__setitem__(table, key, before)
-        for name in self._table_hits:
-            dict.clear(self._tables[name])
-            dict.update(self._tables[name], base[name])
-        self._hits, self._table_hits = {}, set()
-
     def _revert(self, trial: _Trial) -> None:
-        """Undo what a failed call did to the records: the shared ones and the trial's own."""
-        dirty = self._dirty or {}
-        self._restore_shared(None)
-        for name in {name for name, _ in dirty}:
-            keep = {k: v for k, v in trial.data[name].items() if (name, k) not in dirty and k in trial.rows[name]}
-            trial.data[name] = self._assemble(name, trial.rows[name], keep)
+        """Forget what a failed call did to the trial's records: each one it changed is read again from the
+        trial's rows (the shared ones are put back by :meth:`_swap_out`)."""
+        for name, key in self._dirty or {}:
+            rows, own = trial.rows[name], trial.own[name]
+            if key in rows:
+                own[key] = self._decode(name, key, rows[key])
+            else:
+                own.pop(key, None)
 
 
 def _log_end(db: sqlite3.Connection) -> int:

@@ -185,21 +185,21 @@ def owned(value: Any, cell: Cell) -> Any:
 
 
 class TrackedTable(dict[str, Any]):
-    """One collection of a trial (``data["orders"]``): a private copy of the key → record dict, which
-    reports each key set or deleted through ``report(collection, key)``."""
+    """One collection (``data["orders"]``): a key → record dict that reports each key about to be set or
+    taken out through ``report(collection, key, removes)``."""
 
     __slots__ = ("_name", "_report")
 
-    def __init__(self, name: str, records: dict[str, Any], report: Callable[[str, str], None]) -> None:
+    def __init__(self, name: str, records: dict[str, Any], report: Callable[[str, str, bool], None]) -> None:
         dict.__init__(self, records)
         self._name, self._report = name, report
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._report(self._name, key)
+        self._report(self._name, key, False)
         dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: str) -> None:
-        self._report(self._name, key)
+        self._report(self._name, key, True)
         dict.__delitem__(self, key)
 
     def __ior__(self, other: Any) -> TrackedTable:  # type: ignore[override,misc]
@@ -208,22 +208,22 @@ class TrackedTable(dict[str, Any]):
 
     def clear(self) -> None:
         for key in list(self):
-            self._report(self._name, key)
+            self._report(self._name, key, True)
         dict.clear(self)
 
     def pop(self, key: str, *default: Any) -> Any:
         if key in self:
-            self._report(self._name, key)
+            self._report(self._name, key, True)
         return dict.pop(self, key, *default)
 
     def popitem(self) -> tuple[str, Any]:
         if self:
-            self._report(self._name, next(reversed(self)))
+            self._report(self._name, next(reversed(self)), True)
         return dict.popitem(self)
 
     def setdefault(self, key: str, default: Any = None) -> Any:
         if key not in self:
-            self._report(self._name, key)
+            self._report(self._name, key, False)
         return dict.setdefault(self, key, default)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
