@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from passhat.errors import DomainError
 from passhat.tau_bench.tables import Layout, Row, quote
-from passhat.tau_bench.tracked import Cell, TrackedDict, TrackedTable, owned, tracked
+from passhat.tau_bench.tracked import Cell, TrackedRecord, TrackedTable, owned_record, record
 from passhat.world.image import LOG_TABLE
 
 if TYPE_CHECKING:
@@ -70,9 +70,10 @@ class _Trial:
     """Per collection, the rows of this trial that differ from the fixture (``None``: deleted)."""
     changes: int
     """The connection's ``total_changes`` after this trial's last call."""
-    log_end: int | None
-    """The change log's last position after this trial's last call, when that call wrote (a write the
-    boundary rolled back afterwards shows as a shorter log); ``None`` when it wrote nothing."""
+    grew_from: int | None
+    """Where the change log ended before this trial's last call, when that call wrote: the log must have
+    grown past it (a write the boundary rolled back after the call leaves it there); ``None`` when the
+    call wrote nothing."""
 
 
 class JsonCollections:
@@ -88,16 +89,19 @@ class JsonCollections:
         self._fixture: dict[str, dict[str, Row]] = {
             name: {key: layout.encode(key, record) for key, record in data[name].items()}
             for name, layout in self.layouts.items()}
-        self._base: dict[str, dict[str, TrackedDict]] | None = None
+        self._base: dict[str, dict[str, TrackedRecord]] | None = None
         """Per collection, the fixture's records, decoded once and shared by every trial."""
         self._tables: dict[str, TrackedTable] = {}
         """Per collection, the dict every call gets: the fixture's records, with the calling trial's own in
         their place while its call runs."""
         self._trials: weakref.WeakKeyDictionary[World, _Trial] = weakref.WeakKeyDictionary()
         self._lock = threading.RLock()
-        self._dirty: dict[tuple[str, str], None] | None = None
-        """The records the call in progress changed (``None``: no call is in progress)."""
-        self._hits: dict[tuple[str, str], TrackedDict] = {}
+        self._dirty: dict[tuple[str, str], set[Any] | None] | None = None
+        """The records the call in progress changed, each with the fields it changed (``None``: any field);
+        ``None`` when no call is in progress."""
+        self._own: dict[str, dict[str, Any]] = {}
+        """The calling trial's own records (:attr:`_Trial.own`)."""
+        self._hits: dict[tuple[str, str], TrackedRecord] = {}
         """The shared records the call in progress changed, each with a copy taken before its first change."""
         self._moved: set[str] = set()
         """Collections whose order the call in progress disturbed (a key taken out): rebuilt afterwards."""
@@ -114,10 +118,10 @@ class JsonCollections:
             layout.insert(db, list(self._fixture[name].values()))
         self._shared()
 
-    def _shared(self) -> dict[str, dict[str, TrackedDict]]:
+    def _shared(self) -> dict[str, dict[str, TrackedRecord]]:
         with self._lock:
             if self._base is None:
-                self._base = {name: {key: tracked(layout.decode(row), (self._mark, name, key, True))
+                self._base = {name: {key: record(layout.decode(row), self._mark, name, key)
                                      for key, row in self._fixture[name].items()}
                               for name, layout in self.layouts.items()}
                 self._tables = {name: TrackedTable(name, records, self._report)
@@ -133,9 +137,10 @@ class JsonCollections:
         with self._lock:
             if self._dirty is not None:
                 raise RuntimeError("a τ-bench tool call inside another: each call is one change of the world")
-            trial = self._trial(world, db)
+            start = _log_mark(world, db)
+            trial = self._trial(world, db, start)
             tables = self._tables
-            self._dirty, self._hits, self._moved = {}, {}, set()
+            self._dirty, self._hits, self._moved, self._own = {}, {}, set(), trial.own
             try:
                 self._swap_in(trial)
                 given = dict(tables)
@@ -151,25 +156,39 @@ class JsonCollections:
                 self._swap_out(trial)
                 self._dirty = None
             trial.changes = db.total_changes
-            trial.log_end = _log_end(db) if wrote else None
+            trial.grew_from = start if wrote else None
             return result
 
     def _mark(self, cell: Cell) -> None:
-        """A record's dict or list is about to change."""
+        """A container of a record is about to change (the record's ``cell[3]`` field; ``None``: any field)."""
         dirty = self._dirty
         if dirty is None:
             raise RuntimeError(f"τ-bench record {cell[1]}[{cell[2]!r}] changed outside a tool call: only a call's "
                                "changes are written to the trial's world")
-        where = (cell[1], cell[2])
-        dirty[where] = None
-        if cell[3] and where not in self._hits:  # the shared record as every other trial must keep seeing it
-            self._hits[where] = tracked(self._shared()[cell[1]][cell[2]], cell)
+        name, key, field = cell[1], cell[2], cell[3]
+        where = (name, key)
+        fields = dirty.get(where, _ABSENT)
+        if fields is _ABSENT:
+            dirty[where] = None if field is None else {field}
+        elif fields is not None:
+            if field is None:
+                dirty[where] = None
+            else:
+                fields.add(field)
+        if where not in self._hits and key not in self._own[name]:  # a shared record: others must keep seeing it
+            shared = self._base[name].get(key) if self._base is not None else None
+            if shared is not None:
+                self._hits[where] = record(shared, self._mark, name, key)
 
     def _report(self, name: str, key: str, removes: bool) -> None:
         """A key of a collection is about to be set or (``removes``) taken out."""
+        dirty = self._dirty
+        if dirty is None:
+            raise RuntimeError(f"τ-bench collection {name!r} changed outside a tool call: only a call's "
+                               "changes are written to the trial's world")
         if removes:
             self._moved.add(name)
-        self._mark((self._mark, name, key, False))
+        dirty[(name, key)] = None
 
     # --- a trial's records ----------------------------------------------------------------------------
 
@@ -211,26 +230,23 @@ class JsonCollections:
                     dict.pop(table, key, None)
         self._hits, self._moved = {}, set()
 
-    def _trial(self, world: World, db: sqlite3.Connection) -> _Trial:
-        """The trial's state, checked against the database (re-read from it when something else wrote)."""
+    def _trial(self, world: World, db: sqlite3.Connection, end: int) -> _Trial:
+        """The trial's state, checked against the database (re-read from it when something else wrote);
+        ``end`` is where the change log ends now."""
         trial = self._trials.get(world)
         if trial is not None and trial.changes == db.total_changes and (
-                trial.log_end is None or trial.log_end == _log_end(db)):
+                trial.grew_from is None or end > trial.grew_from):
             return trial
-        trial = self._read_trial(db)
+        trial = self._read_trial(db, end)
         self._trials[world] = trial
         return trial
 
-    def _read_trial(self, db: sqlite3.Connection) -> _Trial:
+    def _read_trial(self, db: sqlite3.Connection, end: int) -> _Trial:
         """The trial's state from its tables: the fixture plus every row its change log names."""
         rows: dict[str, dict[str, Row | None]] = {name: {} for name in self.layouts}
-        try:
-            end = _log_end(db)
-            if not end:  # a fresh trial (its first call): nothing to read
-                return _Trial({name: {} for name in self.layouts}, rows, db.total_changes, None)
-            logged = db.execute(f"SELECT tbl, pk FROM {LOG_TABLE} GROUP BY tbl, pk ORDER BY MIN(seq)").fetchall()
-        except sqlite3.Error as exc:
-            raise DomainError(f"a τ-bench world needs the in-memory SQLite fixture with its change log ({exc})") from exc
+        if not end:  # a fresh trial (its first call): nothing to read
+            return _Trial({name: {} for name in self.layouts}, rows, db.total_changes, None)
+        logged = db.execute(f"SELECT tbl, pk FROM {LOG_TABLE} GROUP BY tbl, pk ORDER BY MIN(seq)").fetchall()
         for table, pk in logged:
             layout = self.layouts.get(table)
             if layout is None:
@@ -241,35 +257,42 @@ class JsonCollections:
             if not same_row(row, self._fixture[table].get(key)):
                 rows[table][key] = row
         own = {name: {key: self._decode(name, key, row) for key, row in rows[name].items()} for name in self.layouts}
-        return _Trial(own, rows, db.total_changes, end)
+        return _Trial(own, rows, db.total_changes, None)
 
     def _decode(self, name: str, key: str, row: Row | None) -> Any:
         """The trial's own record of a row (``_ABSENT`` for a deleted one)."""
-        return tracked(self.layouts[name].decode(row), (self._mark, name, key, False)) if row is not None else _ABSENT
+        return record(self.layouts[name].decode(row), self._mark, name, key) if row is not None else _ABSENT
 
     def _write(self, trial: _Trial, db: sqlite3.Connection) -> bool:
         """Store the records the call changed; ``True`` when a row was written. Every row is encoded before
-        the first is written, so a record that cannot be stored fails the call with nothing written."""
+        the first is written, so a record that cannot be stored fails the call with nothing written. A
+        record the call changed only some fields of gets only those encoded again."""
         assert self._dirty is not None
-        plans: list[tuple[str, str, Any, Row | None]] = []
-        for name, key in self._dirty:
-            record = dict.get(self._tables[name], key, _ABSENT)
-            plans.append((name, key, record, None if record is _ABSENT else self.layouts[name].encode(key, record)))
-        wrote = False
-        for name, key, _record, new in plans:
-            mine = trial.rows[name]
+        plans: list[tuple[str, str, Any, Row | None, Row | None, set[Any] | None]] = []
+        for (name, key), fields in self._dirty.items():
+            layout, mine = self.layouts[name], trial.rows[name]
             old = mine[key] if key in mine else self._fixture[name].get(key)
+            found = dict.get(self._tables[name], key, _ABSENT)
+            if found is _ABSENT:
+                new = None
+            elif fields is None or old is None:
+                new = layout.encode(key, found)
+            else:  # the same record object as before the call: its key was not set in this call
+                new = layout.encode_fields(found, old, fields)
+            plans.append((name, key, found, old, new, fields))
+        wrote = False
+        for name, key, _found, old, new, _fields in plans:
             if not same_row(old, new):
                 _store(db, self.layouts[name], key, old, new)
                 wrote = True
-        for name, key, record, new in plans:
+        for name, key, found, _old, new, fields in plans:
             if same_row(new, self._fixture[name].get(key)):
                 trial.rows[name].pop(key, None)
             else:
                 trial.rows[name][key] = new
             own = trial.own[name]
-            if record is not _ABSENT:  # the trial's own record: every container reporting it, none shared
-                own[key] = owned(record, (self._mark, name, key, False))
+            if found is not _ABSENT:  # the trial's own record: no container shared with another place
+                own[key] = owned_record(found, self._mark, name, key, fields)
             elif key in self._fixture[name]:
                 own[key] = _ABSENT
             else:
@@ -287,8 +310,15 @@ class JsonCollections:
                 own.pop(key, None)
 
 
-def _log_end(db: sqlite3.Connection) -> int:
-    return int(db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {LOG_TABLE}").fetchone()[0])
+def _log_mark(world: World, db: sqlite3.Connection) -> int:
+    """Where the change log ends: the world's mark, which the tool boundary has just read (no query then)."""
+    try:
+        mark = world.change_mark()
+        if mark is None:
+            return int(db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {LOG_TABLE}").fetchone()[0])
+    except sqlite3.Error as exc:
+        raise DomainError(f"a τ-bench world needs the in-memory SQLite fixture with its change log ({exc})") from exc
+    return mark
 
 
 def _store(db: sqlite3.Connection, layout: Layout, key: str, old: Row | None, new: Row | None) -> None:
