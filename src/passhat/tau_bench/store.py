@@ -167,10 +167,9 @@ class JsonCollections:
                                "changes are written to the trial's world")
         name, key, field = cell[1], cell[2], cell[3]
         where = (name, key)
-        fields = dirty.get(where, _ABSENT)
-        if fields is _ABSENT:
+        if where not in dirty:
             dirty[where] = None if field is None else {field}
-        elif fields is not None:
+        elif (fields := dirty[where]) is not None:
             if field is None:
                 dirty[where] = None
             else:
