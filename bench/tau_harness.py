@@ -31,7 +31,7 @@ from passhat.runner.records import TrialRecord
 from passhat.runner.trial import run_trial
 from passhat.tau_bench.checkout import Env, Task, read_tasks
 from passhat.tau_bench.importer import import_tau_bench
-from passhat.tau_bench.perturb import Script, Tools
+from passhat.tau_bench.perturb import Script, Tools, scripted_agent
 from passhat.tau_bench.tables import Layout
 from passhat.tools import ToolBoundary
 
@@ -134,15 +134,7 @@ def import_suites(checkout: Path, wanted: list[tuple[str, str]], out: Path | Non
 
 def replay(script: Script) -> Any:
     """An agent that does what the script says: each call, each message; the last word is a goodbye."""
-    async def agent(episode: Any) -> str:
-        for step in script.steps:
-            if step.say is not None:
-                await episode.say(step.say)
-            else:
-                await episode.call(str(step.tool), dict(step.args or {}))
-        return "Goodbye."
-
-    return agent
+    return scripted_agent(script)
 
 
 @dataclass

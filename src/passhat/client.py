@@ -195,8 +195,11 @@ class RemoteEpisode:
         takes); a timeout raises :class:`_Timeout`."""
         if self._httpx is None:
             try:
+                # passhat's tool server closes a kept-alive connection silently only before reading a request (idle,
+                # evicted at its cap): a call that meets such a close never reached it, so it is sent again
                 answer = await (await shared_client()).request(
-                    method, url, json_body=body, headers=self._auth, timeout=None if patient else self.tool_timeout_s)
+                    method, url, json_body=body, headers=self._auth, timeout=None if patient else self.tool_timeout_s,
+                    resend_if_stale=True)
             except AnswerTimeout:
                 raise _Timeout from None
             return _Response(answer.status, answer.body, url)

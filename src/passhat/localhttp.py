@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import urllib.request
 import weakref
 from collections.abc import AsyncIterator, Mapping
@@ -28,6 +29,11 @@ MAX_HEAD = 64 * 1024
 """Largest status line and headers accepted from a server."""
 IDLE_S = 30.0
 """A pooled connection unused this long is closed (the tool server closes its own after 30 s too)."""
+REPLAYABLE = frozenset({"GET", "HEAD", "OPTIONS"})
+"""Methods sent again on a fresh connection when a pooled one closed before any answer (RFC 9110's idempotent
+reads: the server may have received the first copy)."""
+CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
+"""A chunk size as RFC 9112 writes it: hex digits only."""
 
 
 class HttpError(Exception):
@@ -138,9 +144,12 @@ class LocalClient:
 
     async def request(self, method: str, url: str, *, body: bytes = b"", json_body: Any = None,
                       headers: Mapping[str, str] | None = None, timeout: float | None = None,
-                      max_bytes: int | None = None) -> Answer:
+                      max_bytes: int | None = None, resend_if_stale: bool | None = None) -> Answer:
         """Send one request and read its answer whole. ``json_body`` is sent as JSON; ``timeout`` bounds the
-        wait for the whole answer (``None``: no bound); ``max_bytes`` caps its body (:class:`AnswerTooLarge`)."""
+        wait for the whole answer (``None``: no bound); ``max_bytes`` caps its body (:class:`AnswerTooLarge`).
+        ``resend_if_stale``: send it again on a fresh connection when a pooled one closes before any answer
+        (default: only for :data:`REPLAYABLE` methods; say ``True`` only for a server that closes a connection
+        silently only before reading a request, as passhat's tool server does)."""
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
             raise ValueError(f"{url!r}: this client speaks plain http:// only")
@@ -159,9 +168,11 @@ class LocalClient:
             answer, keep = await self._exchange(conn, raw, method, timeout, max_bytes)
         except _ClosedBeforeAnswer:
             conn.close()
-            if not reused:
+            if not reused or not (method in REPLAYABLE if resend_if_stale is None else resend_if_stale):
                 raise BrokenAnswer(f"{url}: the server closed the connection without answering") from None
-            # a pooled connection the server had closed while it was idle: the request never reached it
+            # a pooled connection the server had closed while it was idle: the request most likely never reached
+            # it; but a POST that did (a worker that read it, then died) must not be sent twice, so by default
+            # only a request that may be repeated is (as Go's client does)
             conn, _ = await self._connection(key, fresh=True)
             try:
                 answer, keep = await self._exchange(conn, raw, method, timeout, max_bytes)
@@ -299,21 +310,26 @@ async def _chunked(conn: _Connection, max_bytes: int | None) -> bytes:
     while True:
         end = conn.buffer.find(b"\r\n")
         while end < 0:
+            if len(conn.buffer) > MAX_HEAD:
+                raise BrokenAnswer(f"a chunk-size line longer than {MAX_HEAD} bytes")
             if not await conn.more():
                 raise BrokenAnswer("the server closed the connection in the middle of a chunked body")
             end = conn.buffer.find(b"\r\n")
         size_text = bytes(conn.buffer[:end]).split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise BrokenAnswer(f"bad chunk size {size_text[:20]!r}") from None
+        if not CHUNK_SIZE.fullmatch(size_text):  # int(…, 16) would take "-5", "0x10" and "1_0"
+            raise BrokenAnswer(f"bad chunk size {size_text[:20]!r}")
+        size = int(size_text, 16)
         del conn.buffer[:end + 2]
         if size == 0:  # the last chunk: skip the trailer fields up to the empty line
+            skipped = 0
             while (end := conn.buffer.find(b"\r\n")) != 0:
                 if end > 0:
+                    skipped += end + 2
                     del conn.buffer[:end + 2]
                 elif not await conn.more():
                     raise BrokenAnswer("the server closed the connection in a chunked body's trailer")
+                if skipped + len(conn.buffer) > MAX_HEAD:
+                    raise BrokenAnswer(f"a chunked body's trailer longer than {MAX_HEAD} bytes")
             del conn.buffer[:2]
             return bytes(out)
         _check_size(len(out) + size, max_bytes, declared=False)

@@ -36,3 +36,19 @@ def test_gating_again_after_the_trials_changed_is_refused(fake_run: Any, gate_fi
                                         r"second look at the data.*--sequential"):
         evaluate_gate(run, gate)
     assert len((run / "gate-looks.jsonl").read_text().splitlines()) == 1  # a refused look is not recorded
+
+
+def test_a_look_cut_off_mid_write_is_dropped_and_the_ledger_stays_readable(fake_run: Any, gate_file: Any) -> None:
+    """A gate killed while writing its look leaves half a line; the next look must not be glued to it, or every
+    later gate of the run would refuse the file as not a ledger."""
+    run = fake_run("run", {"a": "pppp", "b": "pppf"})
+    gate = gate_file("rules:\n  - pass_hat_k: {k: 1, min: 0.5}\n")
+    evaluate_gate(run, gate)
+    ledger = run / "gate-looks.jsonl"
+    whole = ledger.read_text()
+    with ledger.open("a") as fh:
+        fh.write(whole[:20])  # the start of a second look, then the process died
+    evaluate_gate(run, gate)
+    evaluate_gate(run, gate)  # and the ledger can still be read after it
+    lines = ledger.read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line)["trials"] == 8 for line in lines)

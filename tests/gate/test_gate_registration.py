@@ -121,6 +121,20 @@ def test_resume_keeps_the_registered_gate_and_refuses_another(cli: Any, suite: P
     assert json.loads((out / "manifest.json").read_text())["gate"]["sha256"] == hashlib.sha256(gate.read_bytes()).hexdigest()
 
 
+def test_resume_without_naming_a_gate_keeps_the_registration_when_the_file_is_gone(cli: Any, suite: Path, tmp_path: Path,
+                                                                                   gate_file: Any) -> None:
+    """The manifest holds the registered rules: a resume that names no gate file must not read it again (it may
+    have moved, or been edited after the run started, which only a resume that offers it must answer for)."""
+    gate = gate_file(NEVER)
+    out = tmp_path / "run"
+    assert run(cli, suite, out, "--gate", gate).exit_code == 0
+    registered = json.loads((out / "manifest.json").read_text())["gate"]
+    gate.unlink()
+    r = run(cli, suite, out, "--resume")
+    assert r.exit_code == 0, said(r)
+    assert json.loads((out / "manifest.json").read_text())["gate"] == registered
+
+
 def test_gating_a_run_afterwards_puts_the_verdict_into_its_report(cli: Any, suite: Path, tmp_path: Path,
                                                                    gate_file: Any) -> None:
     """``passhat gate`` on a run that has a report rewrites it: a report without the verdict (or with an older

@@ -31,8 +31,11 @@ ANSWERS: dict[str, list[bytes]] = {
     "length": [b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello"] * 3,
     "chunked": [b"HTTP/1.1 201 Created\r\ntransfer-encoding: chunked\r\nx-a: 1\r\n\r\n"
                 b"3;ext=1\r\nhel\r\n2\r\nlo\r\n0\r\ntrailer: t\r\n\r\n"],
+    "negative-chunk": [b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n"],
+    "endless-trailer": [b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0\r\n" + b"x-t: 1\r\n" * 20_000],
     "to-the-end": [b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nuntil the connection ends"],
     "one-then-close": [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"],
+    "reads-the-second-then-dies": [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok", b"<die>"],
     "too-large": [b"HTTP/1.1 200 OK\r\ncontent-length: 1000000\r\n\r\n" + b"x" * 10],
     "endless": [b"HTTP/1.1 200 OK\r\n\r\n" + b"x" * 200_000],
     "silent": [b""],
@@ -53,6 +56,8 @@ class _Handler(socketserver.StreamRequestHandler):
             if not answer:
                 self.server.done.wait(5)  # never answers
                 return
+            if answer == b"<die>":
+                return  # read the request, then closed without answering (a worker that crashed)
             self.wfile.write(answer)
             self.wfile.flush()
             if self.server.mode in ("to-the-end", "one-then-close", "endless"):
@@ -99,8 +104,21 @@ def test_answers_framed_by_length_chunks_or_the_end_of_the_connection(scripted: 
 
 def test_a_kept_alive_connection_the_server_closed_meanwhile_is_replaced(scripted: Any) -> None:
     server = scripted("one-then-close")
-    got = fetch(f"http://127.0.0.1:{server.port}/", {}, {})
-    assert [a.body for a in got] == [b"ok", b"ok"] and server.connections == 2
+    got = fetch(f"http://127.0.0.1:{server.port}/", {"method": "GET"}, {"method": "GET"}, {"resend_if_stale": True})
+    assert [a.body for a in got] == [b"ok"] * 3 and server.connections == 3
+
+
+def test_a_post_is_not_sent_twice_unless_the_caller_says_the_server_allows_it(scripted: Any) -> None:
+    """A pooled connection that closes before any answer may have delivered the request (a worker that read it,
+    then died): a POST is then an error rather than a second start of the same work, unless the caller knows the
+    server closes silently only before reading (passhat's tool server)."""
+    dying = scripted("reads-the-second-then-dies")
+    first, second = fetch(f"http://127.0.0.1:{dying.port}/", {}, {})
+    assert first.body == b"ok" and dying.connections == 1 and len(dying.requests) == 2  # it did read the second
+    assert isinstance(second, localhttp.BrokenAnswer) and "closed the connection without answering" in str(second)
+    again = scripted("reads-the-second-then-dies")
+    first, second = fetch(f"http://127.0.0.1:{again.port}/", {"method": "GET"}, {"method": "GET"})
+    assert (first.body, second.body) == (b"ok", b"ok") and again.connections == 2  # a GET is sent again
 
 
 def test_bounds_and_failures_are_errors_naming_what_happened(scripted: Any) -> None:
@@ -113,6 +131,10 @@ def test_bounds_and_failures_are_errors_naming_what_happened(scripted: Any) -> N
     assert isinstance(late, localhttp.AnswerTimeout) and "no whole answer within 0.2 s" in str(late)
     (garbage,) = fetch(f"http://127.0.0.1:{not_http.port}/", {})
     assert isinstance(garbage, localhttp.BrokenAnswer) and "not an HTTP/1.x answer" in str(garbage)
+    (negative,) = fetch(f"http://127.0.0.1:{scripted('negative-chunk').port}/", {})
+    assert isinstance(negative, localhttp.BrokenAnswer) and "bad chunk size b'-5'" in str(negative)
+    (trailer,) = fetch(f"http://127.0.0.1:{scripted('endless-trailer').port}/", {})
+    assert isinstance(trailer, localhttp.BrokenAnswer) and "trailer longer than" in str(trailer)
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]  # nothing listens there once this socket is closed

@@ -22,7 +22,7 @@ from passhat.cases import load_suite
 from passhat.cli import main
 from passhat.runner.trial import run_trial
 from passhat.tau_bench.checkout import Env, read_tasks
-from passhat.tau_bench.perturb import PERTURBATIONS, Script, Tools, scripts
+from passhat.tau_bench.perturb import PERTURBATIONS, Script, Tools, scripted_agent, scripts
 
 KNOWN = {"output_in_longer_number": (1.0, "fail")}
 """Perturbations where passhat's verdict differs from τ-bench's by design: (τ-bench's reward, passhat)."""
@@ -77,17 +77,6 @@ def suites(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return checkout, root / "s"
 
 
-def agent(script: Script) -> Any:
-    async def play(episode: Any) -> str:
-        for step in script.steps:
-            if step.say is not None:
-                await episode.say(step.say)
-            else:
-                await episode.call(str(step.tool), dict(step.args or {}))
-        return "Goodbye."
-    return play
-
-
 @pytest.mark.parametrize("env", ["retail", "airline"])
 def test_every_perturbation_gets_tau_benchs_verdict(suites: tuple[Path, Path], env: str) -> None:
     checkout, out = suites
@@ -106,7 +95,7 @@ def test_every_perturbation_gets_tau_benchs_verdict(suites: tuple[Path, Path], e
         gold = [(a.name, a.kwargs) for a in task.actions]
         for kind, script in plays.items():
             reward = stand_in.reward(gold, task.outputs, script)
-            record = asyncio.run(run_trial(case, domain, agent(script), trial=0, seed=1))
+            record = asyncio.run(run_trial(case, domain, scripted_agent(script), trial=0, seed=1))
             seen.setdefault(kind, []).append((reward, record.outcome))
             expected = KNOWN.get(kind, (reward, "pass" if reward == 1.0 else "fail"))
             assert (reward, record.outcome) == expected, (task.index, kind, [g.reason for g in record.grades if not g.passed])

@@ -181,6 +181,7 @@ async def evaluate_async(
     opts = RunOptions.build(options, **fields).resolved()
     folder = Path(out) if out is not None else None
     old_manifest = RunStore(folder).manifest() if resume and folder is not None else None
+    gate_given = "gate" in opts.model_fields_set  # not a run file: whether the caller named a gate file now
     if old_manifest is not None and folder is not None:
         opts = continue_options(old_manifest.options, opts, folder)
     sequenced = None
@@ -218,7 +219,8 @@ async def evaluate_async(
     if opts.gate is not None or (old_manifest is not None and old_manifest.gate is not None):
         from passhat.gate import registration_for_run  # the gate's model: not on a gateless run's first trial
 
-        registered_gate = registration_for_run(opts.gate, old_manifest)
+        # resumed without naming a gate file: the registration the manifest holds, whatever became of the file
+        registered_gate = registration_for_run(opts.gate if old_manifest is None or gate_given else None, old_manifest)
     runs_on = make_executor(opts, suite=plan.suite, agent=agent, label=label,
                             cassette=tools_from)  # joins the cluster before any trial
     if folder is None:

@@ -127,21 +127,21 @@ def _import_tau2_bench(checkout: Path, out: Path, tasks: str) -> None:
     from passhat.tau2_bench.importer import import_tau2_bench
 
     result = import_tau2_bench(checkout, out, split=tasks)
-    err = stderr_console()
-    for env, folder in result.suites.items():
-        err.print(escape(f"wrote {folder}: τ²-bench {env}, {result.cases[env]} case(s) from split {tasks!r}; "
-                         f"check it with `passhat cases lint {folder / 'cases'}`"), highlight=False, soft_wrap=True)
-    for note in result.notes:
-        err.print(escape(f"note: {note}"), highlight=False, soft_wrap=True)
+    _say_imported(result.suites, result.cases, result.notes, f"τ²-bench {{env}}, {{cases}} case(s) from split {tasks!r}")
 
 
 def _import_tau_bench(checkout: Path, out: Path, tasks: str) -> None:
     from passhat.tau_bench.importer import import_tau_bench
 
     result = import_tau_bench(checkout, out, split=tasks)
+    _say_imported(result.suites, result.cases, result.notes, f"τ-bench {{env}}, {{cases}} case(s) from tasks_{tasks}.py")
+
+
+def _say_imported(suites: dict[str, Path], cases: dict[str, int], notes: list[str], what: str) -> None:
+    """One line per suite written (``what`` with ``{env}`` and ``{cases}``), then the importer's notes."""
     err = stderr_console()
-    for env, folder in result.suites.items():
-        err.print(escape(f"wrote {folder}: τ-bench {env}, {result.cases[env]} case(s) from tasks_{tasks}.py; "
+    for env, folder in suites.items():
+        err.print(escape(f"wrote {folder}: {what.format(env=env, cases=cases[env])}; "
                          f"check it with `passhat cases lint {folder / 'cases'}`"), highlight=False, soft_wrap=True)
-    for note in result.notes:
+    for note in notes:
         err.print(escape(f"note: {note}"), highlight=False, soft_wrap=True)

@@ -90,6 +90,7 @@ def record_look(run_folder: Path, **seen: Any) -> None:
     look = GateLook(at=datetime.now(UTC).isoformat(), trials_bytes=trials_size(run_folder), **seen)
     line = json.dumps(look.model_dump(mode="json"), sort_keys=True, allow_nan=False) + "\n"
     try:
+        _drop_torn_tail(path)
         with path.open("ab") as fh:
             fh.write(line.encode())
             fh.flush()
@@ -97,3 +98,15 @@ def record_look(run_folder: Path, **seen: Any) -> None:
     except OSError as exc:
         raise GateError(str(path), "", f"cannot record this gate look: {exc.strerror or exc}; a look that is not "
                         "recorded could be repeated unseen, so the gate is not evaluated") from None
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a last line a killed write left unfinished (``previous_looks`` skips it; appending after it would
+    glue the next look to it and leave a line no reader can parse). Its look never completed: no verdict was
+    made from it."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with path.open("r+b") as fh:
+            fh.truncate(data.rfind(b"\n") + 1)

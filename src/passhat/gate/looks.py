@@ -7,7 +7,7 @@ and the run itself all reach the same verdicts at the same looks, and gating aga
 
 At each look:
 
-- a rule still open is tested at the look's *nominal* level (``Sequential.levels``: Pocock-type spending on
+- a rule still open is tested at the look's *nominal* level (``Sequential.levels``: O'Brien–Fleming-type spending on
   the trial scale, boundaries from the correlation of the rule's estimates across its looks), Holm across
   the FAIL-capable rules as on a finished run (a FAIL kept at an earlier look passes its α on);
 - a PASS or FAIL of an inference (``case_success_rate``, ``pass_hat_k``, ``pass_at_k``, ``non_inferior``) is
@@ -47,9 +47,9 @@ from passhat.stats import estimate
 from passhat.stats._resample import cluster_se, resampling_units, unit_totals
 
 StopReason = Literal["decided", "failed", "max_trials"]
+"""Why a sequential run stopped: every rule decided; a final FAIL; or the last look reached."""
 MEANS = {"pass_hat_k", "pass_at_k", "case_success_rate"}
 """Rules on a mean of per-case values over the run's cases (``non_inferior`` too, with a baseline)."""
-"""Why a sequential run stopped: every rule decided; a final FAIL; or the last look reached."""
 
 INFERENCES = {"case_success_rate", "pass_hat_k", "pass_at_k", "non_inferior"}
 """Rules whose PASS and FAIL are both tests: either one settles the rule."""

@@ -498,7 +498,7 @@ class _Request:
                            exc_info=exc)
             if not self.response_started and not self.disconnected:
                 self._plain(500, "Internal Server Error")
-            else:
+            elif not self.response_done:  # cut off mid-answer; after a whole one the connection may carry the next
                 self.conn.close()
             if isinstance(exc, asyncio.CancelledError):
                 raise
@@ -550,6 +550,10 @@ class _Request:
             if kind != "http.response.start":
                 raise RuntimeError(f"expected 'http.response.start', got {kind!r}")
             self.response_started = True
+            if self.expect_continue and not self.body_done:
+                # answered before asking for the body (a refusal): the client, never told to go on, sends no body,
+                # so the bytes the connection would drop as it are its next request; end the connection instead
+                self.keep_alive = False
             self.expect_continue = False
             self.head = self._head(message["status"], message.get("headers") or [])
             if self.chunked:

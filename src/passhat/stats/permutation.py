@@ -45,8 +45,6 @@ import numpy as np
 from passhat.metric_names import PassMetric
 from passhat.stats.passk import pass_at_k, pass_hat_k
 
-"""The metric of a column: pass^k or pass@k."""
-
 
 class PermutationResult(NamedTuple):
     """Per column: the two-sided p-value of "nothing changed" and the exact null moments of the summed difference."""

@@ -33,6 +33,7 @@ from typing import Any
 
 from passhat.cases.load import parse_case
 from passhat.errors import CaseError
+from passhat.suites.written import write_new_files
 from passhat.tau2_bench.checkout import GoldAction, Task, Tau2Env, find_envs, read_tasks
 from passhat.tau2_bench.domain import Tau2Domain, task_fixture, tau2_bench_domain
 from passhat.tools import ToolBoundary, ToolContext
@@ -210,11 +211,5 @@ def import_tau2_bench(checkout: Path, out: Path, *, split: str = "base",
         result.suites[env.name], result.cases[env.name] = folder, len(tasks)
     if not result.suites:
         raise CaseError(str(checkout), "", f"no domain has a split {split!r}: " + "; ".join(result.notes))
-    for path, _ in pending:
-        if path.exists():
-            raise CaseError(str(path), "", "already exists (from an earlier import?); import into an empty folder "
-                                           "or remove it")
-    for path, text in pending:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, "utf-8")
+    write_new_files(pending)
     return result

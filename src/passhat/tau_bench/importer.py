@@ -31,6 +31,7 @@ from typing import Any
 from passhat.cases.load import parse_case
 from passhat.cases.model import DEFAULT_OPENER
 from passhat.errors import CaseError
+from passhat.suites.written import write_new_files
 from passhat.tau_bench.checkout import Env, Task, find_envs, read_tasks
 from passhat.tau_bench.domain import tau_bench_domain
 from passhat.validation import dump_yaml
@@ -133,11 +134,5 @@ def import_tau_bench(checkout: Path, out: Path, *, split: str = "test") -> TauBe
             body = dump_yaml(case, sort_keys=False, allow_unicode=True, width=110)
             pending.append((folder / "cases" / f"{case['id']}.yaml", HEADER.format(file=where, index=task.index) + body))
         result.suites[env.name], result.cases[env.name] = folder, len(tasks)
-    for path, _ in pending:
-        if path.exists():
-            raise CaseError(str(path), "", "already exists (from an earlier import?); import into an empty folder "
-                                           "or remove it")
-    for path, text in pending:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, "utf-8")
+    write_new_files(pending)
     return result

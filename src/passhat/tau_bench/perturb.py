@@ -184,4 +184,17 @@ def scripts(tasks: Sequence[Task], tools: Tools) -> list[dict[Perturbation, Scri
     return out
 
 
-__all__ = ["PERTURBATIONS", "Perturbation", "Script", "Step", "Tools", "perturbed", "scripts"]
+def scripted_agent(script: Script) -> Any:
+    """An agent that plays ``script``: each call through the episode, each message to the user, then a goodbye."""
+    async def agent(episode: Any) -> str:
+        for step in script.steps:
+            if step.say is not None:
+                await episode.say(step.say)
+            else:
+                await episode.call(str(step.tool), dict(step.args or {}))
+        return "Goodbye."
+
+    return agent
+
+
+__all__ = ["PERTURBATIONS", "Perturbation", "Script", "Step", "Tools", "perturbed", "scripted_agent", "scripts"]
