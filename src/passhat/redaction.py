@@ -39,7 +39,10 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import compress
 from typing import Any
+
+from pydantic_core import to_json
 
 DEFAULT_PATTERNS: dict[str, str] = {
     # the local part starts where its run of characters starts (RFC 5321: at most 64 of them)
@@ -153,6 +156,10 @@ _ATTENTION = re.compile(r"[0-9@]").search
 """Finds what every default pattern needs (an ``@`` or a digit); text without one is returned as it is.
 A record holds hundreds of strings, ~90% of them words, keys and IDs with neither: this one linear scan
 is most of what redacting a record costs (docs/design/016-group-commit.md)."""
+_NOT_ATTENTION = bytes(b for b in range(256) if b not in b'"0123456789@')
+"""Deleted from JSON text to leave its quotes and what ``_ATTENTION`` looks for (an escape never stands for a digit
+or an ``@``: JSON writers escape only quotes, backslashes and control characters, and ``\\u00XX`` holds digits
+itself)."""
 _DIGEST = re.compile(r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}").fullmatch
 """A whole value that is a hex digest (MD5/trace id, SHA-1, SHA-256 length): an identifier, never personal
 data. Left alone by the default patterns, which would otherwise take a digest that happens to start with
@@ -202,6 +209,8 @@ class Redactor:
             self._compiled.append((name if default else "", re.compile(p), repl))
         self._only_defaults = all(default for default, _, _ in self._compiled)
         self._plain: Callable[[str], object] = _ATTENTION if self._only_defaults else _always
+        self._json_memo: dict[bytes, bytes | None] = {}
+        """:meth:`json_text`'s strings as they are in JSON text, with their redacted text (``None``: unchanged)."""
         self._memo: dict[str, str] = {}
         """Strings redacted already, with their result: a run's records repeat the same tool results, reasons
         and IDs trial after trial. Valid in both modes: a numbered value keeps its number once given."""
@@ -252,6 +261,58 @@ class Redactor:
                 continue
             value = rx.sub(repl, value)
         return value
+
+    def json_text(self, raw: bytes) -> bytes | None:
+        """``raw`` (compact JSON as pydantic writes it) with its strings redacted, the same bytes as redacting the
+        parsed value with :meth:`value` and writing it again; ``None`` where that cannot be done on the text
+        (named fields, patterns of the user's, numbered placeholders, a key that redaction would change: two
+        keys may then collide), and the caller redacts the value instead.
+
+        Why: a record holds hundreds of strings and keys, and walking it in Python, copying every dict and
+        list, was most of what storing a record cost. On the text, splitting at the quotes separates the
+        strings in C, and only the strings with a digit or an ``@`` (the defaults need one: ``_ATTENTION``)
+        are looked at, each distinct one once (``_json_memo``)."""
+        if not self.enabled:
+            return raw
+        if self.fields or self.numbered or not self._only_defaults:
+            return None
+        escaped = b"\\" in raw
+        if escaped:  # same-length stand-ins for the two escapes that hold a quote or end in one (bytes < 0x20 are
+            # always escaped in JSON text, so neither occurs otherwise): then every quote left delimits a string
+            raw = raw.replace(b"\\\\", b"\x01\x01").replace(b'\\"', b"\x02\x02")
+        parts = raw.split(b'"')  # outside, string, outside, string, …
+        # per part, its digits and "@"s: the strings' (odd parts) that have any are the ones to look at
+        marks = raw.translate(None, _NOT_ATTENTION).split(b'"')
+        memo = self._json_memo
+        for i in compress(range(1, len(parts), 2), marks[1::2]):
+            token = parts[i]
+            if token in memo:
+                done = memo[token]
+            else:
+                done = self._json_string(token, escaped)
+                if len(token) <= MEMO_MAX_CHARS:
+                    if len(memo) >= MEMO_ENTRIES:
+                        memo.clear()
+                    memo[token] = done
+            if done is None:
+                continue
+            if parts[i + 1][:1] == b":":  # a key: keys redacted alike need the value's walk (their "#2" suffix)
+                return None
+            parts[i] = done
+        out = b'"'.join(parts)
+        return out.replace(b"\x01\x01", b"\\\\").replace(b"\x02\x02", b'\\"') if escaped else out
+
+    def _json_string(self, token: bytes, escaped: bool) -> bytes | None:
+        """A string's redacted JSON text (without its quotes), or ``None`` when redaction leaves it as it is."""
+        if escaped and (b"\\" in token or b"\x01" in token or b"\x02" in token):
+            token = token.replace(b"\x01\x01", b"\\\\").replace(b"\x02\x02", b'\\"')
+            value = json.loads(b'"' + token + b'"')
+        else:
+            value = token.decode("utf-8")
+        redacted = self.text(value)
+        if redacted == value:
+            return None
+        return to_json(redacted)[1:-1]
 
     def value(self, data: Any) -> Any:
         """Redact any JSON-like structure (returns a new structure); keys are redacted like values."""

@@ -276,6 +276,8 @@ def test_requests_and_answers_are_bounded(provider: StallingProvider, tmp_path: 
 
     before = provider.requests.get("healthy", 0)
     _, [record] = evaluate_with(tmp_path, provider, agent, {"openai": "/v1"})
-    assert statuses == [413, 200] * 2  # the runner's retry of the trial asked again
+    # the runner's retry of the trial asked again; whether the stream's 200 head reached the agent before the
+    # outage ended its trial is a race the runner may win (it ends the trial at once)
+    assert statuses.count(413) == 2 and set(statuses) <= {413, 200} and statuses[0] == 413
     assert provider.requests.get("healthy", 0) - before == 2  # the streamed calls only: the big one never left
     assert record.outcome == "error" and "the provider's answer is larger than" in record.error

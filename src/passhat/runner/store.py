@@ -231,7 +231,18 @@ class RunStore:
                            "records written since are not in it — run again into a folder nothing else writes")
 
     def encode(self, record: TrialRecord) -> bytes:
-        """The record as it is stored: redacted, one JSON line."""
+        """The record as it is stored: redacted, one JSON line.
+
+        Written from the model and redacted as text (``Redactor.json_text``) where that gives the bytes the
+        dump-redact-write path below gives (docs/design/032): 0.30 → 0.13 ms for a refunds record."""
+        try:
+            text = to_json(record, inf_nan_mode="constants")
+        except (ValueError, TypeError, UnicodeError):
+            text = b"NaN"  # the path below says what is wrong, as it always did
+        if b"NaN" not in text and b"Infinity" not in text:
+            redacted = self.redactor.json_text(text)
+            if redacted is not None:
+                return redacted + b"\n"
         data = self.redactor.value(record.model_dump(mode="json"))
         # pydantic's encoder is ~5x faster than json.dumps and writes the same bytes (floats in an exponent's
         # range may be spelled 0.00001 for 1e-05: the same number). It writes NaN and Infinity as those words;

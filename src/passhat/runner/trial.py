@@ -7,10 +7,11 @@ the harness or the world are infrastructure: the trial's outcome is ``error`` an
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import contextvars
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from passhat.errors import AgentCrashed, InfrastructureError
 from passhat.graders import DEFAULT_GRADERS, Grader, TrialView, grade_all, trial_passed
 from passhat.graders.files import run_commands
 from passhat.graders.judge import Judge, judge_trial, needs_judge
+from passhat.runner.in_task import InContext
 from passhat.runner.records import Outcome, Timing, TrialRecord
 from passhat.runner.watchdog import CURRENT_WATCHDOG, TrialSlot
 from passhat.seeding import derive_seed
@@ -64,8 +66,9 @@ async def _guarded(agent: Agent, episode: Episode, ended: list[float]) -> str | 
         ended.append(time.monotonic())
 
 
-def _watch_agent(task: asyncio.Task[str | None], episode: Episode, seconds: float) -> TrialSlot | None:
-    """Tag the agent's task for the run's loop watchdog, if one watches (runner/watchdog.py)."""
+def _watch_agent(task: asyncio.Task[Any], episode: Episode, seconds: float) -> TrialSlot | None:
+    """Tag the trial's task, while its agent runs in it, for the run's loop watchdog, if one watches
+    (runner/watchdog.py); :func:`_unwatch_agent` takes the tag off when the agent ends."""
     dog = CURRENT_WATCHDOG.get()
     deadline = episode.deadline
     if dog is None or deadline is None:
@@ -73,6 +76,44 @@ def _watch_agent(task: asyncio.Task[str | None], episode: Episode, seconds: floa
     slot = TrialSlot(case_id=episode.case_id, trial=episode.trial, limit_s=seconds, deadline=deadline, episode=episode)
     dog.enter(task, slot)
     return slot
+
+
+def _unwatch_agent(task: asyncio.Task[Any], slot: TrialSlot | None) -> None:
+    """The agent has ended: what the trial's task runs next is the harness's code, not the agent's."""
+    dog = CURRENT_WATCHDOG.get()
+    if dog is not None and slot is not None:
+        dog.leave(task, slot)
+
+
+@dataclass
+class _Stop:
+    """The runner's reasons to cancel the trial's task while its agent runs in it: the time limit (its timer)
+    and an outage declared on the trial's watch (the declared future's callback)."""
+
+    task: asyncio.Task[Any]
+    watch: outages.TrialWatch
+    baseline: int
+    """``task.cancelling()`` when the agent started: a count above it once ours is taken back is someone
+    else's (the run's cancellation: Ctrl-C, a failed writer)."""
+    active: bool = True
+    fired: bool = False
+    blame: str | None = None
+    """The provider's part in the time spent, judged when it fired, before the cancellation unwinds the calls."""
+
+    def __call__(self, *_: object) -> None:
+        if not self.active or self.fired:  # a callback scheduled before the agent ended comes too late
+            return
+        self.fired = True
+        self.blame = self.watch.blame()
+        self.task.cancel()
+
+    def end(self) -> bool:
+        """The agent has ended: fire no more, take back our cancellation, and say whether another one was asked
+        for meanwhile (the agent may have kept it to itself by catching it)."""
+        self.active = False
+        if self.fired:
+            self.task.uncancel()
+        return self.task.cancelling() > self.baseline
 
 
 def _over_limit(seconds: float, ended: float, slot: TrialSlot | None, started: float, *, cancelled: bool) -> str:
@@ -101,35 +142,52 @@ async def _within_limit(agent: Agent, episode: Episode, seconds: float) -> str |
     outage declared on the trial's watch (the model relay saw the agent's provider stall) ends the trial
     at once as that error, whatever the agent returns; so does an agent that ends while the relay's last
     attempt at its provider got no answer (refused, 5xx). An agent that ended after its limit (it blocked the
-    event loop, so no timer could fire) is over its limit too, whatever it returned or raised."""
+    event loop, so no timer could fire) is over its limit too, whatever it returned or raised.
+
+    The agent runs in this task (runner/in_task.py, docs/design/032): the limit and a declared outage cancel
+    the task, and are told apart from the run's own cancellation, which always propagates."""
     ended: list[float] = []
     started = time.monotonic()
+    task = asyncio.current_task()
+    if task is None:
+        raise RuntimeError("a trial's agent is run from an asyncio task")
+    reply: str | None = None
+    raised: BaseException | None = None
     with outages.watching(episode.deadline) as watch:
-        task = asyncio.ensure_future(_guarded(agent, episode, ended))  # created inside: the task sees the watch
+        context = contextvars.copy_context()  # taken inside: the agent sees the watch, as a task made here would
+        stop = _Stop(task, watch, task.cancelling())
+        timer = asyncio.get_running_loop().call_later(seconds, stop)
+        declared = watch.declared()
+        declared.add_done_callback(stop)
         slot = _watch_agent(task, episode, seconds)
+        running = InContext(_guarded(agent, episode, ended), context)
         try:
-            waited: set[asyncio.Future[Any]] = {task, watch.declared()}
-            await asyncio.wait(waited, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+            reply = await running
+        except BaseException as exc:  # the agent's failure or a cancellation: which, is decided below
+            raised = exc
         finally:
-            blame = None if task.done() else watch.blame()  # judged before cancelling unwinds the calls
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-    if watch.outage is not None:
-        if not task.cancelled():
-            task.exception()  # what the agent made of the outage is moot (and must not be logged as unretrieved)
+            timer.cancel()
+            declared.remove_done_callback(stop)
+            _unwatch_agent(task, slot)
+            run_cancelled = stop.end()
+        if run_cancelled:  # the run is being cancelled: that wins, whatever the agent did with it
+            raise raised if isinstance(raised, asyncio.CancelledError) else asyncio.CancelledError()
+    if not running.suspended:  # it never waited: give the other trials, the writer and the watchdog's beat a turn
+        await asyncio.sleep(0)
+    cancelled = isinstance(raised, asyncio.CancelledError)  # by the limit or an outage: the run's is raised above
+    if watch.outage is not None:  # what the agent made of the outage is moot
         raise InfrastructureError(watch.outage)
-    if blame is not None:
-        raise InfrastructureError(f"time limit of {seconds:g}s reached while {blame}")
-    failing = None if task.cancelled() else watch.blame()  # only the model relay's failing calls outlive the agent
-    if failing is not None:
-        task.exception()  # what it returned or raised came of the outage
+    if stop.blame is not None:
+        raise InfrastructureError(f"time limit of {seconds:g}s reached while {stop.blame}")
+    failing = None if cancelled else watch.blame()  # only the model relay's failing calls outlive the agent
+    if failing is not None:  # what it returned or raised came of the outage
         raise InfrastructureError(f"the agent ended while {failing} (no answer since)")
-    if task.cancelled() or (ended and ended[0] > started + seconds):  # the same limit the wait applied
+    if stop.fired or (ended and ended[0] > started + seconds):  # stopped at its limit, or ended past it
         raise TimeoutError(_over_limit(seconds, ended[0] if ended else time.monotonic(), slot, started,
-                                       cancelled=task.cancelled()))
-    return task.result()
+                                       cancelled=cancelled))
+    if raised is not None:
+        raise raised
+    return reply
 
 
 async def _drive(agent: Agent, episode: Episode, seconds: float) -> tuple[EndReason, str | None]:

@@ -4,9 +4,10 @@ An in-process ``async def`` agent that never awaits (``while True: pass``, ``tim
 whole run's event loop: no timer fires, no other trial moves, Ctrl-C's cancellation cannot be delivered.
 The loop cannot be taken back from it; what can be done (docs/design/022-bounded-trials-and-inputs.md):
 
-- every agent task is tagged with its trial (:meth:`LoopWatchdog.enter`; a task factory carries the tag
-  to the tasks the agent creates), so while the beat has stopped the thread can read which trial's code
-  holds the loop (``asyncio.current_task(loop)`` is readable from another thread);
+- while an agent runs, the trial's task it runs in is tagged with its trial (:meth:`LoopWatchdog.enter`,
+  :meth:`~LoopWatchdog.leave` when it ends; a task factory carries the tag to the tasks the agent creates),
+  so while the beat has stopped the thread can read which trial's code holds the loop
+  (``asyncio.current_task(loop)`` is readable from another thread);
 - past that trial's limit it prints one line naming it; if the loop comes back, the trial ends as
   ``time_limit`` (the trial's own check, :func:`passhat.runner.trial._within_limit`);
 - not back within :data:`GRACE_S` after the limit, the run is aborted through :mod:`passhat.shutdown`:
@@ -134,8 +135,17 @@ class LoopWatchdog:
             self._thread.join(timeout=1.0)
 
     def enter(self, task: asyncio.Task[Any], slot: TrialSlot) -> None:
-        """Tag ``task`` (an agent's) with its trial; the tasks it creates inherit the tag."""
-        self._slots[task] = slot
+        """Tag ``task`` (the trial's, while its agent runs in it) with its trial; the tasks it creates meanwhile
+        inherit the tag."""
+        with self._lock:
+            self._slots[task] = slot
+
+    def leave(self, task: asyncio.Task[Any], slot: TrialSlot) -> None:
+        """Untag ``task``: its agent has ended, and what it runs next is the harness's (the tasks the agent
+        created keep their tag)."""
+        with self._lock:
+            if self._slots.get(task) is slot:
+                del self._slots[task]
 
     def lost_to_others(self, slot: TrialSlot, since: float) -> Block | None:
         """The longest block since ``since`` whose culprit was not ``slot`` (another agent, the harness)."""

@@ -13,15 +13,14 @@ world diff, ``expect_state`` and every state assertion read them. What the tools
 
 - **one decoded copy per process**, the initial records, made when the fixture is built and shared by
   every trial; a read by key or a scan of a collection touches only these (no SQL, no JSON decoding);
-- **per trial**, once it has changed a collection, a private dict for it (a copy of the key → record
-  mapping, not of the records) and a private copy of each record it changed; until then the trial
-  reads the shared one;
+- **per trial**, its own copies of the records it changed, and nothing else: no copy of a collection.
+  While one of its calls runs they stand in the shared collections in place of the fixture's records
+  (a record it added at the end, one it deleted taken out); when the call ends the shared collections
+  are put back. Calls take a lock, so no other trial's call sees them;
 - **per call**, the records it changed: their dicts and lists report changes (:mod:`.tracked`), so after
   the call only those are re-encoded, compared with their stored rows and written. A read writes
   nothing. A shared record a tool changes in place is copied just before its first change; after the
-  call the changed one is the trial's, and the copy replaces it in the shared collection and in every
-  other live trial. A shared collection that gained or lost keys gets them back. So no trial sees
-  another's changes.
+  call the changed one is the trial's and the copy goes back into the shared collection.
 
 A call that raises changes nothing here either (the boundary rolls the trial's database back; the
 records the call touched are restored). The memory is checked against the database at the start of a
@@ -42,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from passhat.errors import DomainError
 from passhat.tau_bench.tables import Layout, Row, quote
-from passhat.tau_bench.tracked import Cell, TrackedDict, TrackedTable, owned, tracked
+from passhat.tau_bench.tracked import Cell, TrackedRecord, TrackedTable, owned_record, record
 from passhat.world.image import LOG_TABLE
 
 if TYPE_CHECKING:
@@ -62,18 +61,19 @@ def same_row(a: Row | None, b: Row | None) -> bool:
 
 @dataclass
 class _Trial:
-    """What one trial's tools see, and how it differs from the fixture."""
+    """What one trial changed: its records (put in the shared collections while its calls run) and rows."""
 
-    data: dict[str, TrackedTable]
-    """The ``data`` argument of every call: per collection, the shared key → record dict until the trial
-    changes the collection, then its own."""
+    own: dict[str, dict[str, Any]]
+    """Per collection, the records this trial changed, as its own objects (``_ABSENT``: a fixture record it
+    deleted), in the order it first changed them: a record it added goes at the end of the collection."""
     rows: dict[str, dict[str, Row | None]]
     """Per collection, the rows of this trial that differ from the fixture (``None``: deleted)."""
     changes: int
     """The connection's ``total_changes`` after this trial's last call."""
-    log_end: int | None
-    """The change log's last position after this trial's last call, when that call wrote (a write the
-    boundary rolled back afterwards shows as a shorter log); ``None`` when it wrote nothing."""
+    grew_from: int | None
+    """Where the change log ended before this trial's last call, when that call wrote: the log must have
+    grown past it (a write the boundary rolled back after the call leaves it there); ``None`` when the
+    call wrote nothing."""
 
 
 class JsonCollections:
@@ -89,15 +89,22 @@ class JsonCollections:
         self._fixture: dict[str, dict[str, Row]] = {
             name: {key: layout.encode(key, record) for key, record in data[name].items()}
             for name, layout in self.layouts.items()}
-        self._base: dict[str, dict[str, TrackedDict]] | None = None
+        self._base: dict[str, dict[str, TrackedRecord]] | None = None
+        """Per collection, the fixture's records, decoded once and shared by every trial."""
         self._tables: dict[str, TrackedTable] = {}
-        """Per collection, the key → record dict every trial reads until it changes the collection."""
+        """Per collection, the dict every call gets: the fixture's records, with the calling trial's own in
+        their place while its call runs."""
         self._trials: weakref.WeakKeyDictionary[World, _Trial] = weakref.WeakKeyDictionary()
         self._lock = threading.RLock()
-        self._dirty: dict[tuple[str, str], None] | None = None
-        self._hits: dict[tuple[str, str], TrackedDict] = {}
+        self._dirty: dict[tuple[str, str], set[Any] | None] | None = None
+        """The records the call in progress changed, each with the fields it changed (``None``: any field);
+        ``None`` when no call is in progress."""
+        self._own: dict[str, dict[str, Any]] = {}
+        """The calling trial's own records (:attr:`_Trial.own`)."""
+        self._hits: dict[tuple[str, str], TrackedRecord] = {}
         """The shared records the call in progress changed, each with a copy taken before its first change."""
-        self._table_hits: set[str] = set()
+        self._moved: set[str] = set()
+        """Collections whose order the call in progress disturbed (a key taken out): rebuilt afterwards."""
 
     # --- the fixture --------------------------------------------------------------------------------
 
@@ -111,13 +118,13 @@ class JsonCollections:
             layout.insert(db, list(self._fixture[name].values()))
         self._shared()
 
-    def _shared(self) -> dict[str, dict[str, TrackedDict]]:
+    def _shared(self) -> dict[str, dict[str, TrackedRecord]]:
         with self._lock:
             if self._base is None:
-                self._base = {name: {key: tracked(layout.decode(row), (self._mark, name, key, True))
+                self._base = {name: {key: record(layout.decode(row), self._mark, name, key)
                                      for key, row in self._fixture[name].items()}
                               for name, layout in self.layouts.items()}
-                self._tables = {name: TrackedTable(name, records, self._report_shared)
+                self._tables = {name: TrackedTable(name, records, self._report)
                                 for name, records in self._base.items()}
             return self._base
 
@@ -130,12 +137,15 @@ class JsonCollections:
         with self._lock:
             if self._dirty is not None:
                 raise RuntimeError("a τ-bench tool call inside another: each call is one change of the world")
-            trial = self._trial(world, db)
-            given = dict(trial.data)
-            self._dirty, self._hits, self._table_hits = {}, {}, set()
+            start = _log_mark(world, db)
+            trial = self._trial(world, db, start)
+            tables = self._tables
+            self._dirty, self._hits, self._moved, self._own = {}, {}, set(), trial.own
             try:
+                self._swap_in(trial)
+                given = dict(tables)
                 result = fn(given)
-                if given.keys() != trial.data.keys() or any(given[n] is not t for n, t in trial.data.items()):
+                if given.keys() != tables.keys() or any(given[n] is not t for n, t in tables.items()):
                     raise DomainError("a tool replaced a whole collection of `data`; τ-bench tools change records "
                                       "and keys within a collection")
                 wrote = self._write(trial, db) if self._dirty else False
@@ -143,50 +153,99 @@ class JsonCollections:
                 self._revert(trial)
                 raise
             finally:
+                self._swap_out(trial)
                 self._dirty = None
             trial.changes = db.total_changes
-            trial.log_end = _log_end(db) if wrote else None
+            trial.grew_from = start if wrote else None
             return result
 
     def _mark(self, cell: Cell) -> None:
-        """A record's dict or list is about to change."""
+        """A container of a record is about to change (the record's ``cell[3]`` field; ``None``: any field)."""
         dirty = self._dirty
         if dirty is None:
             raise RuntimeError(f"τ-bench record {cell[1]}[{cell[2]!r}] changed outside a tool call: only a call's "
                                "changes are written to the trial's world")
-        where = (cell[1], cell[2])
-        dirty[where] = None
-        if cell[3] and where not in self._hits:  # the shared record as every other trial must keep seeing it
-            self._hits[where] = tracked(self._shared()[cell[1]][cell[2]], cell)
+        name, key, field = cell[1], cell[2], cell[3]
+        where = (name, key)
+        if where not in dirty:
+            dirty[where] = None if field is None else {field}
+        elif (fields := dirty[where]) is not None:
+            if field is None:
+                dirty[where] = None
+            else:
+                fields.add(field)
+        if where not in self._hits and key not in self._own[name]:  # a shared record: others must keep seeing it
+            shared = self._base[name].get(key) if self._base is not None else None
+            if shared is not None:
+                self._hits[where] = record(shared, self._mark, name, key)
 
-    def _report(self, name: str, key: str) -> None:
-        """A key of a trial's own collection is about to be set or deleted."""
-        self._mark((self._mark, name, key, False))
-
-    def _report_shared(self, name: str, key: str) -> None:
-        """A key of a shared collection is about to be set or deleted."""
-        self._mark((self._mark, name, key, False))
-        self._table_hits.add(name)
+    def _report(self, name: str, key: str, removes: bool) -> None:
+        """A key of a collection is about to be set or (``removes``) taken out."""
+        dirty = self._dirty
+        if dirty is None:
+            raise RuntimeError(f"τ-bench collection {name!r} changed outside a tool call: only a call's "
+                               "changes are written to the trial's world")
+        if removes:
+            self._moved.add(name)
+        dirty[(name, key)] = None
 
     # --- a trial's records ----------------------------------------------------------------------------
 
-    def _trial(self, world: World, db: sqlite3.Connection) -> _Trial:
-        """The trial's state, checked against the database (re-read from it when something else wrote)."""
+    def _swap_in(self, trial: _Trial) -> None:
+        """Put the trial's own records in the shared collections, for the length of one call."""
+        for name, records in trial.own.items():
+            if records:
+                table = self._tables[name]
+                for key, record in records.items():
+                    if record is _ABSENT:
+                        self._moved.add(name)
+                        dict.pop(table, key, None)
+                    else:
+                        dict.__setitem__(table, key, record)
+
+    def _swap_out(self, trial: _Trial) -> None:
+        """Make the shared collections the fixture's again: the shared records the call changed replaced by
+        their copies, the trial's records and the keys the call set taken out; a collection whose order was
+        disturbed is rebuilt."""
+        base = self._shared()
+        for (name, key), before in self._hits.items():
+            base[name][key] = before
+        touched: dict[str, list[str]] = {}
+        for name, key in self._dirty or ():
+            touched.setdefault(name, []).append(key)
+        for name, records in trial.own.items():
+            if records:
+                touched.setdefault(name, []).extend(records)
+        for name, keys in touched.items():
+            table, records = self._tables[name], base[name]
+            if name in self._moved:
+                dict.clear(table)
+                dict.update(table, records)
+                continue
+            for key in keys:
+                if key in records:
+                    dict.__setitem__(table, key, records[key])
+                else:
+                    dict.pop(table, key, None)
+        self._hits, self._moved = {}, set()
+
+    def _trial(self, world: World, db: sqlite3.Connection, end: int) -> _Trial:
+        """The trial's state, checked against the database (re-read from it when something else wrote);
+        ``end`` is where the change log ends now."""
         trial = self._trials.get(world)
         if trial is not None and trial.changes == db.total_changes and (
-                trial.log_end is None or trial.log_end == _log_end(db)):
+                trial.grew_from is None or end > trial.grew_from):
             return trial
-        trial = self._read_trial(db)
+        trial = self._read_trial(db, end)
         self._trials[world] = trial
         return trial
 
-    def _read_trial(self, db: sqlite3.Connection) -> _Trial:
+    def _read_trial(self, db: sqlite3.Connection, end: int) -> _Trial:
         """The trial's state from its tables: the fixture plus every row its change log names."""
         rows: dict[str, dict[str, Row | None]] = {name: {} for name in self.layouts}
-        try:
-            logged = db.execute(f"SELECT tbl, pk FROM {LOG_TABLE} GROUP BY tbl, pk ORDER BY MIN(seq)").fetchall()
-        except sqlite3.Error as exc:
-            raise DomainError(f"a τ-bench world needs the in-memory SQLite fixture with its change log ({exc})") from exc
+        if not end:  # a fresh trial (its first call): nothing to read
+            return _Trial({name: {} for name in self.layouts}, rows, db.total_changes, None)
+        logged = db.execute(f"SELECT tbl, pk FROM {LOG_TABLE} GROUP BY tbl, pk ORDER BY MIN(seq)").fetchall()
         for table, pk in logged:
             layout = self.layouts.get(table)
             if layout is None:
@@ -196,88 +255,69 @@ class JsonCollections:
             row = tuple(found) if found is not None else None
             if not same_row(row, self._fixture[table].get(key)):
                 rows[table][key] = row
-        data = {name: self._assemble(name, rows[name], {}) for name in self.layouts}
-        return _Trial(data, rows, db.total_changes, _log_end(db))
-
-    def _assemble(self, name: str, rows: Mapping[str, Row | None], keep: Mapping[str, Any]) -> TrackedTable:
-        """A trial's collection: the shared one if the trial has no rows of its own in it; else the shared
-        records in fixture order, its own rows instead of theirs (objects from ``keep`` where given, else
-        decoded), then the records it added."""
-        base = self._shared()[name]
-        if not rows:
-            return self._tables[name]
-        records: dict[str, Any] = {}
-        for key, record in base.items():
-            if key not in rows:
-                records[key] = record
-            elif rows[key] is not None:
-                records[key] = keep[key] if key in keep else self._decode(name, key, rows[key])
-        for key, row in rows.items():
-            if key not in base and row is not None:
-                records[key] = keep[key] if key in keep else self._decode(name, key, row)
-        return TrackedTable(name, records, self._report)
+        own = {name: {key: self._decode(name, key, row) for key, row in rows[name].items()} for name in self.layouts}
+        return _Trial(own, rows, db.total_changes, None)
 
     def _decode(self, name: str, key: str, row: Row | None) -> Any:
-        return tracked(self.layouts[name].decode(row), (self._mark, name, key, False)) if row is not None else None
+        """The trial's own record of a row (``_ABSENT`` for a deleted one)."""
+        return record(self.layouts[name].decode(row), self._mark, name, key) if row is not None else _ABSENT
 
     def _write(self, trial: _Trial, db: sqlite3.Connection) -> bool:
         """Store the records the call changed; ``True`` when a row was written. Every row is encoded before
-        the first is written, so a record that cannot be stored fails the call with nothing written."""
+        the first is written, so a record that cannot be stored fails the call with nothing written. A
+        record the call changed only some fields of gets only those encoded again."""
         assert self._dirty is not None
-        plans: list[tuple[str, str, Any, Row | None]] = []
-        for name, key in self._dirty:
-            record = dict.get(trial.data[name], key, _ABSENT)
-            plans.append((name, key, record, None if record is _ABSENT else self.layouts[name].encode(key, record)))
-        wrote = False
-        for name, key, _record, new in plans:
-            mine = trial.rows[name]
+        plans: list[tuple[str, str, Any, Row | None, Row | None, set[Any] | None]] = []
+        for (name, key), fields in self._dirty.items():
+            layout, mine = self.layouts[name], trial.rows[name]
             old = mine[key] if key in mine else self._fixture[name].get(key)
+            found = dict.get(self._tables[name], key, _ABSENT)
+            if found is _ABSENT:
+                new = None
+            elif fields is None or old is None:
+                new = layout.encode(key, found)
+            else:  # the same record object as before the call: its key was not set in this call
+                new = layout.encode_fields(found, old, fields)
+            plans.append((name, key, found, old, new, fields))
+        wrote = False
+        for name, key, _found, old, new, _fields in plans:
             if not same_row(old, new):
                 _store(db, self.layouts[name], key, old, new)
                 wrote = True
-        for name in {plan[0] for plan in plans}:  # a collection the trial changes becomes its own
-            if trial.data[name] is self._tables[name]:
-                trial.data[name] = TrackedTable(name, self._tables[name], self._report)
-        for name, key, record, new in plans:
+        for name, key, found, _old, new, fields in plans:
             if same_row(new, self._fixture[name].get(key)):
                 trial.rows[name].pop(key, None)
             else:
                 trial.rows[name][key] = new
-            if record is not _ABSENT:  # the trial's own record: every container reporting it, none shared
-                mine = owned(record, (self._mark, name, key, False))
-                if mine is not record:
-                    dict.__setitem__(trial.data[name], key, mine)
-        self._restore_shared(trial)
+            own = trial.own[name]
+            if found is not _ABSENT:  # the trial's own record: no container shared with another place
+                own[key] = owned_record(found, self._mark, name, key, fields)
+            elif key in self._fixture[name]:
+                own[key] = _ABSENT
+            else:
+                own.pop(key, None)
         return wrote
 
-    def _restore_shared(self, keeper: _Trial | None) -> None:
-        """Put back the shared records and collections a call changed: each changed shared record is
-        replaced, wherever a trial other than ``keeper`` (the one whose call changed it) holds it, by the
-        copy taken before its first change; a shared collection gets its keys back."""
-        base = self._shared()
-        trials = [t for t in list(self._trials.values()) if t is not keeper]
-        for (name, key), before in self._hits.items():
-            changed = base[name][key]
-            base[name][key] = before
-            for table in (self._tables[name], *(t.data[name] for t in trials)):
-                if dict.get(table, key) is changed:
-                    dict.__setitem__(table, key, before)
-        for name in self._table_hits:
-            dict.clear(self._tables[name])
-            dict.update(self._tables[name], base[name])
-        self._hits, self._table_hits = {}, set()
-
     def _revert(self, trial: _Trial) -> None:
-        """Undo what a failed call did to the records: the shared ones and the trial's own."""
-        dirty = self._dirty or {}
-        self._restore_shared(None)
-        for name in {name for name, _ in dirty}:
-            keep = {k: v for k, v in trial.data[name].items() if (name, k) not in dirty and k in trial.rows[name]}
-            trial.data[name] = self._assemble(name, trial.rows[name], keep)
+        """Forget what a failed call did to the trial's records: each one it changed is read again from the
+        trial's rows (the shared ones are put back by :meth:`_swap_out`)."""
+        for name, key in self._dirty or {}:
+            rows, own = trial.rows[name], trial.own[name]
+            if key in rows:
+                own[key] = self._decode(name, key, rows[key])
+            else:
+                own.pop(key, None)
 
 
-def _log_end(db: sqlite3.Connection) -> int:
-    return int(db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {LOG_TABLE}").fetchone()[0])
+def _log_mark(world: World, db: sqlite3.Connection) -> int:
+    """Where the change log ends: the world's mark, which the tool boundary has just read (no query then)."""
+    try:
+        mark = world.change_mark()
+        if mark is None:
+            return int(db.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {LOG_TABLE}").fetchone()[0])
+    except sqlite3.Error as exc:
+        raise DomainError(f"a τ-bench world needs the in-memory SQLite fixture with its change log ({exc})") from exc
+    return mark
 
 
 def _store(db: sqlite3.Connection, layout: Layout, key: str, old: Row | None, new: Row | None) -> None:

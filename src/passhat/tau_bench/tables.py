@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from passhat.errors import DomainError
@@ -89,6 +90,15 @@ class Layout:
         cols = ", ".join(quote(c) for c in (self.key, *self.columns, self.more))
         return f"SELECT {cols} FROM {quote(self.table)}"
 
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        """Each field column's position in a row."""
+        return {column: i for i, column in enumerate(self.columns, 1)}
+
+    @cached_property
+    def _known(self) -> frozenset[str]:
+        return frozenset(self.columns)
+
     def encode(self, key: str, record: Any) -> Row:
         """The row of one record: key, one value per column, then ``_more``."""
         if not isinstance(record, Mapping):
@@ -105,9 +115,37 @@ class Layout:
             else:
                 values.append(None)
                 more[column] = record[column]
-        known = set(self.columns)
+        known = self._known
         more.update((name, value) for name, value in record.items() if name not in known)
         return (key, *values, _dumps(more) if more else None)
+
+    def encode_fields(self, record: Mapping[str, Any], old: Row, fields: Iterable[Any]) -> Row:
+        """What :meth:`encode` gives for ``record`` when its row was ``old`` and only ``fields`` of it changed
+        since: those columns (and ``_more`` where a field may be in it) are encoded again, the others kept."""
+        row = list(old)
+        more = False
+        positions = self._positions
+        for field in fields:
+            i = positions.get(field)
+            if i is None:  # a field without a column: it is in _more
+                more = True
+            elif field not in record:
+                row[i] = None
+                more = more or (old[i] is None and field not in self.json_columns)  # it may have been in _more
+            elif field in self.json_columns:
+                row[i] = _dumps(record[field])
+            else:
+                value = record[field]
+                plain = _plain(value)
+                row[i] = value if plain else None
+                more = more or not plain or old[i] is None
+        if more:
+            extra = {c: record[c] for c in self.columns
+                     if c not in self.json_columns and c in record and not _plain(record[c])}
+            known = self._known
+            extra.update((name, value) for name, value in record.items() if name not in known)
+            row[-1] = _dumps(extra) if extra else None
+        return tuple(row)
 
     def decode(self, row: Row) -> dict[str, Any]:
         """The record of one row (as :meth:`encode` wrote it)."""

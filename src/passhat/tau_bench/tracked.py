@@ -3,10 +3,16 @@
 τ-bench's tools change records in place, deep inside (``user["payment_methods"][pm]["balance"] = …``).
 Every dict and list of a record handed to a tool is a :class:`TrackedDict` or :class:`TrackedList`: a
 plain ``dict`` / ``list`` (reads run at C speed, ``isinstance(x, dict)`` holds, ``json.dumps`` works)
-whose mutating methods first report the record they belong to — its :data:`Cell` — to the call in
-progress. A collection (``data["orders"]``) is a :class:`TrackedTable`, which reports the key it sets or
-deletes. Copies are plain (``copy.deepcopy``, ``dict(x)``, ``x.copy()``, slices), so changing a copy
-changes no record.
+whose mutating methods first report where they are — the record and the field of it, their
+:data:`Cell` — to the call in progress. A record's own dict is a :class:`TrackedRecord`: setting or
+deleting one of its keys reports that field alone. So a call that sets an order's ``status`` re-encodes
+that column, not the order's items. A collection (``data["orders"]``) is a :class:`TrackedTable`, which
+reports the key it sets or deletes. Copies are plain (``copy.deepcopy``, ``dict(x)``, ``x.copy()``,
+slices), so changing a copy changes no record.
+
+Every container inside field ``f`` of record ``k`` reports ``(k, f)``; no container is in two fields or
+two records (:func:`owned` copies one that a tool put in a second place), so the fields a call reports
+are every field whose stored form can have changed.
 
 What bypasses Python's method lookup is not seen: ``dict.__setitem__(record, k, v)`` called on the class
 itself, and C code that appends to any ``list`` subclass directly (``heapq``). τ-bench's tools use neither.
@@ -18,13 +24,14 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any, SupportsIndex
 
-Cell = tuple[Callable[["Cell"], None], str, str, bool]
-"""What a container reports when it changes: (the report function, collection, record key, whether the
-record is the shared initial one). One cell per record: every container inside the record holds it."""
+Cell = tuple[Callable[["Cell"], None], str, str, Any]
+"""What a container reports when it changes: (the report function, collection, record key, field). The
+field is the record's key the container is under, ``None`` for the record's own dict (a change that may
+touch any field: ``clear()``, ``update()``). Every container under one field holds one cell."""
 
 
 class TrackedDict(dict[str, Any]):
-    """A record's dict: reports its :data:`Cell` before each change."""
+    """A dict inside a record: reports its :data:`Cell` before each change."""
 
     __slots__ = ("_cell",)
     _cell: Cell
@@ -138,20 +145,58 @@ class TrackedList(list[Any]):
         return (list, (list(self),))
 
 
+class TrackedRecord(TrackedDict):
+    """A record's own dict: a key set or deleted reports that field alone; what may touch several fields
+    (``clear``, ``update``, ``popitem``, ``|=``) reports the whole record."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        cell = self._cell
+        cell[0]((cell[0], cell[1], cell[2], key))
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: str) -> None:
+        cell = self._cell
+        cell[0]((cell[0], cell[1], cell[2], key))
+        dict.__delitem__(self, key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self:
+            cell = self._cell
+            cell[0]((cell[0], cell[1], cell[2], key))
+        return dict.pop(self, key, *default)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            cell = self._cell
+            cell[0]((cell[0], cell[1], cell[2], key))
+        return dict.setdefault(self, key, default)
+
+
 def tracked(value: Any, cell: Cell) -> Any:
     """A copy of ``value`` whose dicts and lists (any subclass, tracked or not) all report ``cell``; other
     values are shared (strings, numbers and whatever else a tool stored: a tuple stays a tuple)."""
     if type(value) in _SCALARS:
         return value
     if isinstance(value, dict):
-        out = TrackedDict({k: tracked(v, cell) for k, v in value.items()})  # dict's own init: no reports
-        out._cell = cell
+        out = TrackedDict({k: v if type(v) in _SCALARS else tracked(v, cell) for k, v in value.items()})
+        out._cell = cell  # dict's own init above: no reports
         return out
     if isinstance(value, list):
-        items = TrackedList([tracked(v, cell) for v in value])
+        items = TrackedList([v if type(v) in _SCALARS else tracked(v, cell) for v in value])
         items._cell = cell
         return items
     return value
+
+
+def record(value: Any, report: Callable[[Cell], None], name: str, key: str) -> TrackedRecord:
+    """A copy of record ``value`` (a dict) of collection ``name`` at ``key``: a :class:`TrackedRecord` whose
+    fields' containers report their field."""
+    out = TrackedRecord({f: v if type(v) in _SCALARS else tracked(v, (report, name, key, f))
+                         for f, v in value.items()})
+    out._cell = (report, name, key, None)
+    return out
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -159,16 +204,15 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 def owned(value: Any, cell: Cell) -> Any:
     """``value`` with every dict and list reporting ``cell``, copying as little as it can: the containers
-    that already belong to the same record (same collection and key) are kept and relabelled; anything
-    else is copied with :func:`tracked` — plain ones a tool made, and containers of other records, so no
-    two records share a container."""
+    that already report the same record and field are kept; anything else is copied with
+    :func:`tracked` — plain ones a tool made, and containers of other records or fields, so no two places
+    share a container."""
     kind = type(value)
     if kind is not TrackedDict and kind is not TrackedList:
         return tracked(value, cell)
     mine = value._cell
-    if mine[1] != cell[1] or mine[2] != cell[2]:
+    if mine[3] != cell[3] or mine[2] != cell[2] or mine[1] != cell[1]:
         return tracked(value, cell)
-    value._cell = cell
     if kind is TrackedDict:
         for k, v in dict.items(value):
             if type(v) not in _SCALARS:
@@ -184,22 +228,37 @@ def owned(value: Any, cell: Cell) -> Any:
     return value
 
 
+def owned_record(value: Any, report: Callable[[Cell], None], name: str, key: str,
+                 fields: Iterable[Any] | None) -> TrackedRecord:
+    """Record ``value`` of collection ``name`` at ``key`` after a call changed ``fields`` of it (``None``: any):
+    kept if it is that record's own dict, with :func:`owned` applied to those fields; otherwise copied."""
+    if type(value) is not TrackedRecord or value._cell[2] != key or value._cell[1] != name:
+        return record(value, report, name, key)
+    for field in list(dict.keys(value)) if fields is None else fields:
+        v = dict.get(value, field)
+        if type(v) not in _SCALARS:
+            new = owned(v, (report, name, key, field))
+            if new is not v:
+                dict.__setitem__(value, field, new)
+    return value
+
+
 class TrackedTable(dict[str, Any]):
-    """One collection of a trial (``data["orders"]``): a private copy of the key → record dict, which
-    reports each key set or deleted through ``report(collection, key)``."""
+    """One collection (``data["orders"]``): a key → record dict that reports each key about to be set or
+    taken out through ``report(collection, key, removes)``."""
 
     __slots__ = ("_name", "_report")
 
-    def __init__(self, name: str, records: dict[str, Any], report: Callable[[str, str], None]) -> None:
+    def __init__(self, name: str, records: dict[str, Any], report: Callable[[str, str, bool], None]) -> None:
         dict.__init__(self, records)
         self._name, self._report = name, report
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._report(self._name, key)
+        self._report(self._name, key, False)
         dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: str) -> None:
-        self._report(self._name, key)
+        self._report(self._name, key, True)
         dict.__delitem__(self, key)
 
     def __ior__(self, other: Any) -> TrackedTable:  # type: ignore[override,misc]
@@ -208,22 +267,22 @@ class TrackedTable(dict[str, Any]):
 
     def clear(self) -> None:
         for key in list(self):
-            self._report(self._name, key)
+            self._report(self._name, key, True)
         dict.clear(self)
 
     def pop(self, key: str, *default: Any) -> Any:
         if key in self:
-            self._report(self._name, key)
+            self._report(self._name, key, True)
         return dict.pop(self, key, *default)
 
     def popitem(self) -> tuple[str, Any]:
         if self:
-            self._report(self._name, next(reversed(self)))
+            self._report(self._name, next(reversed(self)), True)
         return dict.popitem(self)
 
     def setdefault(self, key: str, default: Any = None) -> Any:
         if key not in self:
-            self._report(self._name, key)
+            self._report(self._name, key, False)
         return dict.setdefault(self, key, default)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
@@ -240,4 +299,5 @@ class TrackedTable(dict[str, Any]):
         return (dict, (dict(self),))
 
 
-__all__ = ["Cell", "TrackedDict", "TrackedList", "TrackedTable", "owned", "tracked"]
+__all__ = ["Cell", "TrackedDict", "TrackedList", "TrackedRecord", "TrackedTable", "owned", "owned_record",
+           "record", "tracked"]

@@ -1,0 +1,61 @@
+"""Redaction on a record's JSON text (``Redactor.json_text``) gives the bytes of redacting the value and writing it
+again: what ``RunStore.encode`` stores does not depend on which of the two it took (docs/design/032)."""
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_core import to_json
+
+from passhat.agents import reference_agent
+from passhat.cases import load_suite
+from passhat.redaction import Redactor
+from passhat.runner.records import TrialRecord
+from passhat.runner.store import RunStore
+from passhat.runner.trial import run_trial
+
+TRICKY: list[Any] = [
+    {"email": "write to ann@example.com today", "n": 4111111111111111, "card": "4111 1111 1111 1111"},
+    {"quoted": 'she said "call +44 20 7946 0958"', "slash": "C:\\temp\\ann@example.com", "end": "ends in \\"},
+    {"lines": "first line\nsecond: 555-123-4567\tend", "control": "bell\x07 and nul\x00 with 4111-1111-1111-1111"},
+    {"unicode": "Zoë <zoë@example.com> ☎ +1 (555) 123-4567", "emoji": "📞 13800138000"},
+    {"digest": "4111111111111111" + "0" * 16, "id": "ORD-4111111111111111", "float": 113.71000000000004},
+    {"nested": [{"a": ["x@y.io", 1, None, True, 2.5e-05]}, [], {}], "tuple": ("a@b.cd", "plain")},
+    {"only": "no digits, no at sign", "empty": "", "keys": {"plain": 1, "4812": "key with digits only"}},
+]
+
+
+@pytest.mark.parametrize("value", TRICKY)
+def test_text_redaction_is_the_value_redaction_written(value: Any) -> None:
+    redactor = Redactor()
+    expected = to_json(Redactor().value(value))
+    assert redactor.json_text(to_json(value)) == expected
+    assert redactor.json_text(to_json(value)) == expected  # again, from the memo
+
+
+def test_what_the_text_cannot_decide_is_left_to_the_value() -> None:
+    # keys redacted alike get "#2" from the walk over the dict: on the text, a changed key says so
+    assert Redactor().json_text(to_json({"ann@example.com": 1, "bob@example.com": 2})) is None
+    record = to_json({"national_id": "AB123", "note": "x@y.io"})
+    assert Redactor.build(extra_fields=["national_id"]).json_text(record) is None  # a field's value goes whole
+    assert Redactor.build(extra_patterns={"ticket": r"TCK-\d+"}).json_text(record) is None
+    assert Redactor(numbered=True).json_text(record) is None
+    assert Redactor(enabled=False).json_text(record) == record
+
+
+async def unredacted_records() -> list[TrialRecord]:
+    suite = load_suite("refunds")
+    return [await run_trial(case, suite.domain_of(case), reference_agent(agent), 0, seed)
+            for seed, agent in enumerate(("careful", "hasty")) for case in suite.cases]
+
+
+def test_stored_records_are_the_bytes_of_the_value_path(tmp_path: Path) -> None:
+    # real records (tool results with e-mail addresses and phone numbers, grades, spans), encoded both ways
+    records = asyncio.run(unredacted_records())
+    assert any("@" in str(record.calls) for record in records)
+    for make in (Redactor, lambda: Redactor.build(extra_fields=["email"]), lambda: Redactor(enabled=False)):
+        store, reference = RunStore(tmp_path, make()), make()
+        for record in records:
+            written = to_json(reference.value(record.model_dump(mode="json")), inf_nan_mode="constants") + b"\n"
+            assert store.encode(record) == written
