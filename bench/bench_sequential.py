@@ -1,11 +1,12 @@
 """Sequential gates (issue 22 item 3): error at the margin, power and trials used, against the fixed design.
 
-Run: ``python bench/bench_sequential.py`` (≈ 4 CPU-minutes; ``--reps 2000`` halves the Monte-Carlo errors). Each setting
+Run: ``python bench/bench_sequential.py`` (≈ 12 CPU-minutes; ``--reps 400`` to explore, ``--designs`` to pick the
+designs, ``--adaptive`` for the item-4 table alone). Each setting
 draws ``reps`` suites from a planted population (``bench_coverage``'s: *realistic* = half solved, 10 %
 hopeless, the rest Beta(2, 2), pass^1 ≈ 0.70; *strong* = 80 % solved, the rest Beta(9, 1), pass^1 ≈ 0.98),
 runs 16 trials per case and gates them, one replication per column, with the functions the gate uses:
 
-- ``pass_hat_k`` (k = 1): ``suite_intervals`` (BCa ∪ pseudo-case) at the look's level, clamped to hold its
+- ``pass_hat_k`` (k = 1): ``suite_intervals`` (Gaffke's bounds over cases) at the look's level, clamped to hold its
   estimate as ``coherent_curve`` does; the bar is the population's pass^1 (**margin**: PASS and FAIL are both
   errors there), that minus ``gap`` (**pass**: PASS is right) or plus it (**fail**);
 - ``non_inferior`` (pass^1): ``paired_differences`` (t ∪ pseudo-case) against a baseline of 16 trials per
@@ -20,9 +21,11 @@ Designs (looks at 4, 8 and 16 trials per case; α = 0.05 one-sided per decision)
 
 - ``fixed``: one look at 16 trials (what ``passhat run -k 16 --gate`` does);
 - ``naive``: every look at α (re-gating after more trials, what issue 22 measured at 0.073–0.103);
-- ``obf`` and ``pocock``: Lan–DeMets O'Brien–Fleming- / Pocock-type spending on the trial scale, boundaries
-  from each replication's estimated correlation between looks (``Sequential.levels``). ``*`` marks what
-  ``--sequential`` ships (``design.SPENDING``).
+- ``obf``, ``pocock``, ``hsd-3``, ``hsd-2``: Lan–DeMets O'Brien–Fleming- / Pocock- / Hwang–Shih–DeCani-type
+  (γ = −3, −2) spending on the trial scale, boundaries from each replication's estimated correlation
+  between looks (``Sequential.levels``); ``a|b``: the PASS side spends ``a``, the FAIL side ``b``;
+- ``+``: a side of ``pass_hat_k`` spends nothing at a look where even a perfect look could not decide it
+  (``Sequential.spend_at = "decidable_looks"``, design note 033). ``*`` marks what ``--sequential`` ships.
 
 Columns: PASS and FAIL rates (± one Monte-Carlo standard error), the rate of the right decision (PASS in
 ``margin`` and ``pass*``, FAIL in ``fail*``) minus the fixed design's on the same suites (± its paired error),
@@ -31,6 +34,9 @@ shipped code: the same suites through ``gate.looks.evaluate_looks`` on in-memory
 decision at the same look. (The big tables bootstrap many suites in one call, which draws other resamples
 than one suite alone: the same distribution, so the rates agree, but a suite at a bar can fall either way;
 the check therefore runs the bench one suite at a time.)
+Then the floor behind a strong suite's late PASS: per setting, the bars, the all-pass lower bound at each look
+at its cumulative α (the most it can test at) and the level a perfect look needs to PASS. ``--adaptive``:
+issue 22 item 4, trials after look 1 only for cases that were not all-pass or all-fail there (``adaptive_table``).
 The last table: coverage of the summary's suite interval (pass^1) at the look the run stopped, the repeated
 confidence interval the summary reports (``Sequential.confidence``) and a plain 95 % interval there, and the
 bias of the pass^1 estimate at the stop (Monte-Carlo error ≈ sd/√reps ≈ 0.002).
@@ -43,6 +49,7 @@ import copy
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -53,13 +60,34 @@ from passhat.gate.looks import evaluate_looks
 from passhat.gate.schema import GateFile
 from passhat.models import Manifest
 from passhat.results.tally import CaseTally
-from passhat.sequential.design import SPENDING, Sequential
+from passhat.sequential.design import Sequential
+from passhat.sequential.spending import Spending, spent
 from passhat.stats import paired_differences, suite_intervals
 
 ALPHA = 0.05
 LOOKS = (4, 8, 16)
 POPULATIONS: dict[str, Draw] = {"realistic": mixture(0.5, 2, 2, 0.1), "strong": mixture(0.8, 9, 1)}
-DESIGNS = ("fixed", "naive", "obf", "pocock")
+Spec = tuple[Spending, float | None]
+"""A spending function and its γ (Hwang–Shih–DeCani only)."""
+DESIGNS: dict[str, tuple[Spec, Spec] | None] = {
+    "fixed": None, "naive": None,
+    "obf": (("obrien_fleming", None), ("obrien_fleming", None)),
+    "pocock": (("pocock", None), ("pocock", None)),
+    "hsd-2": (("hwang_shih_decani", -2.0), ("hwang_shih_decani", -2.0)),
+    "hsd-1": (("hwang_shih_decani", -1.0), ("hwang_shih_decani", -1.0)),
+    "hsd0": (("hwang_shih_decani", 0.0), ("hwang_shih_decani", 0.0)),
+    "obf|hsd-1": (("obrien_fleming", None), ("hwang_shih_decani", -1.0)),
+    "hsd-1|obf": (("hwang_shih_decani", -1.0), ("obrien_fleming", None)),
+    "obf+": (("obrien_fleming", None), ("obrien_fleming", None)),
+    "hsd-3+": (("hwang_shih_decani", -3.0), ("hwang_shih_decani", -3.0)),
+    "hsd-2+": (("hwang_shih_decani", -2.0), ("hwang_shih_decani", -2.0)),
+}
+"""Design → (spending of the PASS side, of the FAIL side); None: one look at 16 (fixed) or α at every look
+(naive). ``a|b``: PASS spends ``a``, FAIL spends ``b`` (asymmetric). ``+``: a side spends nothing at a look where
+even a perfect look (every trial passing, or every trial failing) could not decide it (suite means only:
+``Sequential.spend_at = "decidable_looks"``)."""
+TABLE = ("fixed", "naive", "obf", "obf+", "hsd-3+", "hsd-2+", "pocock")
+"""The designs tabulated by default (``--designs`` picks others)."""
 Bounds = Callable[[np.ndarray, int, np.ndarray], tuple[np.ndarray, np.ndarray]]
 """(columns, trials per case at the look, level per column) → (lower, upper) one-sided bounds."""
 
@@ -123,15 +151,41 @@ class Setting:
 
 
 def shipped(rule: str) -> str:
-    """The design ``--sequential`` uses (``design.SPENDING``), the same for every rule."""
-    return "obf" if SPENDING == "obrien_fleming" else "pocock"
+    """The design ``--sequential`` uses (``Sequential()``'s spending and ``spend_at``), the same for every rule."""
+    default = Sequential()
+    spec = (default.spending, default.gamma)
+    plus = "+" if default.spend_at == "decidable_looks" else ""
+    return next(name for name, sides in DESIGNS.items() if sides == (spec, spec) and name.endswith(plus)
+                and (plus or not name.endswith("+")))
+
+
+def live_looks(s: Setting, bar: float, design: str) -> list[tuple[bool, bool]]:
+    """Per look: whether the PASS side and the FAIL side can decide there at all (see :data:`DESIGNS`).
+
+    A look where a perfect look could not decide at the most the look can test at, its cumulative α(τ_k),
+    spends nothing on that side (data-independent: it depends on the cases, the bar and α only)."""
+    sides = DESIGNS[design]
+    if not design.endswith("+") or s.rule != "pass_hat_k" or sides is None:
+        return [(True, True)] * len(LOOKS)
+    one = s.column(0)
+    out = []
+    for n in LOOKS:
+        pair = []
+        for side, (kind, gamma) in enumerate(sides):
+            level = spent(kind, ALPHA, n / LOOKS[-1], gamma)
+            perfect = np.cumsum(np.full((s.cases, 1, LOOKS[-1]), side == 0, dtype=float), axis=2)
+            low, high = one.bounds(perfect, n, np.array([0]), level)
+            pair.append(bool(low[0] >= bar) if side == 0 else bool(high[0] < bar))
+        out.append((pair[0], pair[1]))
+    return out
 
 
 def run_design(s: Setting, passes: np.ndarray, bar: float, design: str) -> tuple[np.ndarray, np.ndarray]:
     """(+1 PASS / −1 FAIL / 0 undecided, trials per case used) per replication."""
-    kind = "obrien_fleming" if design == "obf" else "pocock"
-    seq = Sequential(LOOKS, kind)
+    sides = DESIGNS[design]
+    seqs = None if sides is None else [Sequential(LOOKS, kind, gamma) for kind, gamma in sides]
     looks = [len(LOOKS) - 1] if design == "fixed" else list(range(len(LOOKS)))
+    live = live_looks(s, bar, design)
     decision, used = np.zeros(s.reps, dtype=int), np.full(s.reps, LOOKS[-1])
     history: list[np.ndarray] = []
     strict = s.rule == "non_inferior"  # non_inferior PASSes when low > −margin, pass_hat_k when low ≥ bar
@@ -141,17 +195,146 @@ def run_design(s: Setting, passes: np.ndarray, bar: float, design: str) -> tuple
         active = np.flatnonzero(decision == 0)
         if active.size == 0:
             break
-        if design in ("fixed", "naive"):
-            levels = np.full(active.size, ALPHA)
-        else:
-            levels = np.array([seq.levels(ALPHA, list(range(j + 1)), [float(h[c]) for h in history])[-1]
-                               for c in active])
-        low, high = by_level(levels, lambda cols, level, n=n, act=active: s.bounds(passes, n, act[cols], level))
+        side_levels = []
+        for side in range(2):
+            if seqs is None:
+                side_levels.append(np.full(active.size, ALPHA))
+                continue
+            at = [i for i in range(j + 1) if live[i][side]]
+            side_levels.append(np.zeros(active.size) if not live[j][side] else np.array(
+                [seqs[side].levels(ALPHA, at, [float(history[i][c]) for i in at])[-1] for c in active]))
+
+        def bounds(levels: np.ndarray, n: int = n, act: np.ndarray = active) -> tuple[np.ndarray, np.ndarray]:
+            return by_level(levels, lambda cols, level: s.bounds(passes, n, act[cols], level))
+
+        low, high = bounds(side_levels[0])
+        if not np.array_equal(side_levels[0], side_levels[1]):
+            high = bounds(side_levels[1])[1]
         passed = (low > bar) if strict else (low >= bar)
         failed = high < bar
         decision[active[passed]], used[active[passed | failed]] = 1, n
         decision[active[failed & ~passed]] = -1
     return decision, used
+
+
+def floor_table(settings: list[Setting], reps: int) -> None:
+    """Per setting and PASS scenario: the bar, and the lower bound a look could reach at best (every trial of
+    every case passing, tested at the most the spending lets the look use, its cumulative α(τ_k)), per look
+    and spending; and the level a perfect look needs to PASS (an α spent before the last look, whatever the
+    spending function)."""
+    print("\nBest possible lower bound at each look (every trial passing; level = cumulative α(τ_k), the most a"
+          " look can test at):")
+    print(f"{'rule':<13} {'population':<10} {'T':>3} {'bar':>14} {'spending':<9} {'α(τ) at looks':>26} "
+          f"{'all-pass lower bound':>22}  {'α a perfect look needs':>22}")
+    for s in settings:
+        bars = scenarios(s, reps)
+        need = f"{needed_level(s, bars['pass'][0])}/{needed_level(s, bars['pass95'][0])}"
+        bar_text = f"{bars['pass'][0]:.3f}/{bars['pass95'][0]:.3f}"
+        for name in ("obf", "hsd-2", "pocock"):
+            sides = DESIGNS[name]
+            assert sides is not None
+            kind, gamma = sides[0]
+            cumulative = [spent(kind, ALPHA, n / LOOKS[-1], gamma) for n in LOOKS]
+            lows = [perfect_low(s, a, n) for a, n in zip(cumulative, LOOKS, strict=True)]
+            print(f"{s.rule:<13} {s.population:<10} {s.cases:>3} {bar_text:>14} {name:<9} "
+                  f"{' '.join(f'{a:8.2g}' for a in cumulative):>26} {' '.join(f'{x:+.3f}' for x in lows):>22}  "
+                  f"{need:>22}", flush=True)
+
+
+def adaptive_table(settings: list[Setting], reps: int) -> None:
+    """Issue 22 item 4, simulated: after look 1 only the cases that can still move go on.
+
+    A case that passed (or failed) all of look 1's trials is taken as settled and runs no more; its value stays
+    what look 1 saw, in the estimate, the interval (Gaffke over cases, the suite's interval) and the
+    boundaries' variances alike. The rest run to the look the gate stops at. Errors at the margin first: a
+    design whose false PASS or false FAIL exceeds α + 2 Monte-Carlo errors is not shipped.
+    """
+    print("\nItem 4: after look 1, trials only for cases not all-pass or all-fail at look 1 (shipped spending):")
+    print(f"{'rule':<13} {'population':<10} {'T':>3} {'scenario':<8} {'design':<7} {'PASS':>11} {'FAIL':>11} "
+          f"{'right − fixed':>14} {'trials':>6}")
+    design = shipped("pass_hat_k")
+    first = LOOKS[0]
+    for s in settings:
+        if s.rule != "pass_hat_k":
+            continue
+        for scenario in ("margin", "pass95", "fail95"):
+            bar, drop = scenarios(s, reps)[scenario]
+            passes = s.trials(drop)
+            at_first = passes[:, :, first - 1]
+            solved, hopeless = at_first == first, at_first == 0
+            adapted = passes.copy()
+            later = np.arange(first + 1, LOOKS[-1] + 1, dtype=adapted.dtype)
+            adapted[solved, first:] = later  # every later trial "passes": the value stays 1
+            adapted[hopeless, first:] = 0
+            right = -1 if scenario.startswith("fail") else 1
+            fixed = (run_design(s, passes, bar, "fixed")[0] == right).astype(float)
+            for label, data in ((design, passes), (design + "adapt", adapted)):
+                decision, used = run_design(s, data, bar, design)
+                if data is adapted:
+                    still = s.cases - (solved | hopeless).sum(axis=0)
+                    used = (first * (s.cases - still) + used * still) / s.cases
+                diff = (decision == right).astype(float) - fixed
+                print(f"{s.rule:<13} {s.population:<10} {s.cases:>3} {scenario:<8} {label:<7} "
+                      f"{mc(float(np.mean(decision == 1)), s.reps):>11} {mc(float(np.mean(decision == -1)), s.reps):>11} "
+                      f"{np.mean(diff):>+8.3f}±{np.std(diff) / math.sqrt(s.reps):.3f} {np.mean(used) / LOOKS[-1]:>6.2f}",
+                      flush=True)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One design on one setting and scenario, as the big table prints it."""
+
+    design: str
+    population: str
+    scenario: str
+    passed: float
+    failed: float
+    diff: float
+    """Rate of the right decision minus the fixed design's, on the same suites."""
+    diff_se: float
+    trials: float
+    """Mean trials per case over the fixed design's."""
+    reps: int
+
+
+def trade_off(rows: list[Row], designs: list[str]) -> None:
+    """Per design, what the issue asks of it: power against the fixed design (rows more than 2 Monte-Carlo
+    errors below it, and the worst), errors at the margin against α (+ 2 errors), and trials."""
+    print("\nTrade-off per design (alternative rows below fixed by > 2 MC errors; worst margin error; trials):")
+    print(f"{'design':<9} {'below fixed':>12} {'worst':>7} {'margin error':>12} {'over α':>6} "
+          f"{'realistic 80 %':>14} {'realistic 95 %':>14} {'strong PASS':>11} {'strong FAIL':>11}")
+
+    def span(mine: list[Row], population: str, scenarios: tuple[str, ...]) -> str:
+        values = [r.trials for r in mine if r.population == population and r.scenario in scenarios]
+        return f"{min(values):.2f}–{max(values):.2f}" if values else "—"
+
+    for design in designs:
+        mine = [r for r in rows if r.design == design]
+        power = [r for r in mine if r.scenario != "margin"]
+        below = [r for r in power if r.diff < -2 * r.diff_se]
+        margin = [r for r in mine if r.scenario == "margin"]
+        worst_error = max((max(r.passed, r.failed) for r in margin), default=0.0)
+        over = sum(max(r.passed, r.failed) > ALPHA + 2 * math.sqrt(ALPHA * (1 - ALPHA) / r.reps) for r in margin)
+        worst = min((r.diff for r in power), default=0.0)
+        print(f"{design:<9} {f'{len(below)}/{len(power)}':>12} {worst:>+7.3f} {worst_error:>12.3f} {over:>6} "
+              f"{span(mine, 'realistic', ('pass', 'fail')):>14} {span(mine, 'realistic', ('pass95', 'fail95')):>14} "
+              f"{span(mine, 'strong', ('pass', 'pass95')):>11} {span(mine, 'strong', ('fail', 'fail95')):>11}")
+
+
+def perfect_low(s: Setting, level: float, n: int) -> float:
+    """The lower bound of a look at ``n`` trials per case where every trial passed, at ``level``."""
+    perfect = np.cumsum(np.ones((s.cases, 1, LOOKS[-1])), axis=2)
+    return float(s.column(0).bounds(perfect, n, np.array([0]), level)[0][0])
+
+
+def needed_level(s: Setting, bar: float) -> str:
+    """The least level at which a perfect look PASSes ``bar`` (the same at every look: the values are all 1)."""
+    def crosses(level: float) -> float:
+        low = perfect_low(s, level, LOOKS[0])
+        return float(low > bar if s.rule == "non_inferior" else low >= bar)
+
+    level = bisect(crosses, ALPHA, 0.5, steps=14)
+    return f">{ALPHA:g}" if level >= ALPHA else f"{level:.3g}" if level > ALPHA / 2**13 else "≈0"
 
 
 def scenarios(s: Setting, reps: int) -> dict[str, tuple[float, float]]:
@@ -254,14 +437,25 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--check", type=int, default=150, help="replications checked against evaluate_looks")
+    parser.add_argument("--adaptive", action="store_true", help="only the item-4 table (trials to undecided cases)")
+    parser.add_argument("--designs", default=",".join(TABLE), help=f"designs to tabulate, comma-separated, of: "
+                        f"{', '.join(DESIGNS)}")
     args = parser.parse_args()
+    designs = ["fixed", *(d for d in args.designs.split(",") if d != "fixed")]
+    unknown = [d for d in designs if d not in DESIGNS]
+    if unknown:
+        parser.error(f"--designs: unknown {unknown}; known: {', '.join(DESIGNS)}")
     start = time.process_time()
     settings = [Setting(pop, cases, rule, args.reps, seed=100 + i) for i, (pop, cases, rule) in enumerate(
         (p, t, r) for r in ("pass_hat_k", "non_inferior") for p in POPULATIONS for t in (20, 60))]
 
     print(f"{args.reps} replications per row, looks {LOOKS}, α = {ALPHA} one-sided per decision\n")
+    if args.adaptive:
+        adaptive_table(settings, args.reps)
+        print(f"\n{time.process_time() - start:.0f} s of CPU")
+        return
     print("Bench against the shipped code (gate.looks.evaluate_looks): same decision at the same look")
-    for s in settings[:1] + settings[4:5]:
+    for s in settings[:1] + settings[2:3] + settings[4:5]:
         for scenario in ("margin", "pass"):
             bar, drop = scenarios(s, args.reps)[scenario]
             agree, count = cross_check(s, bar, drop, args.check)
@@ -271,21 +465,27 @@ def main() -> None:
               f"{'right − fixed':>14} {'trials':>6}")
     print(header)
     print("-" * (len(header) - 1))
+    rows: list[Row] = []
     for s in settings:
         for scenario, (bar, drop) in scenarios(s, args.reps).items():
             passes = s.trials(drop)
             right = -1 if scenario.startswith("fail") else 1  # at the margin: the PASS rate
             fixed = None
-            for design in DESIGNS:
+            for design in designs:
                 decision, used = run_design(s, passes, bar, design)
                 hit = (decision == right).astype(float)
                 fixed = hit if fixed is None else fixed
                 diff = hit - fixed
+                rows.append(Row(design, s.population, scenario, float(np.mean(decision == 1)),
+                                float(np.mean(decision == -1)), float(np.mean(diff)),
+                                float(np.std(diff) / math.sqrt(s.reps)), float(np.mean(used) / LOOKS[-1]), s.reps))
                 label = design + ("*" if design == shipped(s.rule) else "")
                 print(f"{s.rule:<13} {s.population:<10} {s.cases:>3} {scenario:<8} {label:<7} "
                       f"{mc(float(np.mean(decision == 1)), s.reps):>11} {mc(float(np.mean(decision == -1)), s.reps):>11} "
                       f"{np.mean(diff):>+8.3f}±{np.std(diff) / math.sqrt(s.reps):.3f} {np.mean(used) / LOOKS[-1]:>6.2f}",
                       flush=True)
+    trade_off(rows, designs)
+    floor_table(settings, args.reps)
     print("\nSummary interval at the stopping look (shipped design, pass^1, bar at the 95 % alternative), nominal 0.95:")
     print(f"{'population':<10} {'T':>3} {'RCI cover':>11} {'plain cover':>11} {'RCI width':>9} {'plain width':>11} "
           f"{'bias':>7}")

@@ -113,3 +113,37 @@ def test_holm_across_looks_keeps_a_fail_settled_and_passes_its_alpha_on(rules: t
     assert settled and set(settled.values()) == {"FAIL"}
     failed = [r for r in got.results if r.outcome == "FAIL"]
     assert failed and all(r.details["holm"]["kept"] for r in failed)
+
+
+CEILING = {f"c{i:02d}": "p" * 8 for i in range(20)}
+
+
+def test_a_side_that_no_look_could_decide_spends_no_alpha_there() -> None:
+    # 20 cases all passing: the best lower bound is α^(1/20), 0.63 at look 1's O'Brien–Fleming α (8.9e-5) and
+    # 0.77 at look 2's (0.0056), below a bar of 0.85 whatever the trials: PASS spends nothing before the last
+    # look, which is tested at the whole α, as the fixed design is.
+    rule = "pass_hat_k: {k: 1, min: 0.85}"
+    got = replay(CEILING, rule)
+    assert [look.stop for look in got.looks] == [None, None, "decided"]
+    (result,) = got.results
+    assert result.outcome == "PASS" and result.details["sequential"]["nominal_alpha"] == pytest.approx(0.05, rel=1e-9)
+    # a run recorded before design note 033 spent at every look, and replays so: less than α at the last look
+    old = evaluate_looks(gate(rule), Sequential(LOOKS, spend_at="every_look"), [view(CEILING, n) for n in LOOKS],
+                         None, None, Path("."), "gate.yaml", finished=True)
+    assert old.looks[-1].levels[result.name] < 0.049
+    # the FAIL side can decide at look 1 (every trial failing would cross the bar): it does, at its own level
+    half = {cid: "pf" * 4 for cid in CEILING}
+    got = replay(half, rule)
+    assert [look.stop for look in got.looks] == ["failed"] and got.results[0].outcome == "FAIL"
+    assert 0 < got.looks[0].levels[result.name] < 1e-4
+
+
+def test_each_side_decides_only_at_its_own_level() -> None:
+    from passhat.gate.looks import _merge
+    from passhat.gate.outcome import Verdict
+
+    passed, failed, open_ = (Verdict(o, o.lower(), 0.5, 0.6, 0.4, 0.7) for o in ("PASS", "FAIL", "INCONCLUSIVE"))
+    assert _merge(passed, open_, True) is passed and _merge(open_, failed, True) is failed
+    # a FAIL seen at the PASS side's level, or a PASS at the FAIL side's, is not a decision
+    assert _merge(failed, open_, True) is open_ and _merge(open_, passed, False) is open_
+    assert _merge(failed, passed, True).outcome == "INCONCLUSIVE"

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from passhat.errors import PasshatError
+from passhat.models.manifest import SequentialDesign
 from passhat.sequential.design import Sequential, information
 from passhat.sequential.spending import nominal_levels, spent, upper_boundaries
 
@@ -28,6 +29,31 @@ def test_the_spending_functions_are_lan_and_demets_own() -> None:
         [0.00017079385, 0.0078650906], rel=1e-7)
     with pytest.raises(ValueError, match="spending must be"):
         spent("haybittle", 0.05, 0.5)  # type: ignore[arg-type]
+
+
+def test_hwang_shih_decani_spending_against_hand_computed_values() -> None:
+    # α(1 − e^{−γτ})/(1 − e^{−γ}); at τ = 1/2 the quotient is 1/(1 + e^{−γ/2}): γ = −4 → α/(1 + e²),
+    # γ = 1 → α/(1 + e^{−1/2}); γ = 0 is the limit ατ.
+    hsd = "hwang_shih_decani"
+    assert spent(hsd, 0.05, 0.5, -4.0) == pytest.approx(0.05 / (1 + math.e**2), rel=1e-14)
+    assert spent(hsd, 0.05, 0.5, 1.0) == pytest.approx(0.05 / (1 + math.exp(-0.5)), rel=1e-14)
+    assert spent(hsd, 0.05, 0.25, 0.0) == 0.0125
+    # γ = −2 at τ = 1/4: (1 − e^{1/2})/(1 − e²) = 0.6487212707/6.3890560989 = 0.1015363...
+    assert spent(hsd, 0.05, 0.25, -2.0) == pytest.approx(0.05 * 0.64872127070013 / 6.38905609893065, rel=1e-12)
+    for gamma in (-4.0, -1.0, 0.0, 1.0):
+        assert spent(hsd, 0.05, 1.0, gamma) == pytest.approx(0.05, rel=1e-14)
+        assert spent(hsd, 0.05, 0.0, gamma) == 0.0
+    # between O'Brien–Fleming and Pocock at every look of 4/8/16, and increasing in γ
+    for tau in (0.25, 0.5):
+        ladder = [spent("obrien_fleming", 0.05, tau), *(spent(hsd, 0.05, tau, g) for g in (-4.0, -2.0, -1.0, 0.0)),
+                  spent("pocock", 0.05, tau)]
+        assert ladder == sorted(ladder)
+    with pytest.raises(ValueError, match="gamma is the parameter of hwang_shih_decani"):
+        spent(hsd, 0.05, 0.5)
+    with pytest.raises(ValueError, match="gamma is the parameter of hwang_shih_decani"):
+        spent("obrien_fleming", 0.05, 0.5, -4.0)
+    with pytest.raises(ValueError, match="gamma must be finite"):
+        spent(hsd, 0.05, 0.5, math.nan)
 
 
 @pytest.mark.parametrize(("spend", "information_rates", "published"), [
@@ -82,3 +108,22 @@ def test_looks_are_parsed_and_checked() -> None:
         with pytest.raises(PasshatError, match=message):
             Sequential.parse(looks, top)
     assert Sequential.from_record(Sequential((2, 5)).record()) == Sequential((2, 5))
+    hsd = Sequential((2, 5), "hwang_shih_decani", -2.0)
+    assert Sequential.from_record(hsd.record()) == hsd
+    # a manifest written before γ existed records no gamma: it resumes with its own spending
+    old = SequentialDesign.model_validate({"looks": [4, 8, 16], "spending": "obrien_fleming", "time_scale": "trials"})
+    assert Sequential.from_record(old) == Sequential((4, 8, 16), "obrien_fleming", None, "every_look")
+    with pytest.raises(PasshatError, match="gamma is the parameter"):
+        Sequential((4, 8), "hwang_shih_decani")
+
+
+def test_a_run_takes_the_shipped_spending_only() -> None:
+    from pydantic import ValidationError
+
+    from passhat.api.options import RunOptions
+
+    assert RunOptions(sequential=Sequential((4, 8, 16))).sequential == (4, 8, 16)
+    for design in (Sequential((4, 8, 16), "pocock"), Sequential((4, 8, 16), "hwang_shih_decani", -2.0),
+                   Sequential((4, 8, 16), spend_at="every_look")):
+        with pytest.raises(ValidationError, match="are for simulations"):
+            RunOptions(sequential=design)

@@ -133,10 +133,13 @@ class RunOptions(BaseModel):
     def _looks(cls, value: Any) -> Any:
         if not hasattr(value, "looks"):
             return value
-        from passhat.sequential.design import SPENDING  # a passhat.Sequential: its looks, and the run's spending
+        from passhat.sequential.design import Sequential  # a passhat.Sequential: its looks, and the run's spending
 
-        if value.spending != SPENDING:
-            raise ValueError(f"a run spends α {SPENDING}-type (design note 027); {value.spending!r} is for simulations")
+        shipped = Sequential(tuple(value.looks))
+        if (value.spending, value.gamma, value.spend_at) != (shipped.spending, shipped.gamma, shipped.spend_at):
+            raise ValueError(f"a run spends α {shipped.spending}-type at {shipped.spend_at.replace('_', ' ')} (design "
+                             f"notes 027, 033); spending={value.spending!r}, gamma={value.gamma!r}, "
+                             f"spend_at={value.spend_at!r} are for simulations")
         return tuple(value.looks)
 
     @field_validator("agent_model_relay", mode="before")

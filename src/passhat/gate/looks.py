@@ -10,6 +10,11 @@ At each look:
 - a rule still open is tested at the look's *nominal* level (``Sequential.levels``: O'Brien–Fleming-type spending on
   the trial scale, boundaries from the correlation of the rule's estimates across its looks), Holm across
   the FAIL-capable rules as on a finished run (a FAIL kept at an earlier look passes its α on);
+- each side of a suite-mean rule spends α only at the looks where it can decide at all (``decidable``): a
+  look where even a perfect look (every trial passing; for FAIL, every trial failing) would not cross the
+  bar at the most that look can be tested at spends nothing on that side, and the next look catches up.
+  Near the ceiling with few cases the PASS side cannot decide before the last look whatever the data
+  (design note 033), and the α an earlier look would spend there is what the last look then lacks;
 - a PASS or FAIL of an inference (``case_success_rate``, ``pass_hat_k``, ``pass_at_k``, ``non_inferior``) is
   final: it *settles* the rule. ``never_fails`` settles on a failed trial, and on PASS only when it states
   how much evidence it needs (``min_lower_bound``); ``no_new_failures`` settles on FAIL. Their other PASS
@@ -32,8 +37,8 @@ from typing import Any, Literal
 import numpy as np
 
 from passhat.compare import LoadedRun, Matching
-from passhat.gate.context import GateInput
-from passhat.gate.evaluate import FAIL_FAMILY, decide_rules, rule_results
+from passhat.gate.context import GateInput, RuleInputError
+from passhat.gate.evaluate import EVALUATORS, FAIL_FAMILY, decide_rules, rule_alphas, rule_results
 from passhat.gate.load import GateError
 from passhat.gate.model import CaseSuccessRate, NeverFails, NonInferior, PassHatK
 from passhat.gate.outcome import Outcome, RuleResult, Verdict, overall
@@ -41,7 +46,7 @@ from passhat.gate.schema import GateFile
 from passhat.metric_names import PassMetric
 from passhat.models import Manifest
 from passhat.models.manifest import SequentialBaseline, SequentialLook, SequentialRecord, SequentialStop
-from passhat.results.tally import TallyRecord, tally
+from passhat.results.tally import CaseTally, TallyRecord, tally
 from passhat.sequential.design import Sequential
 from passhat.stats import estimate
 from passhat.stats._resample import cluster_se, resampling_units, unit_totals
@@ -61,6 +66,18 @@ never-crossing interval rather than a confidence of 1."""
 
 
 @dataclass(frozen=True)
+class Tested:
+    """A look at which a rule was tested: what its boundaries need."""
+
+    look: int
+    """0-based position in the design's looks."""
+    variance: float | None
+    """The variance of the rule's estimate there (None: assume independent trials)."""
+    sides: tuple[bool, bool]
+    """Whether its PASS side and its FAIL side can decide at this look at all (``decidable``)."""
+
+
+@dataclass(frozen=True)
 class Look:
     """What the gate decided at one look."""
 
@@ -73,7 +90,8 @@ class Look:
     settled: dict[str, str]
     """Rules settled at this look → their outcome."""
     levels: dict[str, float]
-    """Each rule tested at this look → the nominal one-sided level it was tested at."""
+    """Each rule tested at this look → the nominal one-sided level it was tested at (where its two sides were
+    tested at different levels: the level of the side that decided it, else the higher one)."""
     stop: StopReason | None
     """Why the run stops here, or None when it goes on."""
 
@@ -172,6 +190,36 @@ def variance(rule: Any, inp: GateInput) -> float | None:
     return _cluster_variance(*_values(rule, inp)) if _is_mean(rule, inp) else None
 
 
+def decidable(rule: Any, inp: GateInput, design: Sequential, alpha: float, look: int) -> tuple[bool, bool]:
+    """Whether the rule's PASS side and its FAIL side can decide at this look, whatever its trials show.
+
+    For a mean over the run's cases (``MEANS``): a perfect look — every case with all of the look's trials
+    passing (for FAIL: failing) — evaluated at the look's cumulative spent α, which is the most the look's
+    nominal level can be at any correlation. Gaffke's bounds only rise with each case's value and with the
+    level (the perfect look's is exact, Clopper–Pearson's; another look's is a Monte-Carlo estimate of a
+    smaller one), so where the perfect look does not cross the bar no look can, but by that Monte-Carlo
+    error on a look all but perfect: the side spends nothing there. This depends on the cases, the bar and
+    α, never on a trial's outcome, so the design is still fixed before the first trial. Other rules (a
+    paired t bound is not monotone in the per-case values), and designs recorded before design note 033:
+    both sides at every look.
+    """
+    if design.spend_at != "decidable_looks" or rule.kind not in MEANS:
+        return True, True
+    level = design.spent(alpha, look)
+    trials = inp.run.manifest.trials
+    out = []
+    for outcome in ("PASS", "FAIL"):
+        good = outcome == "PASS"
+        tallies = {cid: CaseTally(cid, passes=trials if good else 0, fails=0 if good else trials)
+                   for cid in inp.run.tallies}
+        perfect = replace(inp, run=LoadedRun(inp.run.folder, inp.run.manifest, tallies))
+        try:
+            out.append(EVALUATORS[rule.kind](rule, perfect, level).outcome == outcome)
+        except RuleInputError:  # the real evaluation reports it
+            return True, True
+    return out[0], out[1]
+
+
 def settles(rule: Any, verdict: Verdict) -> bool:
     """Whether this verdict is final for the rule (module docstring)."""
     if verdict.outcome == "SKIPPED":
@@ -198,34 +246,46 @@ def evaluate_looks(gate: GateFile, design: Sequential, views: Sequence[LoadedRun
     (killed mid-way, or gated while running), what is not yet settled is reported INCONCLUSIVE.
     """
     settled: dict[int, tuple[Verdict, int, float]] = {}
-    history: dict[int, list[tuple[int, float | None]]] = {i: [] for i in range(len(gate.rules))}
+    history: dict[int, list[Tested]] = {i: [] for i in range(len(gate.rules))}
     looks: list[Look] = []
     verdicts: list[Verdict] = []
     inp: GateInput | None = None
     for j, run in enumerate(views):
         inp = GateInput(run, baseline, matching, gate_dir, gate.alpha)
+        alphas = rule_alphas(gate, inp)
         for i, rule in enumerate(gate.rules):
             if i not in settled and testable(rule, inp):
-                history[i].append((j, variance(rule, inp)))
-        levels_here: dict[int, float] = {}
+                history[i].append(Tested(j, variance(rule, inp), decidable(rule, inp, design, alphas[i], j)))
+        sides: tuple[dict[int, float], dict[int, float]] = ({}, {})
 
-        def level(i: int, alpha: float, _j: int = j, _levels: dict[int, float] = levels_here) -> float:
+        def level(i: int, alpha: float, side: int, _j: int = j,
+                  _sides: tuple[dict[int, float], dict[int, float]] = sides) -> float:
             tested = history[i]
-            if gate.rules[i].kind not in FAIL_FAMILY or not tested or tested[-1][0] != _j:
+            if gate.rules[i].kind not in FAIL_FAMILY or not tested or tested[-1].look != _j:
                 # never_fails needs no spending (a PASS at a look means every trial so far passed, which at
                 # the bar happens at most α of the time whatever the look); budgets and files use no α; a
                 # rule that cannot decide at this look says so whatever the level
                 return alpha
-            looks_i = [t for t, _ in tested]
-            variances = [v for _, v in tested]
-            nominal = design.levels(alpha, looks_i, None if any(v is None for v in variances)
-                                    else [float(v) for v in variances])[-1]  # type: ignore[arg-type]
+            at = [t for t in tested if t.sides[side]]
+            if not tested[-1].sides[side]:
+                nominal = _FLOOR  # this side cannot decide here: it spends nothing
+            else:
+                variances = [t.variance for t in at]
+                nominal = design.levels(alpha, [t.look for t in at], None if any(v is None for v in variances)
+                                        else [float(v) for v in variances])[-1]  # type: ignore[arg-type]
             nominal = max(nominal, _FLOOR)
-            _levels.setdefault(i, nominal)
+            _sides[side].setdefault(i, nominal)
             return nominal
 
-        verdicts = decide_rules(gate, inp, gate_file, level=level,
-                                settled={i: v for i, (v, _, _) in settled.items()})
+        before = {i: v for i, (v, _, _) in settled.items()}
+        verdicts = decide_rules(gate, inp, gate_file, level=lambda i, a: level(i, a, 0), settled=before)
+        if any(h and h[-1].look == j and h[-1].sides[0] != h[-1].sides[1] for h in history.values()):
+            fails = decide_rules(gate, inp, gate_file, level=lambda i, a: level(i, a, 1), settled=before)
+            verdicts = [_merge(p, f, history[i][-1].sides[0] if history[i] else True)
+                        for i, (p, f) in enumerate(zip(verdicts, fails, strict=True))]
+        else:
+            sides[1].update(sides[0])
+        levels_here = {i: _side_level(verdicts[i], sides[0][i], sides[1].get(i, sides[0][i])) for i in sides[0]}
         newly: dict[str, str] = {}
         names = [r.name for r in rule_results(gate, inp, verdicts)]
         for i, (rule, verdict) in enumerate(zip(gate.rules, verdicts, strict=True)):
@@ -241,6 +301,30 @@ def evaluate_looks(gate: GateFile, design: Sequential, views: Sequence[LoadedRun
         raise ValueError("no complete look to evaluate")
     final = _final(gate, design, verdicts, settled, looks, finished=finished)
     return SequentialGate(rule_results(gate, inp, final), looks)
+
+
+def _merge(passing: Verdict, failing: Verdict, pass_side_live: bool) -> Verdict:
+    """One verdict from the PASS side's test and the FAIL side's, each run at its own level: a PASS of the
+    first, else a FAIL of the second, else undecided. A FAIL of the PASS side's test (or a PASS of the FAIL
+    side's) was tested at the other side's level: it does not count."""
+    if passing.outcome == "PASS":
+        return passing
+    if failing.outcome == "FAIL":
+        return failing
+    for verdict in (passing, failing) if pass_side_live else (failing, passing):
+        if verdict.outcome not in ("PASS", "FAIL"):
+            return verdict
+    return replace(passing, outcome="INCONCLUSIVE", reason=f"{passing.reason}; but neither bound crossed the bar at "
+                   "its own side's level (PASS and FAIL spend α at different looks), so INCONCLUSIVE")
+
+
+def _side_level(verdict: Verdict, passing: float, failing: float) -> float:
+    """The level a look records for a rule: the deciding side's, else the higher (the side that can decide)."""
+    if verdict.outcome == "PASS":
+        return passing
+    if verdict.outcome == "FAIL":
+        return failing
+    return max(passing, failing)
 
 
 def _stop(gate: GateFile, verdicts: list[Verdict], settled: dict[int, tuple[Verdict, int, float]],

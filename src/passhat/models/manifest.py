@@ -153,10 +153,17 @@ class SequentialDesign(BaseModel):
     model_config = _DOCS
     looks: list[int]
     """Trials per case at each look, increasing; the last is the most a case gets."""
-    spending: Literal["pocock", "obrien_fleming"] = "obrien_fleming"
-    """The Lan–DeMets spending function of the gate (O'Brien–Fleming type: 2 − 2Φ(z_{1−α/2}/√τ))."""
+    spending: Literal["pocock", "obrien_fleming", "hwang_shih_decani"] = "obrien_fleming"
+    """The Lan–DeMets spending function of the gate (O'Brien–Fleming type: 2 − 2Φ(z_{1−α/2}/√τ)); a run
+    resumes with the spending it recorded."""
+    gamma: float | None = None
+    """The γ of Hwang–Shih–DeCani spending, α(1 − e^{−γτ})/(1 − e^{−γ}); None for the other functions (and
+    in manifests written before it existed)."""
     time_scale: Literal["trials"] = "trials"
     """What τ measures: trials per case at the look over trials per case at the last look."""
+    spend_at: Literal["every_look", "decidable_looks"] = "every_look"
+    """Where a rule's side (PASS or FAIL) spends α: at every look it is tested, or only at looks where a
+    perfect look could decide it (design note 033); ``every_look`` in manifests written before it existed."""
 
 
 class SequentialBaseline(BaseModel):

@@ -14,8 +14,14 @@ that, over all the looks, a decision's error is still α (``spending``). Design 
   whose evidence is clear by the middle look. Pocock-type spending, α·ln(1 + (e − 1)τ), saves far more
   trials where the cases, not the trials, carry the evidence (a third to a half of them on a τ-bench-like
   population, at the same power) but costs power where trial noise dominates: near the ceiling and in
-  paired comparisons (up to 36 points at 20 cases). ``Sequential(spending="pocock")`` exists for simulations
-  (``bench/bench_sequential.py``); a run refuses it.
+  paired comparisons (up to 36 points at 20 cases). Hwang–Shih–DeCani spending with γ between them (−3,
+  −2) cuts trials on suite means at the fixed design's power but still costs paired rules 1–4 points
+  (design note 033). ``Sequential(spending="pocock")`` and ``"hwang_shih_decani"`` exist for simulations
+  (``bench/bench_sequential.py``); a run refuses them.
+- **A side that cannot decide spends nothing** (``spend_at="decidable_looks"``, design note 033): near the
+  ceiling with few cases a perfect look cannot PASS before the last look at any spending O'Brien–Fleming
+  allows there (the bound over cases tops out at about α^{1/cases}); the α those looks would spend is
+  given to the last one instead. Runs recorded before it (``every_look``) replay as they were decided.
 - **Boundaries from the looks' correlation**, estimated from the per-case values (``information``); where
   it cannot be (no spread, a rule that is not a mean over cases) the correlation of independent trials,
   √(n_i/n_k), which is the lowest it can be and so the conservative choice.
@@ -28,10 +34,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from passhat.errors import PasshatError
 from passhat.models.manifest import SequentialDesign
 from passhat.sequential.spending import Spending, nominal_levels, spent, upper_boundaries
+
+SpendAt = Literal["every_look", "decidable_looks"]
+"""Where a side of a rule spends α: at every look it is tested (the design of runs recorded before design
+note 033), or only at the looks where a perfect look could decide it (``gate.looks``)."""
 
 SPENDING: Spending = "obrien_fleming"
 """The spending function of a sequential run's gate (design note 027): it keeps almost all of α for the
@@ -55,8 +66,17 @@ class Sequential:
     """Trials per case at which the gate is evaluated, e.g. (4, 8, 16)."""
     spending: Spending = SPENDING
     """How a gate's α is spent across the looks (Lan–DeMets, on the trial scale n_k/n_max)."""
+    gamma: float | None = None
+    """The parameter of ``hwang_shih_decani`` spending (None for the others)."""
+    spend_at: SpendAt = "decidable_looks"
+    """``decidable_looks``: a side of a rule that even a perfect look could not decide spends nothing there
+    (design note 033); ``every_look`` is how runs recorded before it spend, and resume."""
 
     def __post_init__(self) -> None:
+        try:
+            spent(self.spending, 0.05, 0.5, self.gamma)
+        except ValueError as exc:
+            raise PasshatError(f"sequential design: {exc}") from None
         looks = tuple(self.looks)
         if len(looks) < 2:
             raise PasshatError(f"--looks: a sequential run needs at least two looks, got {list(looks)} "
@@ -72,6 +92,12 @@ class Sequential:
         """Trials per case at the last look: what the fixed design would run."""
         return self.looks[-1]
 
+    def spent(self, alpha: float, look: int) -> float:
+        """The α spent by look ``look`` (an index): the most that look's test can be run at, at any correlation
+        (its chance of crossing is at most the chance of crossing at it or before)."""
+        tau = 1.0 if look == len(self.looks) - 1 else self.fractions[look]
+        return spent(self.spending, alpha, tau, self.gamma)
+
     @property
     def fractions(self) -> tuple[float, ...]:
         """τ_k = n_k / n_max, the time scale α is spent on."""
@@ -79,12 +105,13 @@ class Sequential:
 
     def record(self) -> SequentialDesign:
         """The design as the manifest records it (``manifest.sequential.design``)."""
-        return SequentialDesign(looks=list(self.looks), spending=self.spending, time_scale="trials")
+        return SequentialDesign(looks=list(self.looks), spending=self.spending, gamma=self.gamma, time_scale="trials",
+                                spend_at=self.spend_at)
 
     @classmethod
     def from_record(cls, recorded: SequentialDesign) -> Sequential:
         """The design a manifest recorded."""
-        return cls(tuple(recorded.looks), recorded.spending)
+        return cls(tuple(recorded.looks), recorded.spending, recorded.gamma, recorded.spend_at)
 
     @classmethod
     def parse(cls, looks: str | Sequence[int] | None, max_trials: int | None) -> Sequential:
@@ -127,7 +154,8 @@ class Sequential:
         tau = [self.fractions[j] for j in looks]
         if looks and looks[-1] == len(self.looks) - 1:
             tau[-1] = 1.0
-        cumulative = [spent(spending or self.spending, alpha, t) for t in tau]
+        gamma = self.gamma if spending is None else None
+        cumulative = [spent(spending or self.spending, alpha, t, gamma) for t in tau]
         increments = [cumulative[0], *(b - a for a, b in zip(cumulative, cumulative[1:], strict=False))]
         return nominal_levels(upper_boundaries(increments, information(
             [self.looks[j] for j in looks], variances)))

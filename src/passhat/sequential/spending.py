@@ -28,34 +28,46 @@ import numpy as np
 
 from passhat.stats._special import ndtri
 
-Spending = Literal["obrien_fleming", "pocock"]
+Spending = Literal["obrien_fleming", "pocock", "hwang_shih_decani"]
 """Lan–DeMets spending functions: ``obrien_fleming`` (2 − 2Φ(z_{1−α/2}/√τ): almost nothing early, nearly
-α at the end) and ``pocock`` (α·ln(1 + (e − 1)τ): about evenly over the looks)."""
+α at the end), ``pocock`` (α·ln(1 + (e − 1)τ): about evenly over the looks), and ``hwang_shih_decani``
+(α(1 − e^{−γτ})/(1 − e^{−γ}), a family with a parameter γ between them: γ = −4 is close to O'Brien–Fleming,
+γ = 1 to Pocock, γ = 0 spends α in proportion to τ)."""
 
 _LOWER = -9.0
 """Where the grid starts: Φ(−9) ≈ 1e-19, so what lies below it cannot change a probability we report."""
 _POINTS = 401
 """Grid points per look (odd, for Simpson's rule); boundaries agree with rpact's to 1e-7, and to 1e-6 at ρ = 0.995."""
+GAMMA_LIMIT = 40.0
+"""|γ| beyond which e^{−γ} over- or underflows the quotient; the family is all but a step function there."""
 _erfc = np.frompyfunc(math.erfc, 1, 1)
 
 
-def spent(kind: Spending, alpha: float, tau: float) -> float:
+def spent(kind: Spending, alpha: float, tau: float, gamma: float | None = None) -> float:
     """The α spent by time ``tau`` ∈ [0, 1] (cumulative), for a one-sided test of size ``alpha``.
 
     O'Brien–Fleming type: 2 − 2Φ(Φ⁻¹(1 − α/2)/√τ); Pocock type: α·ln(1 + (e − 1)τ) (Lan & DeMets 1983;
-    gsDesign's ``sfLDOF`` and ``sfLDPocock``). Both are 0 at τ = 0 and α at τ = 1.
+    gsDesign's ``sfLDOF`` and ``sfLDPocock``); Hwang, Shih & DeCani (1990): α(1 − e^{−γτ})/(1 − e^{−γ}),
+    ατ at γ = 0 (gsDesign's ``sfHSD``, rpact's ``asHSD``), which needs ``gamma`` and only it does. All
+    are 0 at τ = 0 and α at τ = 1.
     """
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if not 0 <= tau <= 1:
         raise ValueError(f"tau must be in [0, 1], got {tau}")
+    if (kind == "hwang_shih_decani") != (gamma is not None):
+        raise ValueError(f"gamma is the parameter of hwang_shih_decani spending only, got {kind!r} with gamma={gamma}")
+    if gamma is not None and not (math.isfinite(gamma) and abs(gamma) <= GAMMA_LIMIT):
+        raise ValueError(f"gamma must be finite, within ±{GAMMA_LIMIT:g}, got {gamma}")
     if tau == 0:
         return 0.0
     if kind == "obrien_fleming":
         return float(math.erfc(float(ndtri(1 - alpha / 2)) / math.sqrt(tau) / math.sqrt(2)))
     if kind == "pocock":
         return alpha * math.log1p((math.e - 1) * tau)
-    raise ValueError(f"spending must be 'obrien_fleming' or 'pocock', got {kind!r}")
+    if kind == "hwang_shih_decani" and gamma is not None:
+        return alpha * tau if gamma == 0 else alpha * math.expm1(-gamma * tau) / math.expm1(-gamma)
+    raise ValueError(f"spending must be 'obrien_fleming', 'pocock' or 'hwang_shih_decani', got {kind!r}")
 
 
 def _tail(x: np.ndarray) -> np.ndarray:
