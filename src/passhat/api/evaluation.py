@@ -24,7 +24,7 @@ from passhat.api.options import RunOptions, continue_options
 from passhat.api.run import Run
 from passhat.cases import Suite, load_suite
 from passhat.errors import PasshatError, RunError
-from passhat.models import Selection
+from passhat.models import Manifest, Selection
 from passhat.redaction import Redactor
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
@@ -272,7 +272,15 @@ async def evaluate_async(
 
     rounds: dict[str, Any] = {} if sequenced is None else {
         "looks": sequenced.design.looks, "at_look": functools.partial(sequenced.at_look, folder)}
-    await execute(cfg, resume=resume, on_record=recorded, executor=runs_on, **rounds)
+    on_start = None
+    if registered_gate is not None:
+        from passhat.gate import unreachable_before_run
+
+        def on_start(manifest: Manifest) -> None:
+            for line in unreachable_before_run(cfg.out, manifest):
+                warn(line)
+
+    await execute(cfg, resume=resume, on_record=recorded, executor=runs_on, on_start=on_start, **rounds)
     return _finish(folder, by=opts.by, gated=registered_gate is not None, warnings=notes,
                    baseline=opts.baseline if sequenced is None else None)
 

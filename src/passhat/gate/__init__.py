@@ -15,14 +15,14 @@ if TYPE_CHECKING:
     from passhat.gate.load import GateError, LoadedGate, load_gate, parse_gate
     from passhat.gate.outcome import EXIT_BAD_INPUT, EXIT_CODES, RuleResult, overall
     from passhat.gate.registration import registration, registration_for_run, resolve_gate
-    from passhat.gate.report import GATE_RESULT, evaluate_gate, read_gate_result, write_gate_result
+    from passhat.gate.report import GATE_RESULT, evaluate_gate, read_gate_result, unreachable_before_run, write_gate_result
     from passhat.gate.schema import RULE_KINDS, GateFile
 
 _WHERE = {
     "load": ("GateError", "LoadedGate", "load_gate", "parse_gate"),
     "outcome": ("EXIT_BAD_INPUT", "EXIT_CODES", "RuleResult", "overall"),
     "registration": ("registration", "registration_for_run", "resolve_gate"),
-    "report": ("GATE_RESULT", "evaluate_gate", "read_gate_result", "write_gate_result"),
+    "report": ("GATE_RESULT", "evaluate_gate", "read_gate_result", "unreachable_before_run", "write_gate_result"),
     "schema": ("RULE_KINDS", "GateFile"),
 }
 _MODULE = {name: module for module, names in _WHERE.items() for name in names}
@@ -54,5 +54,6 @@ __all__ = [
     "registration",
     "registration_for_run",
     "resolve_gate",
+    "unreachable_before_run",
     "write_gate_result",
 ]

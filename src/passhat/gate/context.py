@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from passhat.compare import LoadedRun, Matching
 from passhat.gate.select import Selection
+from passhat.results.tally import CaseTally
 
 
 class RuleInputError(Exception):
@@ -50,6 +51,15 @@ class GateInput:
         """
         planned = self.planned_trials
         return [c for c in case_ids if self.run.tallies[c].n < planned]
+
+    def perfect(self, passing: bool = True, trials: int | None = None) -> GateInput:
+        """The same input with every case of the run at ``trials`` trials (default: the planned ones), all passing
+        (``passing``) or all failing: the best (worst) any run of these cases can show. What a suite-mean
+        rule decides on it says which outcomes the real run can reach at all (``gate.evaluate.reachable``)."""
+        n = trials if trials is not None else self.planned_trials
+        tallies = {cid: CaseTally(cid, passes=n if passing else 0, fails=0 if passing else n)
+                   for cid in self.run.suite.cases}
+        return replace(self, run=LoadedRun(self.run.folder, self.run.manifest, tallies))
 
     def paired(self, select: Selection) -> list[str]:
         """Selected cases that are also comparable with the baseline."""

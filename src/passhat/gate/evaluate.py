@@ -17,7 +17,7 @@ from passhat.gate.outcome import RuleResult, Verdict
 from passhat.gate.rules_baseline import no_new_failures, non_inferior
 from passhat.gate.rules_budget import cost_per_success, judge_agreement, latency
 from passhat.gate.rules_canary import canary
-from passhat.gate.rules_cases import case_success_rate, never_fails, suite_pass_k
+from passhat.gate.rules_cases import MORE_CASES, MORE_EITHER, case_success_rate, never_fails, suite_pass_k
 from passhat.gate.schema import GateFile
 
 Evaluator = Callable[[Any, GateInput, float], Verdict]
@@ -33,6 +33,9 @@ EVALUATORS: dict[str, Evaluator] = {
     "judge_agreement": judge_agreement,
     "canary": canary,
 }
+MEANS = frozenset({"pass_hat_k", "pass_at_k", "case_success_rate"})
+"""Rules on a mean over the selected cases, whose bound is monotone in each case's value: a run with every
+trial passing shows the most any run of the same cases can (``reachable``)."""
 STATISTICAL = {"never_fails", "case_success_rate", "pass_hat_k", "pass_at_k", "non_inferior"}
 FAIL_FAMILY = {"case_success_rate", "pass_hat_k", "pass_at_k", "non_inferior", "no_new_failures"}
 """Rules whose FAIL is a test at α, so a gate of several of them shares one false-FAIL budget (Holm).
@@ -141,6 +144,70 @@ def evaluate_rules(gate: GateFile, inp: GateInput, gate_file: str) -> list[RuleR
     """One result per rule, in file order, on a finished run. Unusable rule input raises :class:`GateError`.
 
     The run must be finished: ``gate.report.evaluate_gate`` refuses a gate on part of a fixed-design run,
-    and a sequential run is gated at its planned looks (``gate.looks``).
+    and a sequential run is gated at its planned looks (``gate.looks``). An INCONCLUSIVE that no run of these
+    cases could turn into a PASS says so (:func:`out_of_reach`), instead of inviting more trials.
     """
-    return rule_results(gate, inp, decide_rules(gate, inp, gate_file))
+    verdicts = decide_rules(gate, inp, gate_file)
+    for i, (rule, alpha) in enumerate(zip(gate.rules, rule_alphas(gate, inp), strict=True)):
+        if verdicts[i].outcome == "INCONCLUSIVE":
+            verdicts[i] = out_of_reach(rule, inp, alpha, verdicts[i])
+    return rule_results(gate, inp, verdicts)
+
+
+def reachable(rule: Any, inp: GateInput, alpha: float, trials: int | None = None) -> Verdict | None:
+    """The rule's verdict on a run of the same cases with every trial passing (``GateInput.perfect``), or None
+    for a rule that is not a suite mean (its best case is not one run) or whose input is unusable (its real
+    evaluation says why).
+
+    Why: over T cases a suite mean's lower bound is highest when every trial passes, and that best bound is
+    about α^(1/T) however many trials each case has (design note 033: 0.861 at 20 cases and α = 0.05). A bar
+    above it can never PASS: the gate stays INCONCLUSIVE and "add trials" would be wrong advice. A check that
+    cannot fire must say so, before the run (``unreachable_rules``) and in its verdict."""
+    if rule.kind not in MEANS:
+        return None
+    try:
+        return EVALUATORS[rule.kind](rule, inp.perfect(True, trials), alpha)
+    except RuleInputError:
+        return None
+
+
+def out_of_reach(rule: Any, inp: GateInput, alpha: float, verdict: Verdict) -> Verdict:
+    """``verdict`` (INCONCLUSIVE), saying so when even a run with every trial passing would not PASS."""
+    best = reachable(rule, inp, alpha)
+    if best is None or best.outcome == "PASS" or best.low is None:  # no bound at all: its reason says why
+        return verdict
+    low = f"{best.low:.3f}"
+    said = verdict.reason.replace(MORE_EITHER, "").replace(MORE_CASES, "")
+    return replace(verdict, reason=f"{said}; no run of these {_cases(rule, inp)} cases with {inp.planned_trials} "
+                                   f"trials each can PASS this bar: with every trial passing the lower bound would "
+                                   f"be {low} ({_more_trials(rule, inp, alpha)}; more trials can still show a FAIL)",
+                   details={**verdict.details, "pass_reachable": False, "best_lower_bound": best.low})
+
+
+def _more_trials(rule: Any, inp: GateInput, alpha: float) -> str:
+    """Whether 16 times the planned trials per case would make a PASS reachable: near the ceiling the best bound
+    is set by the number of cases, not by the trials (design note 033)."""
+    more = reachable(rule, inp, alpha, trials=16 * inp.planned_trials)
+    if more is not None and more.outcome == "PASS":
+        return "more trials per case would make it reachable"
+    return f"{16 * inp.planned_trials} trials per case would not either: only more cases raise it"
+
+
+def _cases(rule: Any, inp: GateInput) -> int:
+    """How many of the run's cases a suite-mean rule selects."""
+    return len(inp.selected(rule.select))
+
+
+def unreachable_rules(gate: GateFile, inp: GateInput) -> list[str]:
+    """One line per suite-mean rule that no run of ``inp``'s cases can PASS, at the planned trials or at 16
+    times as many: said before the first trial, when the bar can still be changed without moving goalposts."""
+    lines = []
+    for i, (rule, alpha) in enumerate(zip(gate.rules, rule_alphas(gate, inp), strict=True)):
+        best = reachable(rule, inp, alpha)
+        if best is None or best.outcome == "PASS" or best.low is None:  # no bound (k > trials): the verdict says so
+            continue
+        low = f"{best.low:.3f}"
+        lines.append(f"gate rule {i} ({rule.label()}): cannot PASS with these {_cases(rule, inp)} cases at "
+                     f"{inp.planned_trials} trials each — even with every trial passing, its lower bound would be "
+                     f"{low}, below the bar ({_more_trials(rule, inp, alpha)}); lower the bar or add cases")
+    return lines

@@ -46,7 +46,7 @@ from passhat.gate.schema import GateFile
 from passhat.metric_names import PassMetric
 from passhat.models import Manifest
 from passhat.models.manifest import SequentialBaseline, SequentialLook, SequentialRecord, SequentialStop
-from passhat.results.tally import CaseTally, TallyRecord, tally
+from passhat.results.tally import TallyRecord, tally
 from passhat.sequential.design import Sequential
 from passhat.stats import estimate
 from passhat.stats._resample import cluster_se, resampling_units, unit_totals
@@ -206,15 +206,10 @@ def decidable(rule: Any, inp: GateInput, design: Sequential, alpha: float, look:
     if design.spend_at != "decidable_looks" or rule.kind not in MEANS:
         return True, True
     level = design.spent(alpha, look)
-    trials = inp.run.manifest.trials
     out = []
     for outcome in ("PASS", "FAIL"):
-        good = outcome == "PASS"
-        tallies = {cid: CaseTally(cid, passes=trials if good else 0, fails=0 if good else trials)
-                   for cid in inp.run.tallies}
-        perfect = replace(inp, run=LoadedRun(inp.run.folder, inp.run.manifest, tallies))
         try:
-            out.append(EVALUATORS[rule.kind](rule, perfect, level).outcome == outcome)
+            out.append(EVALUATORS[rule.kind](rule, inp.perfect(outcome == "PASS"), level).outcome == outcome)
         except RuleInputError:  # the real evaluation reports it
             return True, True
     return out[0], out[1]

@@ -9,7 +9,7 @@ from passhat import __version__
 from passhat.compare import CompareError, LoadedRun, case_changes, load_run, match_cases
 from passhat.errors import RunError
 from passhat.gate.context import GateInput
-from passhat.gate.evaluate import evaluate_rules
+from passhat.gate.evaluate import evaluate_rules, unreachable_rules
 from passhat.gate.ledger import record_look, refuse_new_trials, refuse_unfinished
 from passhat.gate.looks import SequentialRun, gate_sequential_run, recorded_baseline
 from passhat.gate.outcome import EXIT_CODES, overall
@@ -19,6 +19,16 @@ from passhat.models.manifest import SequentialGateInfo
 from passhat.runner.store import RunStore
 
 GATE_RESULT = "gate.json"
+
+
+def unreachable_before_run(run_folder: Path, manifest: Manifest) -> list[str]:
+    """What the run's registered gate cannot do with these cases (``gate.evaluate.unreachable_rules``), for the
+    runner to say after writing the manifest and before the first trial; nothing when the run has no gate."""
+    if manifest.gate is None:
+        return []
+    resolved = resolve_gate(manifest, None, allow_gate_change=False, manifest_path=str(run_folder / "manifest.json"))
+    inp = GateInput(LoadedRun(run_folder, manifest, {}), None, None, resolved.path.parent, resolved.gate.alpha)
+    return unreachable_rules(resolved.gate, inp)
 
 
 def evaluate_gate(

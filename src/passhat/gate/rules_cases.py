@@ -18,6 +18,11 @@ from passhat.gate.outcome import Outcome, Verdict, three_way
 from passhat.metric_names import PassMetric
 from passhat.stats import clopper_pearson_lower, coherent_curve, estimate_matrix, suite_intervals
 
+MORE_CASES = " (more cases would decide it)"
+MORE_EITHER = " (more cases or trials would decide it)"
+"""The hints of an INCONCLUSIVE that straddles its bar; ``gate.evaluate.out_of_reach`` takes them back where no run
+of these cases could PASS."""
+
 
 def _no_cases(rule: NeverFails | CaseSuccessRate | PassHatK) -> Verdict:
     return Verdict("INCONCLUSIVE", f"no case of the run matches the selection ({rule.select.describe()}): no evidence")
@@ -103,7 +108,7 @@ def case_success_rate(rule: CaseSuccessRate, inp: GateInput, alpha: float) -> Ve
               f"of cases expected to pass one attempt; {len(full)} passed every trial); one-sided {1 - alpha:.0%} "
               f"bounds [{iv.low:.3f}, {iv.high:.3f}] ({iv.method}) vs bar {rule.min:g}")
     if outcome == "INCONCLUSIVE":
-        reason += ": the interval straddles the bar (more cases would decide it)"
+        reason += ": the interval straddles the bar" + MORE_CASES
     return not_passing(Verdict(outcome, reason, iv.estimate, rule.min, iv.low, iv.high, details), inp, ids)
 
 
@@ -134,6 +139,6 @@ def suite_pass_k(rule: PassHatK, inp: GateInput, alpha: float) -> Verdict:
     reason = (f"{symbol}{k} = {iv.estimate:.3f} over {len(included)} case(s); one-sided {1 - alpha:.0%} bounds "
               f"[{iv.low:.3f}, {iv.high:.3f}] ({iv.method}) vs bar {rule.min:g}")
     if outcome == "INCONCLUSIVE":
-        reason += ": the interval straddles the bar (more cases or trials would decide it)"
+        reason += ": the interval straddles the bar" + MORE_EITHER
     details = {"method": iv.method, "cases": iv.n_cases, "units": iv.n_units, "too_few_trials": short}
     return not_passing(Verdict(outcome, reason, iv.estimate, rule.min, iv.low, iv.high, details), inp, ids)

@@ -142,6 +142,7 @@ async def execute(
     executor: Executor | None = None,
     looks: Sequence[int] = (),
     at_look: AtLook | None = None,
+    on_start: Callable[[Manifest], None] | None = None,
 ) -> RunStore:
     """Run every pending trial of the suite into ``cfg.out`` with ``executor`` (default: local asyncio
     workers); returns the store. ``on_record`` sees each record once it is durable in ``trials.jsonl``.
@@ -149,7 +150,8 @@ async def execute(
     ``looks`` (increasing trials per case, the last ``cfg.trials``) runs the trials in rounds: every case to
     the first look, then ``at_look``, then to the next look, until ``at_look`` says stop. A resumed run
     re-takes the looks whose trials are all recorded (without running any) and goes on from the first that
-    is not: no trial runs twice, none is lost."""
+    is not: no trial runs twice, none is lost. ``on_start`` sees the manifest once it is written, before the
+    first trial (what the run's registered gate can decide is said then)."""
     executor = executor or LocalExecutor()
     store = RunStore(cfg.out, cfg.redactor)
     manifest = build_manifest(cfg)
@@ -168,6 +170,8 @@ async def execute(
             raise RunError(f"{cfg.out} already holds a run; use --resume to continue it or choose another --out")
         store.write_manifest(manifest)
         store.open_for_append()
+        if on_start is not None:
+            on_start(manifest)
     except BaseException:
         store.close()
         raise
