@@ -186,16 +186,10 @@ class ToolBoundary:
             return
         rec.kind, rec.idempotent = tool.kind, tool.idempotent
         if rec.by == "user":  # the user's own device: the case's permissions and faults are about the agent's tools
-            if not isinstance(rec.arguments, dict):
-                rec.status, rec.error = "invalid_arguments", "arguments must be a JSON object"
-                return
-            try:
-                args = tool.arguments.model_validate(rec.arguments)
-            except ValidationError as exc:
-                rec.status, rec.error = "invalid_arguments", _invalid(exc)
-                return
-            self.ctx.world.clock.tick()
-            await self._run(tool, args, rec)
+            args = _arguments(tool, rec)
+            if args is not None:
+                self.ctx.world.clock.tick()
+                await self._run(tool, args, rec)
             return
         if rec.tool in self.forbidden:
             rec.status, rec.error = "forbidden", f"permission denied: {rec.tool} is forbidden in this task"
@@ -203,13 +197,8 @@ class ToolBoundary:
         if self.allowed is not None and rec.tool not in self.allowed:
             rec.status, rec.error = "not_allowed", f"permission denied: {rec.tool} is not allowed in this task"
             return
-        if not isinstance(rec.arguments, dict):
-            rec.status, rec.error = "invalid_arguments", "arguments must be a JSON object"
-            return
-        try:
-            args = tool.arguments.model_validate(rec.arguments)
-        except ValidationError as exc:
-            rec.status, rec.error = "invalid_arguments", _invalid(exc)
+        args = _arguments(tool, rec)
+        if args is None:
             return
         self._per_tool[rec.tool] += 1
         fault = self._fault_for(rec.tool, self._per_tool[rec.tool])
@@ -276,6 +265,19 @@ class ToolBoundary:
                 rec.status, rec.result, rec.committed = "ok", result, True
                 if mark is not None:
                     rec.changed_rows = self.ctx.world.changed_since(mark)
+
+
+def _arguments(tool: Tool, rec: ToolCall) -> BaseModel | None:
+    """The call's arguments validated against the tool's model, or None with the call recorded as the agent's
+    (or user's) bad request: arguments that are not a JSON object, or do not fit the tool's parameters."""
+    if not isinstance(rec.arguments, dict):
+        rec.status, rec.error = "invalid_arguments", "arguments must be a JSON object"
+        return None
+    try:
+        return tool.arguments.model_validate(rec.arguments)
+    except ValidationError as exc:
+        rec.status, rec.error = "invalid_arguments", _invalid(exc)
+        return None
 
 
 def _invalid(exc: ValidationError) -> str:
