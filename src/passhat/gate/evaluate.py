@@ -34,8 +34,10 @@ EVALUATORS: dict[str, Evaluator] = {
     "canary": canary,
 }
 MEANS = frozenset({"pass_hat_k", "pass_at_k", "case_success_rate"})
-"""Rules on a mean over the selected cases, whose bound is monotone in each case's value: a run with every
-trial passing shows the most any run of the same cases can (``reachable``)."""
+"""Rules on a mean of per-case values over the selected cases, whose bound is monotone in each case's value: a
+run with every trial passing shows the most any run of the same cases can (``reachable``; a sequential run's
+decidable looks, ``gate.looks``). ``non_inferior`` is a mean too, of paired differences, but its bound is not
+monotone in them."""
 STATISTICAL = {"never_fails", "case_success_rate", "pass_hat_k", "pass_at_k", "non_inferior"}
 FAIL_FAMILY = {"case_success_rate", "pass_hat_k", "pass_at_k", "non_inferior", "no_new_failures"}
 """Rules whose FAIL is a test at α, so a gate of several of them shares one false-FAIL budget (Holm).

@@ -38,7 +38,7 @@ import numpy as np
 
 from passhat.compare import LoadedRun, Matching
 from passhat.gate.context import GateInput, RuleInputError
-from passhat.gate.evaluate import EVALUATORS, FAIL_FAMILY, decide_rules, rule_alphas, rule_results
+from passhat.gate.evaluate import EVALUATORS, FAIL_FAMILY, MEANS, decide_rules, rule_alphas, rule_results
 from passhat.gate.load import GateError
 from passhat.gate.model import CaseSuccessRate, NeverFails, NonInferior, PassHatK
 from passhat.gate.outcome import Outcome, RuleResult, Verdict, overall
@@ -53,8 +53,6 @@ from passhat.stats._resample import cluster_se, resampling_units, unit_totals
 
 StopReason = Literal["decided", "failed", "max_trials"]
 """Why a sequential run stopped: every rule decided; a final FAIL; or the last look reached."""
-MEANS = {"pass_hat_k", "pass_at_k", "case_success_rate"}
-"""Rules on a mean of per-case values over the run's cases (``non_inferior`` too, with a baseline)."""
 
 INFERENCES = {"case_success_rate", "pass_hat_k", "pass_at_k", "non_inferior"}
 """Rules whose PASS and FAIL are both tests: either one settles the rule."""
