@@ -262,6 +262,12 @@ class Redactor:
             value = rx.sub(repl, value)
         return value
 
+    @property
+    def on_text(self) -> bool:
+        """Whether :meth:`json_text` can redact JSON text (it may still decline a text whose keys would change):
+        off, or the default patterns alone, no named fields, no numbering. Callers skip writing the text when not."""
+        return not self.enabled or not (self.fields or self.numbered or not self._only_defaults)
+
     def json_text(self, raw: bytes) -> bytes | None:
         """``raw`` (compact JSON as pydantic writes it) with its strings redacted, the same bytes as redacting the
         parsed value with :meth:`value` and writing it again; ``None`` where that cannot be done on the text
@@ -274,7 +280,7 @@ class Redactor:
         are looked at, each distinct one once (``_json_memo``)."""
         if not self.enabled:
             return raw
-        if self.fields or self.numbered or not self._only_defaults:
+        if not self.on_text:
             return None
         escaped = b"\\" in raw
         if escaped:  # same-length stand-ins for the two escapes that hold a quote or end in one (bytes < 0x20 are

@@ -42,6 +42,10 @@ def test_what_the_text_cannot_decide_is_left_to_the_value() -> None:
     assert Redactor.build(extra_patterns={"ticket": r"TCK-\d+"}).json_text(record) is None
     assert Redactor(numbered=True).json_text(record) is None
     assert Redactor(enabled=False).json_text(record) == record
+    # what RunStore.encode asks before writing the text at all
+    assert Redactor().on_text and Redactor(enabled=False).on_text
+    assert not Redactor.build(extra_fields=["national_id"]).on_text and not Redactor(numbered=True).on_text
+    assert not Redactor.build(extra_patterns={"ticket": r"TCK-\d+"}).on_text
 
 
 async def unredacted_records() -> list[TrialRecord]:
