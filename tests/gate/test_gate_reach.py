@@ -64,3 +64,18 @@ def test_rules_that_are_not_suite_means_are_not_judged_by_a_perfect_run(fake_run
     results = evaluate_gate(run, gate_file("rules:\n  - never_fails: {}\n  - pass_hat_k: {k: 4, min: 0.1}\n")
                             ).to_dict()["rules"]
     assert all("pass_reachable" not in r["details"] for r in results)
+
+
+def test_the_warning_reads_the_registered_rules_and_never_stops_a_run(tmp_path: Path, gate_file: Any) -> None:
+    # said from the rules the manifest recorded: a gate file edited (or removed) since cannot make a resume fail
+    from passhat.gate import unreachable_before_run
+    from passhat.runner import RunStore as Store
+
+    gate = gate_file("rules:\n  - pass_hat_k: {k: 1, min: 0.95}\n")
+    out = tmp_path / "run"
+    passhat.evaluate("refunds", "careful", trials=1, out=out, gate=gate, on_warning=lambda _m: None)
+    gate.write_text("rules:\n  - pass_hat_k: {k: 1, min: 0.1}\n")
+    [line] = unreachable_before_run(out, Store(out).manifest())
+    assert line.startswith("gate rule 0 (pass^1 ≥ 0.95): cannot PASS")
+    gate.unlink()
+    assert unreachable_before_run(out, Store(out).manifest()) == [line]

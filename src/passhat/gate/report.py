@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from passhat import __version__
 from passhat.compare import CompareError, LoadedRun, case_changes, load_run, match_cases
 from passhat.errors import RunError
@@ -14,6 +16,7 @@ from passhat.gate.ledger import record_look, refuse_new_trials, refuse_unfinishe
 from passhat.gate.looks import SequentialRun, gate_sequential_run, recorded_baseline
 from passhat.gate.outcome import EXIT_CODES, overall
 from passhat.gate.registration import resolve_gate
+from passhat.gate.schema import GateFile
 from passhat.models import BaselineInfo, ExcludedCase, GateResult, Manifest, RunRef
 from passhat.models.manifest import SequentialGateInfo
 from passhat.runner.store import RunStore
@@ -24,11 +27,15 @@ GATE_RESULT = "gate.json"
 def unreachable_before_run(run_folder: Path, manifest: Manifest) -> list[str]:
     """What the run's registered gate cannot do with these cases (``gate.evaluate.unreachable_rules``), for the
     runner to say after writing the manifest and before the first trial; nothing when the run has no gate."""
-    if manifest.gate is None:
+    registered = manifest.gate
+    if registered is None:
         return []
-    resolved = resolve_gate(manifest, None, allow_gate_change=False, manifest_path=str(run_folder / "manifest.json"))
-    inp = GateInput(LoadedRun(run_folder, manifest, {}), None, None, resolved.path.parent, resolved.gate.alpha)
-    return unreachable_rules(resolved.gate, inp)
+    try:  # the rules recorded at registration: no file is read, and a warning never stops a run
+        gate = GateFile.model_validate(registered.gate)
+    except ValidationError:
+        return []  # the gate's own evaluation after the trials says what is wrong
+    inp = GateInput(LoadedRun(run_folder, manifest, {}), None, None, Path(registered.path).parent, gate.alpha)
+    return unreachable_rules(gate, inp)
 
 
 def evaluate_gate(
