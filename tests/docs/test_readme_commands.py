@@ -90,3 +90,16 @@ def test_ci_holds_mypy_at_zero() -> None:
     """.ci/run runs mypy on src/ (pyproject's [tool.mypy]) before the tests: a type error fails CI."""
     ci = (Path(__file__).parents[2] / ".ci" / "run").read_text("utf-8")
     assert "\nmypy\n" in ci and ci.index("\nmypy\n") < ci.index("pytest -rs")
+
+
+def test_the_headline_the_readme_quotes_is_the_one_its_command_prints(tmp_path: Path) -> None:
+    """The README quotes the sentence its "Try it" command prints: a figure typed in once goes stale when the
+    statistics change (it said 0.82 after the interval became Gaffke's, whose bound rounded down is 0.81)."""
+    import passhat
+    from passhat.report.headline import headline
+
+    text = " ".join(README.read_text("utf-8").split())
+    quoted = re.search(r'The output starts with the run in one sentence — "(.*?)" —', text)
+    assert quoted, "README.md no longer quotes the headline"
+    run = passhat.evaluate("reimbursement", "careful", trials=4, out=tmp_path / "run", on_warning=lambda _m: None)
+    assert quoted.group(1) == headline(run.summary).text
