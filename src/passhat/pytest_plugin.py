@@ -295,12 +295,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 def _describe(run: Run) -> str:
     from passhat.metric_names import headline_ks
+    from passhat.rounding import interval
 
     try:
         s = run.summary.suite
         shown = headline_ks(s.trials_per_case)
-        curve = ", ".join(f"pass^{k} {v.estimate:.3f} [{v.ci_low:.3f}, {v.ci_high:.3f}]" for k in shown
-                          if (v := s.pass_hat_k.get(k)) is not None and v.estimate is not None)
+        curve = ", ".join(f"pass^{k} {v.estimate:.3f} {interval(v.ci_low, v.ci_high, 3)}" for k in shown
+                          if (v := s.pass_hat_k.get(k)) is not None and v.estimate is not None
+                          and v.ci_low is not None and v.ci_high is not None)
         return f"{run.failure_report()}\n  {curve}"
     except Exception as exc:  # the report of a failed test must not hide the failure
         return f"{run.folder}: cannot describe the run ({exc})"

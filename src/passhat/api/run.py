@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from passhat.errors import PasshatError
 from passhat.metric_names import headline_ks
 from passhat.models import Interval, Manifest, Summary
+from passhat.rounding import interval
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore, read_records
@@ -238,4 +239,6 @@ class Run:
 def _brief(iv: Interval | None) -> str:
     if iv is None or iv.estimate is None:
         return "—"
-    return f"{iv.estimate:.3f} [{iv.ci_low:.2f}, {iv.ci_high:.2f}]"
+    if iv.ci_low is None or iv.ci_high is None:
+        return f"{iv.estimate:.3f}"
+    return f"{iv.estimate:.3f} {interval(iv.ci_low, iv.ci_high)}"

@@ -18,6 +18,7 @@ from passhat.compare import compare_folders, write_comparison
 from passhat.metric_names import key_label, parse_metric_key, shown_ks
 from passhat.models import CaseChange, Comparison, PairedMetric
 from passhat.report.files import write_atomic
+from passhat.rounding import interval
 
 
 def _pct(x: float | None, signed: bool = False, digits: int = 3) -> str:
@@ -62,7 +63,7 @@ def metrics_table(metrics: dict[str, PairedMetric], title: str, strata: bool = F
         changed = m.p_value is not None and m.p_value < 1 - level
         style = ("red" if m.delta < 0 else "green") if changed else None
         table.add_row(name, _pct(m.base, digits=d), _pct(m.candidate, digits=d), _pct(m.delta, True, d),
-                      f"[{m.ci_low:+.{d}f}, {m.ci_high:+.{d}f}]", _p(m.p_value),
+                      interval(m.ci_low, m.ci_high, d, signed=True), _p(m.p_value),
                       _p(m.p_holm) if strata else _pct(m.correlation), _pct(m.mde, digits=d),
                       str(m.cases), style=style)
     return table

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from passhat import metric_names
+from passhat.rounding import interval
 
 if TYPE_CHECKING:
     from passhat.models import Interval, StratumSummary
@@ -28,7 +29,7 @@ def _f(x: float) -> str:
 def _ci(e: Interval) -> str:
     if e.ci_low is None or e.ci_high is None:
         return f"{e.estimate:.3f}"
-    return f"{e.estimate:.3f} [{e.ci_low:.3f}, {e.ci_high:.3f}] ({e.method or ''})"
+    return f"{e.estimate:.3f} {interval(e.ci_low, e.ci_high, 3)} ({e.method or ''})"
 
 
 def _tick_ks(n: int, most: int = 16) -> list[int]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from passhat.metric_names import label
+from passhat.rounding import span
 
 if TYPE_CHECKING:
     from passhat.models import Summary
@@ -42,8 +43,9 @@ DEFINITIONS = {
     "cases": "A case passed all its trials when every one of its k trials was graded pass.",
     "pass_hat_k": "pass^k: the chance that all k trials of a case pass, C(c,k)/C(n,k) per case, averaged over "
                   "the cases with at least k graded trials.",
-    "interval": "The 95 % interval of the suite's pass^k over cases: a BCa bootstrap over cases united with "
-                "the pseudo-case interval; its ends are rounded outwards here.",
+    "interval": "The 95 % interval of the suite's pass^k over cases: Gaffke's bounds (the Bayesian bootstrap "
+                "over cases with one pseudo-case at the far end), exact Clopper–Pearson when every case passed or "
+                "failed all its trials; its ends are rounded outwards, as everywhere passhat prints an interval.",
     "errors": "Infrastructure errors are neither passes nor failures: they are retried once and what remains "
               "is counted apart.",
     "detectable": "If every trial failed at the same rate p, all T graded trials pass with probability "
@@ -88,14 +90,6 @@ class Headline:
 
 LABELS = {"cases": "the case count", "pass_hat_k": label("pass_hat_k"), "interval": "its interval",
            "errors": "infrastructure errors", "detectable": "the detectable failure rate"}
-
-
-def _down(x: float) -> str:
-    return f"{math.floor(x * 100 + 1e-9) / 100:.2f}"
-
-
-def _up(x: float) -> str:
-    return f"{math.ceil(x * 100 - 1e-9) / 100:.2f}"
 
 
 def detectable_rate(trials: int, confidence: float = 0.95) -> float:
@@ -143,7 +137,7 @@ def headline(summary: Summary) -> Headline:
     pct = f"{round(suite.confidence * 100):g} %"
     if entry is not None and entry.estimate is not None and entry.ci_low is not None and entry.ci_high is not None:
         parts += [Part(f"pass^{k} {entry.estimate:.2f}", "pass_hat_k"), Part(" ("),
-                  Part(f"{pct} interval {_down(entry.ci_low)}–{_up(entry.ci_high)}", "interval"), Part(")")]
+                  Part(f"{pct} interval {span(entry.ci_low, entry.ci_high)}", "interval"), Part(")")]
     else:
         parts.append(Part(f"pass^{k} — (no case has {k} graded trials)", "pass_hat_k"))
     if suite.errors:

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from passhat.metric_names import shown_ks
 from passhat.report.headline import headline
+from passhat.rounding import interval
 
 if TYPE_CHECKING:
-    from passhat.models import CaseChange, GateResult, SuiteSummary, Summary
+    from passhat.models import CaseChange, GateResult, Interval, SuiteSummary, Summary
 
 ICONS = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "⚠️", "SKIPPED": "⏭️"}
 MAX_ROWS = 25
@@ -60,15 +61,20 @@ def _new_failures(rows: list[CaseChange]) -> list[str]:
 
 def _curve(suite: SuiteSummary) -> list[str]:
     pct = f"{suite.confidence:.0%}"
-    lines = [f"### Reliability: mean over {suite.cases} cases, {pct} interval (bootstrap over cases)", "",
+    lines = [f"### Reliability: mean over {suite.cases} cases, {pct} interval over cases "
+             "(Gaffke's bounds, ends rounded outwards)", "",
              "| k | pass^k | pass@k |", "|---|---|---|"]
     for k in shown_ks(suite.trials_per_case):
         cells = []
         for curve in (suite.pass_hat_k, suite.pass_at_k):
             e = curve.get(k)
-            cells.append("—" if e is None else f"{_fixed(e.estimate)} [{_fixed(e.ci_low)}, {_fixed(e.ci_high)}]")
+            cells.append("—" if e is None else f"{_fixed(e.estimate)} {_bounds(e)}")
         lines.append(f"| {k} | {cells[0]} | {cells[1]} |")
     return lines + [""]
+
+
+def _bounds(e: Interval) -> str:
+    return "[—, —]" if e.ci_low is None or e.ci_high is None else interval(e.ci_low, e.ci_high, 3)
 
 
 def _fixed(x: float | None) -> str:

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from passhat.metric_names import METRICS, SYMBOLS, shown_ks
 from passhat.report.headline import headline
+from passhat.rounding import interval
 
 if TYPE_CHECKING:
     from passhat.models import CaseSummary, Interval, StratumSummary, Summary
@@ -23,7 +24,7 @@ def _fmt(x: float | None) -> str:
 def _ci(entry: Interval | None) -> str:
     if entry is None or entry.estimate is None or entry.ci_low is None or entry.ci_high is None:
         return "—"
-    return f"{entry.estimate:.3f} [{entry.ci_low:.2f}, {entry.ci_high:.2f}]"
+    return f"{entry.estimate:.3f} {interval(entry.ci_low, entry.ci_high)}"
 
 
 MAX_CASE_ROWS = 60
@@ -75,7 +76,7 @@ def case_table(summary: Summary) -> Table:
     table.add_column("first failing check", no_wrap=True, overflow="ellipsis")
     for c in rows:
         style = "green" if c.passed_every_trial else ("red" if c.successes == 0 else "yellow")
-        wil = "—" if c.wilson_low is None or c.wilson_high is None else f"[{c.wilson_low:.2f}, {c.wilson_high:.2f}]"
+        wil = "—" if c.wilson_low is None or c.wilson_high is None else interval(c.wilson_low, c.wilson_high)
         table.add_row(
             Text(c.id), f"{c.successes}/{c.n}", str(c.errors or ""), wil,
             *(_fmt(c.pass_hat_k.get(k)) for k in ks), Text(check_cell(c)), style=style,

@@ -2,9 +2,9 @@
 
 Per case, pass^k = C(c,k)/C(n,k) and pass@k = 1 − C(n−c,k)/C(n,k) with exact integers, plus a Wilson
 interval on the per-trial success rate. The suite value is the unweighted mean over the cases with at
-least k graded trials (the others are listed as excluded for that k, never silently counted), with a
-seeded BCa bootstrap over cases — whole groups resampled together — and the fixed-suite standard
-error where n ≥ 2k. Infrastructure errors are counted apart and never shrink n silently.
+least k graded trials (the others are listed as excluded for that k, never silently counted), with
+Gaffke's interval over cases (``stats.bootstrap``: seeded draws, a group of cases as one unit, made coherent
+across k) and the fixed-suite standard error where n ≥ 2k. Infrastructure errors are counted apart and never shrink n silently.
 """
 
 from __future__ import annotations
