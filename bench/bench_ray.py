@@ -7,7 +7,7 @@ Ideal wall time = ⌈trials ÷ j⌉ × CALLS × LATENCY; efficiency = ideal ÷ w
 worker start-up, which a longer run amortises). Then, with no latency and
 -j 1, the time per trial of each executor: the difference is Ray's round trip per trial. Worker start-up
 (actors loading the suite and building images) is timed apart, on a one-trial run.
-Run: ``python bench/bench_ray.py [--latency 0.2] [--calls 3] [--j 64 256 1024]``.
+Run: ``python bench/bench_ray.py [--latency 0.2] [--calls 3] [--j 64 256 1000]`` (-j is at most 1000).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--calls", type=int, default=3)
-    parser.add_argument("--j", type=int, nargs="+", default=[64, 256, 1024])
+    parser.add_argument("--j", type=int, nargs="+", default=[64, 256, 1000])  # -j is at most 1000
     parser.add_argument("--local-only", action="store_true",
                         help="only the local executor (no Ray cluster): its -j efficiency, e.g. issue 21's goal at -j 256")
     parser.add_argument("--no-fsync", action="store_true",

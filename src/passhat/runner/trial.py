@@ -28,6 +28,7 @@ from passhat.graders.files import run_commands
 from passhat.graders.judge import Judge, judge_trial, needs_judge
 from passhat.runner.in_task import InContext
 from passhat.runner.records import Outcome, Timing, TrialRecord
+from passhat.runner.turns import turns
 from passhat.runner.watchdog import CURRENT_WATCHDOG, TrialSlot
 from passhat.seeding import derive_seed
 from passhat.tools import ToolBoundary, ToolContext
@@ -258,6 +259,7 @@ async def run_trial(
         if upstreams is not None:  # stopped before the diff: a server may hold the trial's database open
             await upstreams.close()
 
+        await turns().take()  # one trial's post-agent work per loop iteration (runner/turns.py)
         t_diff = time.perf_counter()
         state = await world.final_state()  # the row diff and the file diff, whatever kinds hold them
         diff, files = state.diff, state.files
