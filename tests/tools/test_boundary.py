@@ -204,3 +204,23 @@ def test_a_tool_that_commits_does_not_crash_the_boundary(atomic_boundary: Any, n
     fresh = World.restore(notes_domain.image("default"), 2)
     assert fresh.db.execute("SELECT COUNT(*) FROM notes WHERE title IN ('escaped', 'next')").fetchone()[0] == 0
     fresh.close()
+
+
+def test_a_failed_call_undoes_only_itself_after_many_kept_ones(atomic_boundary: Any) -> None:
+    """Kept calls leave their savepoints open (sqlite_kind.MAX_STACKED at most): a failing call still goes back
+    to its own, before and past that bound, and after a call that grouped its writes in a transaction."""
+    from passhat.world.sqlite_kind import MAX_STACKED
+
+    b, world = atomic_boundary()
+    titles = []
+    for i in range(MAX_STACKED + 6):
+        titles.append(f"n{i}")
+        assert call(b, "add_note", {"title": titles[-1]}).ok
+        if i in (2, MAX_STACKED - 1, MAX_STACKED + 3):
+            assert call(b, "add_then_raise", {"title": "half", "how": "exception"}).status == "exception"
+            assert call(b, "grouped_then_raise", {"title": "g", "raise_after": True}).status == "exception"
+            assert call(b, "grouped_then_raise", {"title": f"g{i}", "raise_after": False}).ok
+            titles += [f"g{i}", f"g{i}"]
+    assert sorted(c.after["title"] for c in world.diff().rows("notes")) == sorted(titles)
+    assert world.diff().rows("audit") == []
+    world.close()

@@ -133,3 +133,72 @@ def test_tool_transactions_roll_back_on_error(image: FixtureImage) -> None:
     with ctx.transaction() as db:
         db.execute("DELETE FROM items WHERE id = 2")
     assert [c.key for c in w.diff().rows("items")] == [(2,)]
+
+
+def test_query_only_stays_on_between_queries_and_still_refuses_every_write(image: FixtureImage) -> None:
+    w = World.restore(image, 1)
+    reader = w.sqlite.reader()
+    assert w.query("SELECT COUNT(*) FROM items") == [(3,)]
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        w.query("UPDATE items SET price = 0")
+    # a query that turns query_only off is answered, and the next query is read-only again all the same
+    for off in ("PRAGMA query_only = OFF", "pragma QUERY_ONLY=0", 'PRAGMA main."query_only" = false'):
+        w.query(off)
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            w.query("DELETE FROM items")
+    assert reader.compile_error("PRAGMA query_only = OFF") is None  # SQLite applies it as it compiles
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        w.query("INSERT INTO log VALUES ('sneaked in')")
+    assert w.query("SELECT COUNT(*) FROM items") == [(3,)] and len(w.diff()) == 0
+    w.close()
+
+
+def test_a_tool_call_after_a_query_can_write_and_the_next_query_cannot(image: FixtureImage) -> None:
+    w = World.restore(image, 1)
+    assert w.query("SELECT COUNT(*) FROM items") == [(3,)]
+    scope = w.call_scope()
+    w.sqlite.db.execute("DELETE FROM items WHERE id = 1")  # the connection itself, as a tool holding it writes
+    scope.keep()
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        w.query("DELETE FROM items")
+    with w.transaction() as db:
+        db.execute("DELETE FROM items WHERE id = 2")
+    assert w.query("SELECT id FROM items") == [(3,)]
+    w.close()
+    fresh = World.restore(image, 2)  # the pooled connection is writable and in the fixture's state again
+    fresh.db.execute("DELETE FROM tags")
+    assert fresh.query("SELECT COUNT(*) FROM items") == [(3,)] and len(fresh.diff().rows("tags")) == 1
+    fresh.close()
+
+
+def test_a_trial_costs_few_statements_of_the_harness(image: FixtureImage) -> None:
+    """Per statement a pooled copy costs 5-50 µs at -j 256: the harness's own ones are counted here. A trial
+    that reads, writes in two calls, fails a third and is graded with three queries."""
+    from passhat.tools import ToolContext
+
+    statements: list[str] = []
+    World.restore(image, 0).close()  # the image's log position is read once, on its first copy
+    w = World.restore(image, 1)
+    w.db.set_trace_callback(statements.append)
+    for key, fail in ((1, False), (2, False), (3, True)):
+        mark = w.change_mark()
+        scope = w.call_scope()
+        ToolContext(w).db.execute("DELETE FROM items WHERE id = ?", (key,))
+        if fail:
+            scope.undo()
+            continue
+        scope.keep()
+        assert w.changed_since(mark) == [("items", [key])]
+    assert [c.key for c in w.diff().rows("items")] == [(1,), (2,)]
+    for _ in range(3):
+        assert w.query("SELECT COUNT(*) FROM items") == [(1,)]
+    w.close()
+    ours = [s for s in statements if not s.startswith(("DELETE FROM items", "SELECT COUNT(*)", 'SELECT "id"'))]
+    assert ours == [
+        "SAVEPOINT passhat_call", "SELECT seq, tbl, pk FROM _passhat_log WHERE seq > 0 ORDER BY seq",
+        "SAVEPOINT passhat_call", "SELECT seq, tbl, pk FROM _passhat_log WHERE seq > 1 ORDER BY seq",
+        "SAVEPOINT passhat_call", "ROLLBACK TO passhat_call", "RELEASE passhat_call",  # only a failed call releases
+        "SELECT tbl, pk, old FROM _passhat_log WHERE seq > 0 ORDER BY seq",
+        "PRAGMA query_only = ON",  # once for the three queries
+        "PRAGMA query_only = OFF", "ROLLBACK TO passhat_trial", "RELEASE passhat_trial",
+    ]

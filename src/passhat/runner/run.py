@@ -24,6 +24,7 @@ from passhat.errors import RunError
 from passhat.graders.judge import Judge
 from passhat.models import Manifest
 from passhat.redaction import Redactor
+from passhat.runner.collector import run_collector
 from passhat.runner.commit import GroupCommit
 from passhat.runner.executor import MAX_ATTEMPTS, Executor, LocalExecutor
 from passhat.runner.records import TrialRecord
@@ -187,7 +188,8 @@ async def execute(
 
     try:
         try:
-            with watching_loop(on_abort=functools.partial(_record_abort, cfg, store, manifest, writer)):
+            with (run_collector(),  # the suite, loaded, is left out of collections while trials run
+                  watching_loop(on_abort=functools.partial(_record_abort, cfg, store, manifest, writer))):
                 for upto in rounds:
                     pending = [(case, trial) for case in cfg.suite.cases for trial in range(upto)
                                if (case.id, trial) not in done]

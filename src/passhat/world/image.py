@@ -127,6 +127,7 @@ class FixtureImage:
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._hash: str | None = None
+        self._log_end: int | None = None
 
     @classmethod
     def build(
@@ -200,6 +201,13 @@ class FixtureImage:
             return
         with self._lock:
             self._idle.append(conn)
+
+    def log_end(self, conn: sqlite3.Connection) -> int:
+        """The change log's last position in the fixture's state (0: the log starts empty), read once, on
+        ``conn`` just acquired: every trial's copy starts there, so none asks again."""
+        if self._log_end is None:
+            self._log_end = int(conn.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {LOG_TABLE}").fetchone()[0])
+        return self._log_end
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
