@@ -192,7 +192,11 @@ def test_a_trial_costs_few_statements_of_the_harness(image: FixtureImage) -> Non
     assert [c.key for c in w.diff().rows("items")] == [(1,), (2,)]
     for _ in range(3):
         assert w.query("SELECT COUNT(*) FROM items") == [(1,)]
+    conn = w.sqlite.db
     w.close()
+    again = World.restore(image, 2)  # the same pooled connection: nothing to run before its first call
+    assert again.sqlite.db is conn
+    again.close()
     ours = [s for s in statements if not s.startswith(("DELETE FROM items", "SELECT COUNT(*)", 'SELECT "id"'))]
     assert ours == [
         "SAVEPOINT passhat_call", "SELECT seq, tbl, pk FROM _passhat_log WHERE seq > 0 ORDER BY seq",
@@ -200,5 +204,6 @@ def test_a_trial_costs_few_statements_of_the_harness(image: FixtureImage) -> Non
         "SAVEPOINT passhat_call", "ROLLBACK TO passhat_call", "RELEASE passhat_call",  # only a failed call releases
         "SELECT tbl, pk, old FROM _passhat_log WHERE seq > 0 ORDER BY seq",
         "PRAGMA query_only = ON",  # once for the three queries
-        "PRAGMA query_only = OFF", "ROLLBACK TO passhat_trial", "RELEASE passhat_trial",
+        "PRAGMA query_only = OFF", "ROLLBACK TO passhat_trial",  # and the next trial begins inside it
+        "PRAGMA query_only = OFF", "ROLLBACK TO passhat_trial",
     ]
