@@ -135,22 +135,46 @@ def test_tool_transactions_roll_back_on_error(image: FixtureImage) -> None:
     assert [c.key for c in w.diff().rows("items")] == [(2,)]
 
 
-def test_query_only_stays_on_between_queries_and_still_refuses_every_write(image: FixtureImage) -> None:
+def test_a_query_refuses_every_write_and_reads_as_before(image: FixtureImage) -> None:
     w = World.restore(image, 1)
     reader = w.sqlite.reader()
     assert w.query("SELECT COUNT(*) FROM items") == [(3,)]
-    with pytest.raises(sqlite3.OperationalError, match="readonly"):
-        w.query("UPDATE items SET price = 0")
-    # a query that turns query_only off is answered, and the next query is read-only again all the same
-    for off in ("PRAGMA query_only = OFF", "pragma QUERY_ONLY=0", 'PRAGMA main."query_only" = false'):
-        w.query(off)
-        with pytest.raises(sqlite3.OperationalError, match="readonly"):
-            w.query("DELETE FROM items")
-    assert reader.compile_error("PRAGMA query_only = OFF") is None  # SQLite applies it as it compiles
-    with pytest.raises(sqlite3.OperationalError, match="readonly"):
-        w.query("INSERT INTO log VALUES ('sneaked in')")
-    assert w.query("SELECT COUNT(*) FROM items") == [(3,)] and len(w.diff()) == 0
+    refused = {
+        "UPDATE items SET price = 0": "UPDATE on 'items'", "DELETE FROM items": "DELETE on 'items'",
+        "INSERT INTO log VALUES ('sneaked in')": "INSERT on 'log'", "CREATE TABLE t (x)": "INSERT on 'sqlite_master'",
+        "PRAGMA query_only = OFF": "PRAGMA on 'query_only'", "PRAGMA user_version = 7": "PRAGMA on 'user_version'",
+        "pragma writable_schema=1": "PRAGMA on 'writable_schema'", "ROLLBACK TO passhat_trial": "SAVEPOINT",
+        "COMMIT": "TRANSACTION", "ATTACH ':memory:' AS other": "ATTACH",
+        "WITH x AS (SELECT 1) DELETE FROM items": "DELETE on 'items'",
+    }
+    for sql, what in refused.items():
+        with pytest.raises(sqlite3.OperationalError, match="readonly") as exc:
+            w.query(sql)
+        assert f"may only read (action {what}" in str(exc.value) and str(exc.value).endswith(sql)
+        assert f"(action {what}" in (reader.compile_error(sql) or "")  # a case's SQL is refused as it is checked
+    assert w.query("PRAGMA user_version") == [(0,)] and w.query("PRAGMA table_info(tags)")
+    assert w.query("SELECT name FROM pragma_table_info(?) WHERE pk > 0", ("items",)) == [("id",)]
+    assert w.query("WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 3) SELECT SUM(x) FROM r") \
+        == [(6,)]
+    assert w.query("SELECT COUNT(*) FROM items") == [(3,)] and len(w.diff()) == 0 and w.sqlite.db.in_transaction
+    w.db.execute("DELETE FROM items WHERE id = 1")  # and the connection is writable between queries
+    assert w.query("SELECT COUNT(*) FROM items") == [(2,)]
     w.close()
+
+
+def test_a_query_is_not_answered_by_a_write_a_tool_prepared(image: FixtureImage) -> None:
+    """The guard is asked only as a statement is prepared, and the connection caches statements by their text:
+    a query the same as a tool's write must be prepared (and refused) as a query of its own."""
+    w = World.restore(image, 1)
+    w.db.execute("DELETE FROM tags")
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        w.query("DELETE FROM tags")
+    w.close()
+    again = World.restore(image, 2)  # the pooled connection, its statements still cached
+    again.db.execute("DELETE FROM tags")
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        again.query("DELETE FROM tags")
+    again.close()
 
 
 def test_a_tool_call_after_a_query_can_write_and_the_next_query_cannot(image: FixtureImage) -> None:
@@ -197,13 +221,13 @@ def test_a_trial_costs_few_statements_of_the_harness(image: FixtureImage) -> Non
     again = World.restore(image, 2)  # the same pooled connection: nothing to run before its first call
     assert again.sqlite.db is conn
     again.close()
-    ours = [s for s in statements if not s.startswith(("DELETE FROM items", "SELECT COUNT(*)", 'SELECT "id"'))]
+    ours = [s for s in statements if not s.startswith(("DELETE FROM items", "/*passhat:read*/ SELECT COUNT(*)", 'SELECT "id"'))]
     assert ours == [
         "SAVEPOINT passhat_call", "SELECT seq, tbl, pk FROM _passhat_log WHERE seq > 0 ORDER BY seq",
         "SAVEPOINT passhat_call", "SELECT seq, tbl, pk FROM _passhat_log WHERE seq > 1 ORDER BY seq",
         "SAVEPOINT passhat_call", "ROLLBACK TO passhat_call", "RELEASE passhat_call",  # only a failed call releases
         "SELECT tbl, pk, old FROM _passhat_log WHERE seq > 0 ORDER BY seq",
-        "PRAGMA query_only = ON",  # once for the three queries
-        "PRAGMA query_only = OFF", "ROLLBACK TO passhat_trial",  # and the next trial begins inside it
-        "PRAGMA query_only = OFF", "ROLLBACK TO passhat_trial",
+        # no pragma for the three queries (each one expired every prepared statement: design 037)
+        "ROLLBACK TO passhat_trial",  # and the next trial begins inside it
+        "ROLLBACK TO passhat_trial",
     ]

@@ -28,6 +28,7 @@ from typing import Any
 from passhat.errors import DomainError
 from passhat.world.copies import ImageCopies
 from passhat.world.fingerprint import state_hash
+from passhat.world.read_guard import ReadGuard
 
 LOG_TABLE = "_passhat_log"
 TRIGGER_PREFIX = "_ph_"
@@ -126,6 +127,8 @@ class FixtureImage:
         self.start = start
         self._copies = ImageCopies(image, memory_budget)
         self._idle: list[sqlite3.Connection] = []
+        self._guards: dict[sqlite3.Connection, ReadGuard] = {}
+        """Each pooled copy's authorizer (``read_guard.py``), installed once when the copy was made."""
         self._lock = threading.Lock()
         self._hash: str | None = None
         self._log_end: int | None = None
@@ -187,8 +190,16 @@ class FixtureImage:
             conn = self._idle.pop() if self._idle else None
         if conn is None:
             conn = self._copies.open()
+            guard = ReadGuard()
+            conn.set_authorizer(guard)  # before anything is prepared: installing one expires every statement
             conn.execute(f"SAVEPOINT {TRIAL_SAVEPOINT}")
+            with self._lock:
+                self._guards[conn] = guard
         return conn
+
+    def guard(self, conn: sqlite3.Connection) -> ReadGuard:
+        """The authorizer of a connection :meth:`acquire` gave out (its grading queries turn it on)."""
+        return self._guards[conn]
 
     def release(self, conn: sqlite3.Connection) -> None:
         """Undo the trial and pool the connection, or discard it if the trial escaped its savepoint.
@@ -199,10 +210,10 @@ class FixtureImage:
         try:
             if not conn.in_transaction:
                 raise sqlite3.OperationalError("trial savepoint was committed")
-            conn.execute("PRAGMA query_only = OFF")
+            self._guards[conn].reading = False
             conn.execute(f"ROLLBACK TO {TRIAL_SAVEPOINT}")
         except sqlite3.Error:
-            self._copies.discard(conn)
+            self._discard(conn)
             return
         with self._lock:
             self._idle.append(conn)
@@ -219,10 +230,15 @@ class FixtureImage:
         """A pooled connection in the fixture's state for read-only use (checking cases, hashing)."""
         conn = self.acquire()
         try:
-            conn.execute("PRAGMA query_only = ON")
+            conn.execute("PRAGMA query_only = ON")  # checking a case, not a trial: a pragma's expiry is no cost here
             yield conn
         finally:
-            self.release(conn)
+            try:
+                conn.execute("PRAGMA query_only = OFF")
+            except sqlite3.Error:
+                self._discard(conn)
+            else:
+                self.release(conn)
 
     def content_hash(self) -> str:
         """Hash of the fixture's state (tables, rows, start time): whatever built it, this is what trials see.
@@ -239,4 +255,10 @@ class FixtureImage:
         with self._lock:
             idle, self._idle = self._idle, []
         for conn in idle:
-            self._copies.discard(conn)
+            self._discard(conn)
+
+    def _discard(self, conn: sqlite3.Connection) -> None:
+        """Close a copy for good (its guard with it)."""
+        with self._lock:
+            self._guards.pop(conn, None)
+        self._copies.discard(conn)

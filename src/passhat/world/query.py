@@ -24,9 +24,10 @@ class QueryBudgetExceeded(Exception):
 
 
 def bounded_query(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] | dict[str, Any] = (), *,
-                  steps: int | None = None) -> list[tuple[Any, ...]]:
+                  steps: int | None = None, shown: str | None = None) -> list[tuple[Any, ...]]:
     """All rows of ``sql``, or :class:`QueryBudgetExceeded` once it has taken ``steps`` (default
-    :data:`QUERY_STEP_BUDGET`) steps."""
+    :data:`QUERY_STEP_BUDGET`) steps. ``shown``: the query as its author wrote it, for the error (``sql``
+    may carry the harness's mark, ``world/read_guard.py``)."""
     steps = QUERY_STEP_BUDGET if steps is None else steps
     calls = 0
 
@@ -42,7 +43,7 @@ def bounded_query(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] | 
         if calls * _CHECK_EVERY > steps:
             raise QueryBudgetExceeded(
                 f"query stopped after {steps:,} SQLite steps without finishing (a runaway query, e.g. a WITH RECURSIVE "
-                f"without a stopping condition; bound it with WHERE or LIMIT): {sql}") from None
+                f"without a stopping condition; bound it with WHERE or LIMIT): {sql if shown is None else shown}") from None
         raise
     finally:
         conn.set_progress_handler(None, 0)

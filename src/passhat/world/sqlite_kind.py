@@ -20,76 +20,73 @@ from passhat.world.diff import Diff, RowChange, same_row
 from passhat.world.image import LOG_TABLE, FixtureImage, TableInfo, _quote
 from passhat.world.kind import Facet, Params
 from passhat.world.query import bounded_query
+from passhat.world.read_guard import MARK, ReadGuard
 
 if TYPE_CHECKING:
     from passhat.world.kind import StateReader
 
 
-Toggle = Literal["each", "until_write", "never"]
-"""When a :class:`SqliteReader` turns ``PRAGMA query_only`` on and off (its docstring says why)."""
+Toggle = Literal["each", "guard", "never"]
+"""How a :class:`SqliteReader` keeps its queries read-only (its docstring says why)."""
 
 
 class SqliteReader:
-    """Read-only, step-bounded queries on one SQLite connection (``PRAGMA query_only`` on while each runs).
+    """Read-only, step-bounded queries on one SQLite connection.
 
-    ``toggle="each"`` turns ``query_only`` on before each query and off after it (a connection others write
-    on between queries: the SQLite file kind). ``toggle="until_write"`` turns it on before the first query and
-    leaves it on, until :meth:`writable` (the in-memory copy calls it when a tool call begins): a trial's
-    assertions make five or six queries in a row, and at ``-j 256`` every statement on a pooled copy costs
-    5-50 µs, so two statements per query were a sixth of a trial's SQL. ``toggle="never"``: the connection
-    is read-only already (``FixtureImage.reading``).
+    ``toggle="each"``: ``PRAGMA query_only`` on before each query and off after it (a connection others write
+    on between queries: the SQLite file kind). ``toggle="guard"``: the connection's :class:`ReadGuard` on
+    while each query runs (it is asked only as a statement is prepared), and each query marked as a reading
+    one (``read_guard.py``): a trial's tools and its grading share the connection, and a ``query_only``
+    toggle made the next trial re-prepare every statement (design 037).
+    ``toggle="never"``: the connection is read-only already (``FixtureImage.reading``).
     """
 
     def __init__(self, conn: sqlite3.Connection, tables: Mapping[str, TableInfo], *,
-                 toggle: Toggle = "each") -> None:
+                 toggle: Toggle = "each", guard: ReadGuard | None = None) -> None:
+        if (toggle == "guard") != (guard is not None):
+            raise ValueError("a reader with toggle='guard' needs the connection's guard, and only it")
         self.conn = conn
         self._tables = tables
         self._toggle = toggle
-        self._on = False
-        """``query_only`` is on because this reader turned it on (``until_write``)."""
+        self._guard = guard
 
     @property
     def tables(self) -> Mapping[str, TableInfo]:
         return self._tables
 
     def query(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        if self._guard is not None:
+            self._guard.reading = True  # asked only as the statement is prepared, all within this call
+            try:
+                return bounded_query(self.conn, MARK + sql, params, shown=sql)
+            except sqlite3.DatabaseError as exc:
+                if self._guard.refused is None:
+                    raise
+                raise self._guard.refusal(sql) from exc
+            finally:
+                self._guard.reading = False
         if self._toggle == "never":
             return bounded_query(self.conn, sql, params)
-        if self._toggle == "each":
-            self.conn.execute("PRAGMA query_only = ON")
-            try:
-                return bounded_query(self.conn, sql, params)
-            finally:
-                self.conn.execute("PRAGMA query_only = OFF")
-        if not self._on:
-            self.conn.execute("PRAGMA query_only = ON")
-            self._on = True
+        self.conn.execute("PRAGMA query_only = ON")
         try:
             return bounded_query(self.conn, sql, params)
         finally:
-            if _may_set_query_only(sql):  # a query that could have turned it off: on again before the next one
-                self._on = False
-
-    def writable(self) -> None:
-        """Before a write (``until_write``): ``query_only`` off again if a query left it on."""
-        if self._on:
             self.conn.execute("PRAGMA query_only = OFF")
-            self._on = False
 
     def compile_error(self, sql: str) -> str | None:
+        if self._guard is not None:
+            self._guard.reading = True
+            sql = MARK + sql
         try:
             self.conn.execute("EXPLAIN " + sql)
         except sqlite3.Error as exc:
+            if self._guard is not None and self._guard.refused is not None:
+                return str(self._guard.refusal(sql.removeprefix(MARK)))
             return str(exc)
         finally:
-            if _may_set_query_only(sql):  # SQLite applies a flag pragma when it compiles it, EXPLAIN or not
-                self._on = False
+            if self._guard is not None:
+                self._guard.reading = False
         return None
-
-
-def _may_set_query_only(sql: str) -> bool:
-    """Whether ``sql`` could be ``PRAGMA query_only = OFF`` (in any case and spacing; a name cannot be split)."""
-    return "query_only" in sql.lower()
 
 
 class Savepoint:
@@ -144,7 +141,7 @@ class SqliteCopy(Savepoint):
         self.image = image
         self.db = conn
         self.handle: object = conn
-        self._reader = SqliteReader(conn, image.tables, toggle="until_write")
+        self._reader = SqliteReader(conn, image.tables, toggle="guard", guard=image.guard(conn))
         self._open = True
         # change_mark's cache: the log position at a total_changes count (the image's, as nothing is written yet)
         self._mark, self._mark_changes = image.log_end(conn), conn.total_changes
@@ -153,12 +150,7 @@ class SqliteCopy(Savepoint):
         self._stacked = 0
         """Savepoints of completed calls left open (:meth:`keep`)."""
 
-    def writable(self) -> None:
-        """Before a write outside a tool call (``World.db``): ``query_only`` off, if a query left it on."""
-        self._reader.writable()
-
     def call_scope(self) -> SqliteCopy:
-        self._reader.writable()
         self.db.execute("SAVEPOINT passhat_call")
         self._depth += 1
         return self
