@@ -167,6 +167,20 @@ data. Left alone by the default patterns, which would otherwise take a digest th
 longer match its content when the trial is re-graded."""
 
 
+_NO_MATCH = re.compile(
+    r"[0-9]{0,10}[A-Za-z_][A-Za-z0-9_\-]*"
+    r"|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?:Z|[+\-][0-9]{2}:[0-9]{2})?"
+).fullmatch
+"""A whole value no default pattern can match in: an identifier (``R-94480``, ``refund-4812``, a span id
+``2ee12b1b0a279f62``: at most 10 digits, then a letter or ``_``, then letters, digits, ``_`` and ``-``) or an ISO
+timestamp. Why it cannot: every default match needs an ``@``, a ``+``, or a digit that starts a run (no ASCII
+letter, digit, ``_``, ``.`` or ``-`` just before it: the patterns' look-behinds), which here is only the first
+one; and from there card and phone numbers need 11 digits in a row or a space, dot or dash between digit groups
+(a timestamp's ``2026-10-31`` is 8 digits: not a card, no 3-3-4 or 3-4-4 grouping). A trial's record holds ~15
+such values that are new each trial (ids, span ids, times), so the memo cannot spare them the patterns;
+``tests/redaction`` checks the shortcut against the patterns."""
+
+
 _SCALARS = frozenset({int, float, bool, type(None)})
 """Types a JSON-like structure holds that redaction leaves as they are."""
 MEMO_ENTRIES = 8192
@@ -246,6 +260,8 @@ class Redactor:
         memo = self._memo
         done = memo.get(value)
         if done is None:
+            if self._only_defaults and _NO_MATCH(value) is not None:
+                return value  # an id or a time, new each trial: not remembered, the memo keeps what recurs
             done = self._redact(value)
             if len(value) <= MEMO_MAX_CHARS:
                 if len(memo) >= MEMO_ENTRIES:

@@ -189,3 +189,29 @@ def test_100000_email_keys_are_redacted_in_linear_time_and_every_value_is_kept()
 def test_keys_redacted_alike_skip_a_suffix_the_record_already_spells() -> None:
     out = Redactor().value({"a@x.io": 1, "[REDACTED:email]#2": 2, "b@x.io": 3, "c@x.io": 4})
     assert out == {"[REDACTED:email]": 1, "[REDACTED:email]#2": 2, "[REDACTED:email]#3": 3, "[REDACTED:email]#4": 4}
+
+
+def test_ids_and_times_skip_the_patterns_only_where_no_pattern_could_match() -> None:
+    """``_NO_MATCH`` lets ids, span ids and ISO times skip the default patterns: whatever it lets through, the
+    patterns leave as it is (random strings of the characters the patterns turn on, and near misses)."""
+    import random
+
+    from passhat.redaction import _NO_MATCH
+
+    r = Redactor()
+    skipped = ["R-94480", "refund-4812", "2ee12b1b0a279f62", "abcdef0123456789", "x_13800138000", "a-555-123-4567",
+               "2026-10-31T09:00:05", "2026-12-07T16:58:54.544433+00:00", "2026-10-31T09:00:05Z", "_4111111111111111"]
+    for text in skipped:
+        assert _NO_MATCH(text) and r.text(text) == text == r._redact(text), text
+    for text in ["13800138000a", "4111111111111111", "555-123-4567x", "4111111111111111_x", "ann@example.com",
+                 "tel:+14155552671", "卡号4111111111111111"]:
+        assert not _NO_MATCH(text) and r.text(text) != text, text  # each holds a match: the patterns decide
+    rng = random.Random(21)
+    alphabet = "0123456789" * 4 + "abcdefZ_-.:+@ T"
+    tried = 0
+    for _ in range(20_000):
+        text = "".join(rng.choices(alphabet, k=rng.randint(1, 24)))
+        if _NO_MATCH(text):
+            tried += 1
+            assert r._redact(text) == text, text
+    assert tried > 1_000  # the check reached the shortcut often enough to mean something
