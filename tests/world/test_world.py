@@ -195,6 +195,18 @@ def test_a_tool_call_after_a_query_can_write_and_the_next_query_cannot(image: Fi
     fresh.close()
 
 
+def test_a_tool_that_turns_query_only_on_leaves_the_next_trial_writable(image: FixtureImage) -> None:
+    w1 = World.restore(image, 1)
+    conn = w1.db
+    w1.db.execute("PRAGMA query_only = ON")  # a connection setting outlives the trial's rollback
+    w1.close()
+    w2 = World.restore(image, 2)
+    assert w2.db is conn
+    w2.db.execute("DELETE FROM tags")
+    assert len(w2.diff().rows("tags")) == 1
+    w2.close()
+
+
 def test_a_trial_costs_few_statements_of_the_harness(image: FixtureImage) -> None:
     """Per statement a pooled copy costs 5-50 µs at -j 256: the harness's own ones are counted here. A trial
     that reads, writes in two calls, fails a third and is graded with three queries."""

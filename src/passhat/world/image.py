@@ -210,7 +210,11 @@ class FixtureImage:
         try:
             if not conn.in_transaction:
                 raise sqlite3.OperationalError("trial savepoint was committed")
-            self._guards[conn].reading = False
+            guard = self._guards[conn]
+            guard.reading = False
+            if guard.set_pragma:  # the next trial must find the connection writable (design 037)
+                conn.execute("PRAGMA query_only = OFF")
+                guard.set_pragma = False
             conn.execute(f"ROLLBACK TO {TRIAL_SAVEPOINT}")
         except sqlite3.Error:
             self._discard(conn)

@@ -58,11 +58,18 @@ class ReadGuard:
     def __init__(self) -> None:
         self.reading = False
         """On while a grading query is prepared; the trial's tools and the harness's own statements need it off."""
+        self.set_pragma = False
+        """A statement setting a pragma was prepared outside a query since the copy was last pooled: a tool's
+        ``PRAGMA query_only = ON`` outlives the trial's rollback, so the pool turns it off again (only then)."""
         self.refused: str | None = None
         """What was refused (for the error): the action and what it named; cleared by :meth:`refusal`."""
 
     def __call__(self, action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
-        if not self.reading or action in _READ_ACTIONS:
+        if not self.reading:
+            if action == sqlite3.SQLITE_PRAGMA and arg2 is not None:
+                self.set_pragma = True
+            return sqlite3.SQLITE_OK
+        if action in _READ_ACTIONS:
             return sqlite3.SQLITE_OK
         name = (arg1 or "").lower()
         if action == sqlite3.SQLITE_PRAGMA and (name in _NAME_PRAGMAS or (arg2 is None and name in _VALUE_PRAGMAS)):
