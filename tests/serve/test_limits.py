@@ -357,3 +357,57 @@ def test_an_answer_sent_whole_keeps_the_connection_for_the_next_request_even_if_
         return got
 
     assert asyncio.run(go()).count(b"HTTP/1.1 200 OK") == 2
+
+
+def test_an_answer_of_known_length_leaves_in_one_write_and_a_handler_failing_before_its_body_still_sends_the_head() -> None:
+    """The head of an answer with a content-length waits for its body and goes out in the same write; an
+    application that fails (or returns) between the two sends the head before the connection closes, so a
+    client sees a broken answer, never a silent close after its request was read (``localhttp`` would send
+    such a request again)."""
+    from passhat.serve.http11 import HttpService
+
+    writes: list[bytes] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        if scope["path"] == "/raise":
+            raise RuntimeError("before the body")
+        if scope["path"] == "/return":
+            return
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    def counted() -> asyncio.Protocol:
+        """The server's protocol, with every write of its transport noted."""
+        conn = service.protocol()
+        made = conn.connection_made
+
+        def connection_made(transport: Any) -> None:
+            write = transport.write
+            transport.write = lambda data: (writes.append(bytes(data)), write(data))
+            made(transport)
+
+        conn.connection_made = connection_made  # type: ignore[method-assign]
+        return conn
+
+    service = HttpService(app, QUICK)
+
+    async def go(path: str) -> bytes:
+        server = await asyncio.get_running_loop().create_server(counted, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"GET {path} HTTP/1.1\r\nhost: a\r\n\r\n".encode())
+        got = b""
+        while chunk := await asyncio.wait_for(reader.read(1000), WAIT_S):
+            got += chunk
+            if path == "/whole" and got.endswith(b"ok"):
+                break
+        writer.close()
+        server.close()
+        return got
+
+    whole = asyncio.run(go("/whole"))
+    assert writes == [whole] and whole.startswith(b"HTTP/1.1 200 OK\r\n") and whole.endswith(b"\r\n\r\nok")
+    for path in ("/raise", "/return"):
+        writes.clear()
+        got = asyncio.run(go(path))
+        assert got.startswith(b"HTTP/1.1 200 OK\r\n") and got.endswith(b"\r\n\r\n") and writes == [got], (path, got)

@@ -416,6 +416,7 @@ class HttpConnection(asyncio.Protocol):
                 self._set_stage("body", self.limits.body_timeout_s)
                 return
             if request.response_started:
+                request._flush_head()  # an answer's head still waiting for its body goes before the close
                 self.transport.close()
                 return
             request.disconnected = True  # the handler now reads a disconnect and its answer goes nowhere
@@ -499,6 +500,7 @@ class _Request:
             if not self.response_started and not self.disconnected:
                 self._plain(500, "Internal Server Error")
             elif not self.response_done:  # cut off mid-answer; after a whole one the connection may carry the next
+                self._flush_head()
                 self.conn.close()
             if isinstance(exc, asyncio.CancelledError):
                 raise
@@ -507,6 +509,7 @@ class _Request:
                 _log.error("the tool server's application returned without answering %s", self.scope["path"])
                 self._plain(500, "Internal Server Error")
             elif not self.response_done and not self.disconnected:
+                self._flush_head()
                 self.conn.close()
         finally:
             self.conn.finished(self)
@@ -558,10 +561,9 @@ class _Request:
             self.head = self._head(message["status"], message.get("headers") or [])
             if self.chunked:
                 self._flush_head()  # a stream: its head goes now, its parts as they come
-            else:
-                # an answer of known length: its body follows at once, in the same write (or at the end of this
-                # turn of the loop, should it not)
-                conn.loop.call_soon(self._flush_head)
+            # an answer of known length: its head goes out with the first part of its body, in one write (a
+            # client can do nothing with the head alone); an application that fails before any body sends the
+            # head before the connection is closed (:meth:`run`), as a broken answer, not a silent close
             return
         if kind != "http.response.body" or self.response_done:
             raise RuntimeError(f"unexpected {kind!r} after the answer was complete" if self.response_done
