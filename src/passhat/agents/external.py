@@ -10,7 +10,6 @@ agent does). The time limit is the runner's: it cancels the wait, and subclasses
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 from passhat.episode import Episode
@@ -34,21 +33,25 @@ class ExternalAgent:
 
     async def __call__(self, episode: Episode) -> str | None:
         async with self.server.trial(episode) as endpoint:
-            agent = asyncio.ensure_future(self.run(endpoint))
-            limit = asyncio.ensure_future(episode.stop_requested.wait())
+            # the agent runs in this task (no task of its own: its start and its end cost no loop turns); a budget
+            # that runs out cancels this task, and that cancellation is taken back here (_BudgetStop)
+            task = asyncio.current_task()
+            assert task is not None, "an external agent is run from an asyncio task"
+            stop = _BudgetStop(task)
+            watcher = asyncio.ensure_future(stop.watch(episode.stop_requested))
+            answer: AgentReply | None = None
             try:
-                await asyncio.wait({agent, limit}, return_when=asyncio.FIRST_COMPLETED)
+                answer = await self.run(endpoint)
+            except asyncio.CancelledError:
+                if not stop.end():  # not (only) ours: the time limit's or the run's
+                    raise
             finally:
-                for task in (agent, limit):
-                    if not task.done():
-                        task.cancel()
-                        with contextlib.suppress(asyncio.CancelledError):
-                            await task  # the agent is stopped before the trial is graded
-            if not agent.done() or agent.cancelled():
+                stop.end()
+                watcher.cancel()
+            if answer is None:
                 if episode.limit is not None:
                     raise episode.limit
                 return None  # a tool ended the episode (a hand-off): what the agent would have said is moot
-            answer = agent.result()
             if answer.usage is not None and not episode.model_calls:
                 endpoint.report_usage(answer.usage)  # a trial total, when nothing was reported per call
             return answer.reply
@@ -60,6 +63,32 @@ class ExternalAgent:
     def describe(self) -> dict[str, Any]:
         """What the manifest records about this agent."""
         return {"kind": self.kind}
+
+
+class _BudgetStop:
+    """Cancels the trial's task when the episode asks to stop (a budget ran out, a tool ended the episode) while
+    the agent runs in it, and takes that cancellation back when the agent has ended."""
+
+    def __init__(self, task: asyncio.Task[Any]) -> None:
+        self.task = task
+        self.baseline = task.cancelling()
+        self.active = True
+        self.fired = False
+
+    async def watch(self, event: asyncio.Event) -> None:
+        await event.wait()
+        if self.active and not self.fired:
+            self.fired = True
+            self.task.cancel()
+
+    def end(self) -> bool:
+        """Fire no more; ``True`` when the only cancellation asked for meanwhile was ours (taken back now)."""
+        self.active = False
+        if self.fired:
+            self.fired = False
+            self.task.uncancel()
+            return self.task.cancelling() <= self.baseline
+        return False
 
 
 __all__ = ["ExternalAgent"]
