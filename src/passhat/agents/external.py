@@ -36,7 +36,8 @@ class ExternalAgent:
             # the agent runs in this task (no task of its own: its start and its end cost no loop turns); a budget
             # that runs out cancels this task, and that cancellation is taken back here (_BudgetStop)
             task = asyncio.current_task()
-            assert task is not None, "an external agent is run from an asyncio task"
+            if task is None:
+                raise RuntimeError("an external agent is run from an asyncio task")
             stop = _BudgetStop(task)
             watcher = asyncio.ensure_future(stop.watch(episode.stop_requested))
             answer: AgentReply | None = None
