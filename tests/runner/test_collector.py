@@ -52,10 +52,10 @@ def test_nested_runs_restore_once_the_outermost_ends_even_when_it_raises() -> No
 def test_a_program_s_own_freeze_and_settings_are_kept() -> None:
     gc.set_threshold(50_000, 10, 10)  # already rarer than the run's: left alone
     gc.freeze()
-    frozen = gc.get_freeze_count()
     with run_collector():
         assert gc.get_threshold() == (50_000, 10, 10)
-    assert gc.get_freeze_count() == frozen, "a freeze the program made is not undone"
+    # not equal to the count before: frozen objects still die by reference counting (another test's leftovers did)
+    assert gc.get_freeze_count() > 0, "a freeze the program made is not undone"
     gc.disable()
     with run_collector():
         assert not gc.isenabled()
