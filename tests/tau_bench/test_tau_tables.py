@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import passhat.tau_bench.store as store_module
 from passhat.domain import Domain
 from passhat.errors import DomainError
 from passhat.tau_bench.store import JsonCollections
@@ -150,6 +151,32 @@ def test_no_trial_sees_another_trials_changes(store: Any) -> None:
     three = world(store)
     assert s.call(three, lambda data: (list(data["things"]), list(data["things"]["a"]["tags"]))) == (["a", "b"], ["t"])
     two.close(), three.close()
+
+
+def test_a_reset_readies_the_copy_a_call_needs_and_trials_stay_apart(store: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    s, _ = store
+    one = world(store)
+    s.call(one, lambda data: data["things"]["b"]["tags"].append("one"))  # the first change ever: copied in the call
+    one.close()
+    s.prepare()  # a reset: a spare copy of b, the shared record a call changed
+    copies: list[tuple[str, str]] = []
+    real = store_module.record
+    monkeypatch.setattr(store_module, "record", lambda value, report, name, key: copies.append((name, key)) or
+                        real(value, report, name, key))
+    two, three = world(store), world(store)
+    s.call(two, lambda data: data["things"]["b"]["tags"].append("two"))
+    assert copies == []  # the spare took the changed record's place in the shared collection
+    assert s.call(three, lambda data: list(data["things"]["b"]["tags"])) == []
+    s.call(three, lambda data: data["things"]["b"]["tags"].append("three"))
+    assert copies == [("things", "b")]  # no spare left: this call copies
+    assert s.call(two, lambda data: list(data["things"]["b"]["tags"])) == ["two"]
+    assert state(three, s)["things"]["b"]["tags"] == ["three"]
+    two.close(), three.close()
+    s.prepare()
+    four = world(store)
+    assert s.call(four, lambda data: data["things"]["b"]) == RECORDS["b"]
+    four.close()
 
 
 def test_inserts_and_deletes_keep_the_order_a_dict_would_have(store: Any) -> None:

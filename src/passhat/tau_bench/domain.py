@@ -24,6 +24,7 @@ from passhat.tau_bench.checkout import Env, open_env
 from passhat.tau_bench.store import JsonCollections
 from passhat.tools import Tool, ToolContext
 from passhat.tools.declare import ToolKind
+from passhat.world import World
 
 READ_PREFIXES = ("get_", "find_", "list_", "search_", "sort_", "calculate", "think", "transfer_to_")
 """τ-bench does not mark tools as reading or writing; these names read (everything else counts as a write)."""
@@ -50,6 +51,16 @@ class TauBenchDomain(Domain):
         self.env = env
         self.store = store
         """The environment's data as the trial's tables and the tools' dicts."""
+
+    def restore(self, fixture: str, seed: int) -> World:
+        """A trial's world, the shared records' reset work done first (:meth:`JsonCollections.prepare`)."""
+        self.store.prepare()
+        return super().restore(fixture, seed)
+
+    async def open_world(self, fixture: str, seed: int) -> World:
+        """:meth:`restore` for the runner."""
+        self.store.prepare()
+        return await super().open_world(fixture, seed)
 
     def content_hash(self) -> str:
         h = hashlib.sha256(super().content_hash().encode())
