@@ -241,6 +241,34 @@ def test_every_way_of_changing_a_record_is_written(store: Any, change: str) -> N
     w.close()
 
 
+def test_a_container_put_in_a_second_place_inside_a_record_is_copied_so_each_place_changes_alone(store: Any) -> None:
+    s, _ = store
+    w = world(store)
+
+    def share(data: dict) -> None:
+        user = data["users"]["u1"]
+        user["name"]["home"] = data["things"]["a"]["where"]  # another record's dict, put inside a field
+        user["orders"].append(user["name"])  # another field's dict, put inside a list
+        user["orders"].append({"deep": {"plain": ["made by the tool"]}})
+
+    s.call(w, share)
+
+    def change(data: dict) -> None:
+        user = data["users"]["u1"]
+        user["name"]["home"]["city"] = "Bergen"
+        user["name"]["first"] = "Grace"
+        user["orders"][-1]["deep"]["plain"].append("changed later")
+
+    s.call(w, change)
+    after = state(w, s)
+    assert after["things"]["a"]["where"] == {"city": "Oslo"}
+    assert after["users"]["u1"]["name"] == {"first": "Grace", "home": {"city": "Bergen"}}
+    assert after["users"]["u1"]["orders"][1] == {"first": "Ada", "home": {"city": "Oslo"}}
+    assert after["users"]["u1"]["orders"][2]["deep"]["plain"] == ["made by the tool", "changed later"]
+    assert s.call(w, lambda data: data["users"]["u1"]) == after["users"]["u1"]  # memory and rows agree
+    w.close()
+
+
 def test_a_failed_call_changes_nothing_and_copies_are_not_records(store: Any) -> None:
     s, _ = store
     w = world(store)

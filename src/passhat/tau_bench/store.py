@@ -48,6 +48,9 @@ if TYPE_CHECKING:
     from passhat.world import World
 
 T = TypeVar("T")
+Changes = dict[Any, dict[int, Any] | None]
+"""What a call changed in one record: per field, the containers in it that changed (by ``id``), or ``None``
+when the field itself was set or deleted."""
 _ABSENT = object()
 SPARES = 20_000
 """At most this many spare copies of shared records (:meth:`JsonCollections.prepare`): memory stays within about
@@ -99,8 +102,9 @@ class JsonCollections:
         their place while its call runs."""
         self._trials: weakref.WeakKeyDictionary[World, _Trial] = weakref.WeakKeyDictionary()
         self._lock = threading.RLock()
-        self._dirty: dict[tuple[str, str], set[Any] | None] | None = None
-        """The records the call in progress changed, each with the fields it changed (``None``: any field);
+        self._dirty: dict[tuple[str, str], Changes | None] | None = None
+        """The records the call in progress changed, each with the fields it changed (``None``: any field) and,
+        per field, the containers in it that changed (by ``id``; ``None``: the field was set or deleted);
         ``None`` when no call is in progress."""
         self._own: dict[str, dict[str, Any]] = {}
         """The calling trial's own records (:attr:`_Trial.own`)."""
@@ -181,21 +185,26 @@ class JsonCollections:
             trial.grew_from = start if wrote else None
             return result
 
-    def _mark(self, cell: Cell) -> None:
-        """A container of a record is about to change (the record's ``cell[3]`` field; ``None``: any field)."""
+    def _mark(self, cell: Cell, container: Any) -> None:
+        """``container`` of a record is about to change (the record's ``cell[3]`` field; ``None``: any field;
+        when ``container`` is the record itself, the field is set or deleted)."""
         dirty = self._dirty
         if dirty is None:
             raise RuntimeError(f"τ-bench record {cell[1]}[{cell[2]!r}] changed outside a tool call: only a call's "
                                "changes are written to the trial's world")
         name, key, field = cell[1], cell[2], cell[3]
         where = (name, key)
-        if where not in dirty:
-            dirty[where] = None if field is None else {field}
+        if field is None:
+            dirty[where] = None
+        elif where not in dirty:
+            dirty[where] = {field: None if type(container) is TrackedRecord else {id(container): container}}
         elif (fields := dirty[where]) is not None:
-            if field is None:
-                dirty[where] = None
-            else:
-                fields.add(field)
+            if type(container) is TrackedRecord:
+                fields[field] = None
+            elif field not in fields:
+                fields[field] = {id(container): container}
+            elif (inside := fields[field]) is not None:
+                inside[id(container)] = container
         if where not in self._hits and key not in self._own[name]:  # a shared record: others must keep seeing it
             shared = self._base[name].get(key) if self._base is not None else None
             if shared is not None:
@@ -291,7 +300,7 @@ class JsonCollections:
         the first is written, so a record that cannot be stored fails the call with nothing written. A
         record the call changed only some fields of gets only those encoded again."""
         assert self._dirty is not None
-        plans: list[tuple[str, str, Any, Row | None, Row | None, set[Any] | None]] = []
+        plans: list[tuple[str, str, Any, Row | None, Row | None, Changes | None]] = []
         for (name, key), fields in self._dirty.items():
             layout, mine = self.layouts[name], trial.rows[name]
             old = mine[key] if key in mine else self._fixture[name].get(key)

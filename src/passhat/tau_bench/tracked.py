@@ -21,13 +21,16 @@ itself, and C code that appends to any ``list`` subclass directly (``heapq``). Ï
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, SupportsIndex
 
-Cell = tuple[Callable[["Cell"], None], str, str, Any]
+Cell = tuple[Callable[["Cell", Any], None], str, str, Any]
 """What a container reports when it changes: (the report function, collection, record key, field). The
 field is the record's key the container is under, ``None`` for the record's own dict (a change that may
-touch any field: ``clear()``, ``update()``). Every container under one field holds one cell."""
+touch any field: ``clear()``, ``update()``). Every container under one field holds one cell. The report
+function gets the cell and the container about to change (the record's own dict when a field is set,
+deleted or, with field ``None``, anything else done to the record)."""
+Report = Callable[[Cell, Any], None]
 
 
 class TrackedDict(dict[str, Any]):
@@ -37,37 +40,37 @@ class TrackedDict(dict[str, Any]):
     _cell: Cell
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: str) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         dict.__delitem__(self, key)
 
     def __ior__(self, other: Any) -> TrackedDict:  # type: ignore[override,misc]
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         dict.update(self, other)
         return self
 
     def clear(self) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         dict.clear(self)
 
     def pop(self, *args: Any) -> Any:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         return dict.pop(self, *args)
 
     def popitem(self) -> tuple[str, Any]:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         return dict.popitem(self)
 
     def setdefault(self, key: str, default: Any = None) -> Any:
         if key not in self:
-            self._cell[0](self._cell)
+            self._cell[0](self._cell, self)
         return dict.setdefault(self, key, default)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         dict.update(self, *args, **kwargs)
 
     def __copy__(self) -> dict[str, Any]:
@@ -87,52 +90,52 @@ class TrackedList(list[Any]):
     _cell: Cell
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         list.__setitem__(self, index, value)
 
     def __delitem__(self, index: Any) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         list.__delitem__(self, index)
 
     def __iadd__(self, other: Iterable[Any]) -> TrackedList:  # type: ignore[override,misc]
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         list.extend(self, other)
         return self
 
     def __imul__(self, n: SupportsIndex) -> TrackedList:  # type: ignore[override,misc]
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         return list.__imul__(self, n)  # type: ignore[return-value]
 
     def append(self, value: Any) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         list.append(self, value)
 
     def extend(self, values: Iterable[Any]) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         list.extend(self, values)
 
     def insert(self, index: SupportsIndex, value: Any) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         list.insert(self, index, value)
 
     def pop(self, index: SupportsIndex = -1) -> Any:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         return list.pop(self, index)
 
     def remove(self, value: Any) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         list.remove(self, value)
 
     def clear(self) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         list.clear(self)
 
     def sort(self, *args: Any, **kwargs: Any) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         list.sort(self, *args, **kwargs)
 
     def reverse(self) -> None:
-        self._cell[0](self._cell)
+        self._cell[0](self._cell, self)
         list.reverse(self)
 
     def __copy__(self) -> list[Any]:
@@ -153,24 +156,24 @@ class TrackedRecord(TrackedDict):
 
     def __setitem__(self, key: str, value: Any) -> None:
         cell = self._cell
-        cell[0]((cell[0], cell[1], cell[2], key))
+        cell[0]((cell[0], cell[1], cell[2], key), self)
         dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: str) -> None:
         cell = self._cell
-        cell[0]((cell[0], cell[1], cell[2], key))
+        cell[0]((cell[0], cell[1], cell[2], key), self)
         dict.__delitem__(self, key)
 
     def pop(self, key: str, *default: Any) -> Any:
         if key in self:
             cell = self._cell
-            cell[0]((cell[0], cell[1], cell[2], key))
+            cell[0]((cell[0], cell[1], cell[2], key), self)
         return dict.pop(self, key, *default)
 
     def setdefault(self, key: str, default: Any = None) -> Any:
         if key not in self:
             cell = self._cell
-            cell[0]((cell[0], cell[1], cell[2], key))
+            cell[0]((cell[0], cell[1], cell[2], key), self)
         return dict.setdefault(self, key, default)
 
 
@@ -190,7 +193,7 @@ def tracked(value: Any, cell: Cell) -> Any:
     return value
 
 
-def record(value: Any, report: Callable[[Cell], None], name: str, key: str) -> TrackedRecord:
+def record(value: Any, report: Report, name: str, key: str) -> TrackedRecord:
     """A copy of record ``value`` (a dict) of collection ``name`` at ``key``: a :class:`TrackedRecord` whose
     fields' containers report their field."""
     out = TrackedRecord({f: v if type(v) in _SCALARS else tracked(v, (report, name, key, f))
@@ -228,19 +231,52 @@ def owned(value: Any, cell: Cell) -> Any:
     return value
 
 
-def owned_record(value: Any, report: Callable[[Cell], None], name: str, key: str,
-                 fields: Iterable[Any] | None) -> TrackedRecord:
-    """Record ``value`` of collection ``name`` at ``key`` after a call changed ``fields`` of it (``None``: any):
-    kept if it is that record's own dict, with :func:`owned` applied to those fields; otherwise copied."""
+def owned_record(value: Any, report: Report, name: str, key: str,
+                 changes: Mapping[Any, Mapping[int, Any] | None] | None) -> TrackedRecord:
+    """Record ``value`` of collection ``name`` at ``key`` after a call changed it: kept if it is that record's
+    own dict, else copied. ``changes``: per field, the containers of it the call changed (by ``id``), or
+    ``None`` for a field it set (the field's value is checked with :func:`owned`); ``None``: any field.
+
+    Only a changed container can have been given a value from elsewhere (every way of putting one in
+    reports), so a field changed inside is fixed by looking at the children of its changed containers
+    alone: a plain container or another field's is copied (:func:`tracked`), one of the same field kept."""
     if type(value) is not TrackedRecord or value._cell[2] != key or value._cell[1] != name:
         return record(value, report, name, key)
-    for field in list(dict.keys(value)) if fields is None else fields:
-        v = dict.get(value, field)
-        if type(v) not in _SCALARS:
-            new = owned(v, (report, name, key, field))
-            if new is not v:
-                dict.__setitem__(value, field, new)
+    if changes is None:
+        changes = dict.fromkeys(dict.keys(value))
+    for field, containers in changes.items():
+        cell = (report, name, key, field)
+        if containers is None:
+            v = dict.get(value, field)
+            if type(v) not in _SCALARS:
+                new = owned(v, cell)
+                if new is not v:
+                    dict.__setitem__(value, field, new)
+        else:
+            for container in containers.values():
+                _adopt_children(container, cell)
     return value
+
+
+def _adopt_children(container: Any, cell: Cell) -> None:
+    """Make every child container of ``container`` (a container of field ``cell``) one of that field's."""
+    if type(container) is TrackedDict:
+        for k, v in dict.items(container):
+            if type(v) not in _SCALARS and not _of(v, cell):
+                dict.__setitem__(container, k, tracked(v, cell))
+    elif type(container) is TrackedList:
+        for i, v in enumerate(container):
+            if type(v) not in _SCALARS and not _of(v, cell):
+                list.__setitem__(container, i, tracked(v, cell))
+
+
+def _of(value: Any, cell: Cell) -> bool:
+    """``value`` is a tracked container of the field of ``cell``."""
+    kind = type(value)
+    if kind is not TrackedDict and kind is not TrackedList:
+        return False
+    mine = value._cell
+    return mine is cell or (mine[3] == cell[3] and mine[2] == cell[2] and mine[1] == cell[1])
 
 
 class TrackedTable(dict[str, Any]):
