@@ -19,8 +19,9 @@ world diff, ``expect_state`` and every state assertion read them. What the tools
   are put back. Calls take a lock, so no other trial's call sees them;
 - **per call**, the records it changed: their dicts and lists report changes (:mod:`.tracked`), so after
   the call only those are re-encoded, compared with their stored rows and written. A read writes
-  nothing. A shared record a tool changes in place is copied just before its first change; after the
-  call the changed one is the trial's and the copy goes back into the shared collection.
+  nothing. A shared record a tool changes in place is copied just before its first change (or a spare
+  copy made when the world was opened is taken: :meth:`JsonCollections.prepare`); after the call the
+  changed one is the trial's and the copy goes back into the shared collection.
 
 A call that raises changes nothing here either (the boundary rolls the trial's database back; the
 records the call touched are restored). The memory is checked against the database at the start of a

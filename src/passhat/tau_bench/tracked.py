@@ -11,8 +11,9 @@ reports the key it sets or deletes. Copies are plain (``copy.deepcopy``, ``dict(
 slices), so changing a copy changes no record.
 
 Every container inside field ``f`` of record ``k`` reports ``(k, f)``; no container is in two fields or
-two records (:func:`owned` copies one that a tool put in a second place), so the fields a call reports
-are every field whose stored form can have changed.
+two records (:func:`owned_record` copies one that a tool put in a second place, looking only into the
+containers the call changed), so the fields a call reports are every field whose stored form can have
+changed.
 
 What bypasses Python's method lookup is not seen: ``dict.__setitem__(record, k, v)`` called on the class
 itself, and C code that appends to any ``list`` subclass directly (``heapq``). τ-bench's tools use neither.
