@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import pytest
 
@@ -68,14 +70,19 @@ def test_a_timer_due_meanwhile_fires_between_two_trials_work() -> None:
     assert events.index("answer") < events.index("c"), events
 
 
+def _taker(done: list[str]) -> Callable[[str], Coroutine[Any, Any, None]]:
+    """A trial that takes its turn and says so."""
+    async def trial(name: str) -> None:
+        await turns().take()
+        done.append(name)
+
+    return trial
+
+
 def test_a_cancelled_waiter_does_not_hold_up_the_others() -> None:
     async def main() -> list[str]:
         done: list[str] = []
-
-        async def trial(name: str) -> None:
-            await turns().take()
-            done.append(name)
-
+        trial = _taker(done)
         first = asyncio.create_task(trial("first"))
         waiters = [asyncio.create_task(trial(f"w{i}")) for i in range(4)]
         await asyncio.sleep(0)  # first takes this iteration's turn, the others queue
@@ -89,11 +96,7 @@ def test_a_cancelled_waiter_does_not_hold_up_the_others() -> None:
 def test_a_waiter_cancelled_after_being_handed_its_turn_passes_it_on() -> None:
     async def main() -> list[str]:
         done: list[str] = []
-
-        async def trial(name: str) -> None:
-            await turns().take()
-            done.append(name)
-
+        trial = _taker(done)
         tasks = [asyncio.create_task(trial(n)) for n in ("a", "b", "c")]
         await asyncio.sleep(0)  # a took its turn and handed the next one to b
         tasks[1].cancel()  # b is cancelled before it resumes
