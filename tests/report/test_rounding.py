@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -38,3 +39,20 @@ def test_the_table_and_the_headline_print_one_bound_alike() -> None:
     entry = Interval(estimate=1.0, ci_low=0.819, ci_high=1.0, method="gaffke", cases=16)
     assert terminal._ci(entry) == "1.000 [0.81, 1.00]"
     assert span(0.819, 1.0) == "0.81–1.00"
+
+
+def test_the_terminal_names_the_interval_the_summary_used(builtin_run: Any) -> None:
+    """The suite table said "BCa ∪ pseudo-case" a year after the intervals became Gaffke's."""
+    from rich.console import Console
+
+    from passhat.models import Summary
+
+    summary = Summary.model_validate_json((builtin_run("refunds", "careful", 2) / "summary.json").read_text())
+    methods = {e.method for e in summary.suite.pass_hat_k.values()}
+    console = Console(record=True, width=200)
+    terminal.print_summary(summary, console)
+    text = console.export_text()
+    assert methods == {"gaffke"} and "Gaffke's bounds" in text and "BCa" not in text
+    first = summary.suite.pass_hat_k[1]
+    assert first.ci_low is not None and first.ci_high is not None
+    assert f"{first.estimate:.3f} {interval(first.ci_low, first.ci_high)}" in text
