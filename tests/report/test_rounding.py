@@ -52,7 +52,7 @@ def test_the_terminal_names_the_interval_the_summary_used(builtin_run: Any) -> N
     console = Console(record=True, width=200)
     terminal.print_summary(summary, console)
     text = console.export_text()
-    assert methods == {"gaffke"} and "Gaffke's bounds" in text and "BCa" not in text
+    assert methods == {"gaffke"} and "Gaffke interval" in text and "BCa" not in text
     first = summary.suite.pass_hat_k[1]
     assert first.ci_low is not None and first.ci_high is not None
     assert f"{first.estimate:.3f} {interval(first.ci_low, first.ci_high)}" in text

@@ -143,8 +143,8 @@ def print_summary(summary: Summary, console: Console | None = None, *, strata: S
     cases = case_table(summary)
     fit_width(console, cases)
     console.print(cases)
-    console.print(curve_table(suite, n, f"suite: mean over {suite.cases} cases, {suite.confidence:.0%} interval over cases "
-                                       "(Gaffke's bounds, ends rounded outwards)"))
+    console.print(curve_table(suite, n, f"suite: mean over {suite.cases} cases; {suite.confidence:.0%} Gaffke interval, "
+                                       "ends rounded outwards"))
     console.print(experience_line(suite), highlight=False)
     for key, values in summary.strata.items():
         if strata is not None and key not in strata:
