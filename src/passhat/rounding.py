@@ -26,10 +26,9 @@ def up(x: float, digits: int = 2, *, signed: bool = False) -> str:
     return _text(math.ceil(x * scale - _EPS) / scale, digits, signed)
 
 
-def interval(low: float, high: float, digits: int = 2, *, signed: bool = False, sep: str = ", ") -> str:
-    """``[low, high]`` with the low end rounded down and the high end up (``sep="–"`` and no brackets is
-    :func:`span`)."""
-    return f"[{span(low, high, digits, signed=signed, sep=sep)}]"
+def interval(low: float, high: float, digits: int = 2, *, signed: bool = False) -> str:
+    """``[low, high]`` with the low end rounded down and the high end up (without brackets: :func:`span`)."""
+    return f"[{span(low, high, digits, signed=signed, sep=', ')}]"
 
 
 def span(low: float, high: float, digits: int = 2, *, signed: bool = False, sep: str = "–") -> str:
