@@ -116,3 +116,17 @@ def test_trials_start_from_identical_state_under_concurrency(tmp_path: Path, mon
     with image.reading() as conn:
         assert conn.execute("SELECT COUNT(*) FROM items").fetchone()[0] == 200
     assert all(r.outcome == "fail" and r.error is None for r in RunStore(tmp_path / "run").load())
+
+
+def test_a_copy_read_for_checking_goes_back_to_the_pool_writable() -> None:
+    """``reading()`` turns ``query_only`` on and leaves turning it off to ``release`` (its guard saw the pragma)."""
+    image = small_image(copies_in_memory=1)
+    with image.reading() as conn:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("DELETE FROM items")
+    again = image.acquire()
+    assert again is conn  # the same pooled copy, now for a trial
+    again.execute("DELETE FROM items WHERE id = 1")  # writable again
+    image.release(again)
+    with image.reading() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM items").fetchone()[0] == 200  # and back in the fixture's state

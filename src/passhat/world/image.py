@@ -237,12 +237,7 @@ class FixtureImage:
             conn.execute("PRAGMA query_only = ON")  # checking a case, not a trial: a pragma's expiry is no cost here
             yield conn
         finally:
-            try:
-                conn.execute("PRAGMA query_only = OFF")
-            except sqlite3.Error:
-                self._discard(conn)
-            else:
-                self.release(conn)
+            self.release(conn)  # its guard saw the pragma set: release turns query_only off again
 
     def content_hash(self) -> str:
         """Hash of the fixture's state (tables, rows, start time): whatever built it, this is what trials see.

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from passhat.world.kind import StateReader
 
 
-Toggle = Literal["each", "guard", "never"]
+Toggle = Literal["each", "never"]
 """How a :class:`SqliteReader` keeps its queries read-only (its docstring says why)."""
 
 
@@ -34,8 +34,8 @@ class SqliteReader:
     """Read-only, step-bounded queries on one SQLite connection.
 
     ``toggle="each"``: ``PRAGMA query_only`` on before each query and off after it (a connection others write
-    on between queries: the SQLite file kind). ``toggle="guard"``: the connection's :class:`ReadGuard` on
-    while each query runs (it is asked only as a statement is prepared), and each query marked as a reading
+    on between queries: the SQLite file kind). With ``guard`` (``toggle`` then unused): the connection's
+    :class:`ReadGuard` on while each query runs (it is asked only as a statement is prepared), and each query marked as a reading
     one (``read_guard.py``): a trial's tools and its grading share the connection, and a ``query_only``
     toggle made the next trial re-prepare every statement (design 037).
     ``toggle="never"``: the connection is read-only already (``FixtureImage.reading``).
@@ -43,8 +43,6 @@ class SqliteReader:
 
     def __init__(self, conn: sqlite3.Connection, tables: Mapping[str, TableInfo], *,
                  toggle: Toggle = "each", guard: ReadGuard | None = None) -> None:
-        if (toggle == "guard") != (guard is not None):
-            raise ValueError("a reader with toggle='guard' needs the connection's guard, and only it")
         self.conn = conn
         self._tables = tables
         self._toggle = toggle
@@ -141,7 +139,7 @@ class SqliteCopy(Savepoint):
         self.image = image
         self.db = conn
         self.handle: object = conn
-        self._reader = SqliteReader(conn, image.tables, toggle="guard", guard=image.guard(conn))
+        self._reader = SqliteReader(conn, image.tables, guard=image.guard(conn))
         self._open = True
         # change_mark's cache: the log position at a total_changes count (the image's, as nothing is written yet)
         self._mark, self._mark_changes = image.log_end(conn), conn.total_changes

@@ -94,7 +94,10 @@ class World:
             if held is not None:
                 raise ValueError(f"a world has at most one {part.facet} part; got {held.kind} and {part.kind}")
             setattr(self, part.facet, part)
-        self._db: sqlite3.Connection = getattr(self.rows, "db", None) or _NoDatabase()  # type: ignore[assignment]
+        self.db: sqlite3.Connection = getattr(self.rows, "db", None) or _NoDatabase()  # type: ignore[assignment]
+        """The trial's database with sqlite3's interface: the ``sqlite3.Connection`` of a SQLite world; on
+        PostgreSQL, the same calls (``?`` markers, rows like ``sqlite3.Row``) over ``ctx.pg``. Writable after
+        :meth:`query` too: a query's read-only guard is on only while it runs (``world/read_guard.py``)."""
         if len(self.parts) == 1:  # the usual world: its one part's scope, without a call in between
             self.call_scope = self.parts[0].call_scope  # type: ignore[method-assign]
         self.command_env: dict[str, str] = dict(command_env or {})
@@ -123,13 +126,6 @@ class World:
         for part in self.parts:
             out.update(part.reach())
         return out
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        """The trial's database with sqlite3's interface: the ``sqlite3.Connection`` of a SQLite world; on
-        PostgreSQL, the same calls (``?`` markers, rows like ``sqlite3.Row``) over ``ctx.pg``. Writable
-        after :meth:`query` too: a query's read-only guard is on only while it runs (``world/read_guard.py``)."""
-        return self._db
 
     @property
     def pg(self) -> Any:
