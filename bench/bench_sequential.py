@@ -61,8 +61,9 @@ from passhat.gate.schema import GateFile
 from passhat.models import Manifest
 from passhat.results.tally import CaseTally
 from passhat.sequential.design import Sequential
-from passhat.sequential.spending import Spending, spent
+from passhat.sequential.spending import Spending, spent, upper_boundaries
 from passhat.stats import paired_differences, suite_intervals
+from passhat.stats._special import ndtri
 
 ALPHA = 0.05
 LOOKS = (4, 8, 16)
@@ -321,6 +322,69 @@ def trade_off(rows: list[Row], designs: list[str]) -> None:
               f"{span(mine, 'strong', ('pass', 'pass95')):>11} {span(mine, 'strong', ('fail', 'fail95')):>11}")
 
 
+PRICE_DESIGNS: tuple[tuple[str, str, Spending, float | None], ...] = (
+    ("obf", "trials", "obrien_fleming", None), ("hsd-3", "trials", "hwang_shih_decani", -3.0),
+    ("pocock", "trials", "pocock", None), ("obf", "information", "obrien_fleming", None),
+    ("hsd-3", "information", "hwang_shih_decani", -3.0))
+"""Designs of the price table: spending function, and the time scale it is spent on (the trial fraction,
+as ``--sequential`` does, or the information fraction)."""
+
+
+def information_fractions(population: str, rule: str) -> tuple[float, ...]:
+    """Information at each look over the last look's, for the population's planted per-case pass rates.
+
+    A suite mean over T cases at n trials per case has variance (Var(p) + E[p(1 − p)]/n)/T: the spread
+    between cases does not shrink with trials, so most of the information is there at look 1 when cases
+    differ a lot. For ``non_inferior`` (the bench's candidate scaled from its 16-trial baseline, nearly no
+    spread in the differences at the margin) it is E[p(1 − p)](1/n + 1/16)/T.
+    """
+    p = POPULATIONS[population](np.random.default_rng(99), 2_000_000)
+    between, within = float(np.var(p)), float(np.mean(p * (1 - p)))
+    if rule == "non_inferior":
+        var = [within * (1 / n + 1 / LOOKS[-1]) for n in LOOKS]
+    else:
+        var = [between + within / n for n in LOOKS]
+    return tuple(var[-1] / v for v in var)
+
+
+def price_table(draws: int = 1_000_000) -> None:
+    """What stopping early costs in the canonical model, where the fixed test is the most powerful one.
+
+    Z_k = (Brownian motion with drift θ at information I_k)/√I_k, one-sided level α per decision; θ is set so
+    that the fixed design (one look at 16 trials) has power 0.80 or 0.95. By the Neyman–Pearson lemma the
+    fixed one-sided z-test is the most powerful level-α test on the data of 16 trials per case, and a design
+    that may stop early decides on a part of that data, so its power is at most the fixed design's, and
+    below it whenever it stops with positive probability. The table shows how much below, and what it buys
+    (mean trials, PASS side only), per spending function and time scale, at the populations' information
+    fractions: the frontier any spending faces, independent of passhat's intervals.
+    """
+    print(f"\nWhat stopping early costs, canonical normal model ({draws:,} draws per row, Monte-Carlo error"
+          " ≤ 0.0004): power (fixed: 0.80 / 0.95) and mean trials over 16, PASS side:")
+    print(f"{'rule':<13} {'population':<10} {'I_k / I_16':>17} {'design':<7} {'scale':<11} "
+          f"{'power 80 %':>10} {'trials':>6} {'power 95 %':>10} {'trials':>6}")
+    rng = np.random.default_rng(2026)
+    noise = rng.standard_normal((len(LOOKS), draws))
+    fractions = np.array([n / LOOKS[-1] for n in LOOKS])
+    for rule in ("pass_hat_k", "non_inferior"):
+        for population in POPULATIONS:
+            info = np.array(information_fractions(population, rule))
+            steps = np.diff(np.concatenate(([0.0], info)))
+            for name, scale, kind, gamma in PRICE_DESIGNS:
+                times = fractions if scale == "trials" else info
+                cumulative = [spent(kind, ALPHA, float(t), gamma) for t in times]
+                increments = [cumulative[0], *np.diff(cumulative)]
+                c = np.array(upper_boundaries(increments, tuple(float(i) for i in info)))
+                cells = []
+                for power in (0.80, 0.95):
+                    theta = float(ndtri(1 - ALPHA)) + float(ndtri(power))
+                    z = np.cumsum(noise * np.sqrt(steps)[:, None] + theta * steps[:, None], axis=0) / np.sqrt(info)[:, None]
+                    cross = z >= c[:, None]
+                    stop = np.where(cross.any(axis=0), cross.argmax(axis=0), len(LOOKS) - 1)
+                    cells.append(f"{np.mean(cross.any(axis=0)):>10.4f} {np.mean(fractions[stop]):>6.3f}")
+                print(f"{rule:<13} {population:<10} {' '.join(f'{i:.3f}' for i in info):>17} {name:<7} {scale:<11} "
+                      f"{' '.join(cells)}", flush=True)
+
+
 def perfect_low(s: Setting, level: float, n: int) -> float:
     """The lower bound of a look at ``n`` trials per case where every trial passed, at ``level``."""
     perfect = np.cumsum(np.ones((s.cases, 1, LOOKS[-1])), axis=2)
@@ -438,6 +502,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--check", type=int, default=150, help="replications checked against evaluate_looks")
     parser.add_argument("--adaptive", action="store_true", help="only the item-4 table (trials to undecided cases)")
+    parser.add_argument("--price", action="store_true", help="only the table of what stopping early costs")
     parser.add_argument("--designs", default=",".join(TABLE), help=f"designs to tabulate, comma-separated, of: "
                         f"{', '.join(DESIGNS)}")
     args = parser.parse_args()
@@ -450,6 +515,10 @@ def main() -> None:
         (p, t, r) for r in ("pass_hat_k", "non_inferior") for p in POPULATIONS for t in (20, 60))]
 
     print(f"{args.reps} replications per row, looks {LOOKS}, α = {ALPHA} one-sided per decision\n")
+    if args.price:
+        price_table()
+        print(f"\n{time.process_time() - start:.0f} s of CPU")
+        return
     if args.adaptive:
         adaptive_table(settings, args.reps)
         print(f"\n{time.process_time() - start:.0f} s of CPU")
@@ -486,6 +555,7 @@ def main() -> None:
                       flush=True)
     trade_off(rows, designs)
     floor_table(settings, args.reps)
+    price_table()
     print("\nSummary interval at the stopping look (shipped design, pass^1, bar at the 95 % alternative), nominal 0.95:")
     print(f"{'population':<10} {'T':>3} {'RCI cover':>11} {'plain cover':>11} {'RCI width':>9} {'plain width':>11} "
           f"{'bias':>7}")
