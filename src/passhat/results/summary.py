@@ -106,20 +106,38 @@ def _metric_blocks(tallies: list[CaseTally], cases: list[CaseSummary],
     width = len(ks)
     intervals = (coherent_curve(intervals[:width], "non_increasing")
                  + coherent_curve(intervals[width:], "non_decreasing"))
-    n = np.array([t.n for t in tallies])
-    pairs = Counter(counts)  # the fixed-suite SE sums per-case variances; equal (n, c) share one
+    excluded = _excluded(tallies, ks)
+    pairs = tuple(Counter(counts).items())  # the fixed-suite SE sums per-case variances; equal (n, c) share one
     curves: list[dict[int, Interval]] = []
     for offset, metric in enumerate(("pass_hat_k", "pass_at_k")):
         curve: dict[int, Interval] = {}
-        for j, k in enumerate(ks):
+        for j, (k, se) in enumerate(zip(ks, _se_curve(metric, pairs, max_k), strict=True)):
             iv = intervals[offset * len(ks) + j]
-            excluded = [tallies[i].case_id for i in np.flatnonzero(n < k)]
-            variances = [(_variance(metric, nn, c, k), m) for (nn, c), m in pairs.items() if nn >= k]
             curve[k] = Interval(estimate=iv.estimate, ci_low=iv.low, ci_high=iv.high, method=iv.method,
-                                cases=iv.n_cases, units=iv.n_units, excluded=excluded,
-                                fixed_suite_se=_fixed_suite_se(variances))
+                                cases=iv.n_cases, units=iv.n_units, excluded=excluded[j], fixed_suite_se=se)
         curves.append(curve)
     return curves[0], curves[1]
+
+
+def _excluded(tallies: list[CaseTally], ks: list[int]) -> list[list[str]]:
+    """Per k, the cases with fewer than k graded trials, in the tallies' order. The list changes only past a
+    case's n, so it is rebuilt there only (a summary asks for 25 curves of 64 k, mostly with no case excluded)."""
+    ns = {t.n for t in tallies}
+    out: list[list[str]] = []
+    current: list[str] = []
+    for k in ks:
+        if k - 1 in ns:
+            current = [t.case_id for t in tallies if t.n < k]
+        out.append(current)
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _se_curve(metric: str, pairs: tuple[tuple[tuple[int, int], int], ...], max_k: int) -> tuple[float | None, ...]:
+    """The fixed-suite SE for k = 1..max_k of the cases counted in ``pairs`` ((n, c) → cases). Strata whose
+    cases have the same (n, c) counts share it (all-pass strata of one size, say)."""
+    return tuple(_fixed_suite_se([(_variance(metric, nn, c, k), m) for (nn, c), m in pairs if nn >= k])
+                 for k in range(1, max_k + 1))
 
 
 def _fixed_suite_se(variances: list[tuple[float | None, int]]) -> float | None:
