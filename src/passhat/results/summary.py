@@ -20,7 +20,7 @@ import numpy as np
 from passhat.models import CaseMeta, CaseSummary, Experience, Interval, Manifest, StratumSummary, SuiteSummary, Summary
 from passhat.models.summary import Bootstrap
 from passhat.models.summary import Distribution as DistributionSummary
-from passhat.results.tally import CaseTally, TallySource, tally, tally_records
+from passhat.results.tally import CaseTally, ReportedTally, TallySource, tally, tally_records
 from passhat.results.written import written_summary
 from passhat.runner.store import RunStore
 from passhat.stats import Distribution, coherent_curve, estimate_matrix, fixed_suite_se, suite_intervals, wilson
@@ -205,6 +205,15 @@ def build_summary(
     ids = [cid for cid in manifest.suite.cases if not splits or manifest.case_meta(cid).split in splits]
     wanted = set(ids)
     tallies = list(tally(records if not splits else (r for r in records if r.case_id in wanted), ids).values())
+    return summary_of_tallies(tallies, manifest, by=by, seed=seed, splits=splits, trials_bytes=trials_bytes)
+
+
+def summary_of_tallies(
+    tallies: list[CaseTally], manifest: Manifest, *, by: Sequence[str] = (), seed: int | None = None,
+    splits: Sequence[str] = (), trials_bytes: int | None = None,
+) -> Summary:
+    """:func:`build_summary` of the records these tallies counted (``splits`` only names the restriction: the
+    tallies are of those cases already)."""
     cases = [case_entry(t, manifest.case_meta(t.case_id)) for t in tallies]
     boot_seed = manifest.seed if seed is None else seed
     restricted: dict[str, Any] = {"split": "|".join(splits)} if splits else {}  # set only then, as the file holds it
@@ -299,12 +308,17 @@ def read_summary(folder: Path, by: Sequence[str] = ()) -> Summary:
     return build_summary(tally_records(store.trials_path), store.manifest(), by=by)
 
 
-def summary_of_records_file(store: RunStore, manifest: Manifest, *, by: Sequence[str] = ()) -> Summary:
+def summary_of_records_file(store: RunStore, manifest: Manifest, *, by: Sequence[str] = (),
+                            reported: ReportedTally | None = None) -> Summary:
     """``build_summary`` over the tally fields of the store's trials.jsonl, with the file's size taken first
     (``trials_bytes``): records appended while it is read make the file larger than the summary says, so
-    the summary is never taken for current when it missed one."""
+    the summary is never taken for current when it missed one. ``reported``: the run's own tallies of the
+    records it wrote, used instead of reading the file back where they are exactly what it holds."""
     size = store.trials_path.stat().st_size
-    return build_summary(tally_records(store.trials_path), manifest, by=by, trials_bytes=size)
+    tallies = reported.tallies(store.trials_path, manifest.suite.cases) if reported is not None else None
+    if tallies is None:
+        return build_summary(tally_records(store.trials_path), manifest, by=by, trials_bytes=size)
+    return summary_of_tallies(list(tallies.values()), manifest, by=by, trials_bytes=size)
 
 
 def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> Summary:
