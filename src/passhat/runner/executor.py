@@ -87,9 +87,9 @@ class LocalExecutor:
 
         async def worker() -> None:
             # Lanes start one per loop iteration (runner/turns.py): starting a lane (its world's copy, made new
-            # here, and its agent until it first waits) costs ~1 ms, so 256 of them in the one iteration gather
-            # starts them in held every timer for a quarter of a second, the first lanes' model answers included
-            # (docs/design/040). Between two lanes' starts the loop now fires what fell due.
+            # here, and its agent until it first waits) costs ~1 ms, and 256 lanes all started in the iteration
+            # gather runs them in held every timer for a quarter of a second, the first lanes' model answers
+            # included (docs/design/040). Between two lanes' starts the loop now fires what fell due.
             await turns().take()
             while True:
                 try:
