@@ -83,3 +83,34 @@ def test_execute_runs_its_trials_with_the_run_s_collector(tmp_path: Path) -> Non
     asyncio.run(execute(cfg))
     assert seen and all(threshold == RUN_THRESHOLD and frozen > 0 for threshold, frozen in seen)
     assert gc.get_threshold() == (700, 10, 10) and gc.get_freeze_count() == 0
+
+
+def test_a_ray_worker_runs_its_trials_with_the_run_s_collector() -> None:
+    """A Ray worker runs trials outside ``execute()``: from ``ready`` (the driver waits for it before the first
+    trial) to ``close`` it has the local run's setting. Built in this process, without Ray: the worker is a
+    plain class that Ray wraps as an actor."""
+    from passhat.agents import reference_agent
+    from passhat.cases import load_suite
+    from passhat.runner.ray_worker import SuiteRef, TrialWorker, WorkerRecipe
+
+    seen: list[tuple[int, int]] = []
+    careful = reference_agent("careful")
+
+    async def agent(episode: Any) -> str | None:
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+        return await careful(episode)
+
+    suite = load_suite("refunds")
+    parts = type("Parts", (), {"agent": agent, "user": None, "judge": None})
+    recipe = WorkerRecipe(suite=SuiteRef.of(dataclasses.replace(suite, cases=suite.cases[:1])), setup=lambda: parts,
+                          agent_spec="probe", trials=1, seed=0)
+
+    async def work() -> None:
+        worker = TrialWorker(recipe)
+        await worker.ready()
+        await worker.run(suite.cases[0].id, 0, 1)
+        await worker.close()
+
+    asyncio.run(work())
+    assert seen and all(threshold == RUN_THRESHOLD and frozen > 0 for threshold, frozen in seen)
+    assert gc.get_threshold() == (700, 10, 10) and gc.get_freeze_count() == 0

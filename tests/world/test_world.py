@@ -207,6 +207,27 @@ def test_a_tool_that_turns_query_only_on_leaves_the_next_trial_writable(image: F
     w2.close()
 
 
+def test_a_new_copy_reads_its_schema_when_it_is_made(image: FixtureImage, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite parses a connection's schema (tables, change-log triggers: ~0.6 ms for the refunds one) on its first
+    statement that names a table. A new copy has done it by the time ``acquire`` returns, so a run's lanes pay it
+    as they start, not in their first trial's first tool call (docs/design/040). A pooled copy runs nothing."""
+    made: list[list[str]] = []
+    real = image.copies.open
+
+    def traced() -> sqlite3.Connection:
+        conn = real()
+        made.append([])
+        conn.set_trace_callback(made[-1].append)
+        return conn
+
+    monkeypatch.setattr(image.copies, "open", traced)
+    conn = image.acquire()
+    assert len(made) == 1 and any(s.startswith("SELECT") and " FROM " in s for s in made[0])
+    image.release(conn)
+    made[0].clear()
+    assert image.acquire() is conn and len(made) == 1 and made[0] == []
+
+
 def test_a_trial_costs_few_statements_of_the_harness(image: FixtureImage) -> None:
     """Per statement a pooled copy costs 5-50 µs at -j 256: the harness's own ones are counted here. A trial
     that reads, writes in two calls, fails a third and is graded with three queries."""

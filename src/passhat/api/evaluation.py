@@ -26,6 +26,8 @@ from passhat.cases import Suite, load_suite
 from passhat.errors import PasshatError, RunError
 from passhat.models import Manifest, Selection
 from passhat.redaction import Redactor
+from passhat.results.tally import ReportedTally
+from passhat.runner.collector import run_collector
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.tools.cassette import Cassette
@@ -257,10 +259,13 @@ async def evaluate_async(
         progress(Progress(done, total, suite=plan.suite.name, folder=folder))
 
     unapplied: set[tuple[str, str]] = set()
+    reported = None if resume else ReportedTally(redactor)  # a resumed run's earlier records are in the file only
 
     def recorded(rec: TrialRecord) -> None:
         nonlocal done
         done += 1
+        if reported is not None:
+            reported.add(rec)
         for call in rec.calls:  # a planned fault that changed nothing: the trial did not test it (once per fault)
             if call.fault_not_applied is not None and (rec.case_id, call.fault or "") not in unapplied:
                 unapplied.add((rec.case_id, call.fault or ""))
@@ -282,7 +287,7 @@ async def evaluate_async(
 
     await execute(cfg, resume=resume, on_record=recorded, executor=runs_on, on_start=on_start, **rounds)
     return _finish(folder, by=opts.by, gated=registered_gate is not None, warnings=notes,
-                   baseline=opts.baseline if sequenced is None else None)
+                   baseline=opts.baseline if sequenced is None else None, reported=reported)
 
 
 evaluate = _blocking(evaluate_async)
@@ -290,15 +295,19 @@ evaluate = _blocking(evaluate_async)
 and result, for callers outside an event loop (inside one it raises, pointing to ``evaluate_async``)."""
 
 
-def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str], baseline: Path | None = None) -> Run:
-    """After the last trial: ``summary.json`` (one pass over the tally fields of the records, with the
-    strata asked for and one per tag key, so the report need not rebuild it), then the registered gate."""
+def _finish(folder: Path, *, by: Sequence[str], gated: bool, warnings: list[str], baseline: Path | None = None,
+            reported: ReportedTally | None = None) -> Run:
+    """After the last trial: ``summary.json`` (from the tallies kept as the records were written, or one pass
+    over the tally fields of the records, with the strata asked for and one per tag key, so the report need
+    not rebuild it), then the registered gate."""
     from passhat.results import tag_keys
     from passhat.results.summary import summary_of_records_file
 
     store = RunStore(folder)
     manifest = store.manifest()
-    summary = summary_of_records_file(store, manifest, by=list(dict.fromkeys([*by, *tag_keys(manifest)])))
+    with run_collector():  # the run's setting for its last work too (a full pass here cost 10-40 ms)
+        summary = summary_of_records_file(store, manifest, by=list(dict.fromkeys([*by, *tag_keys(manifest)])),
+                                          reported=reported)
     store.write_summary(summary)
     gate_result, gate_error = None, None
     if gated:

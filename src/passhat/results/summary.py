@@ -20,7 +20,7 @@ import numpy as np
 from passhat.models import CaseMeta, CaseSummary, Experience, Interval, Manifest, StratumSummary, SuiteSummary, Summary
 from passhat.models.summary import Bootstrap
 from passhat.models.summary import Distribution as DistributionSummary
-from passhat.results.tally import CaseTally, TallySource, tally, tally_records
+from passhat.results.tally import CaseTally, ReportedTally, TallySource, tally, tally_records
 from passhat.results.written import written_summary
 from passhat.runner.store import RunStore
 from passhat.stats import Distribution, coherent_curve, estimate_matrix, fixed_suite_se, suite_intervals, wilson
@@ -106,20 +106,38 @@ def _metric_blocks(tallies: list[CaseTally], cases: list[CaseSummary],
     width = len(ks)
     intervals = (coherent_curve(intervals[:width], "non_increasing")
                  + coherent_curve(intervals[width:], "non_decreasing"))
-    n = np.array([t.n for t in tallies])
-    pairs = Counter(counts)  # the fixed-suite SE sums per-case variances; equal (n, c) share one
+    excluded = _excluded(tallies, ks)
+    pairs = tuple(Counter(counts).items())  # the fixed-suite SE sums per-case variances; equal (n, c) share one
     curves: list[dict[int, Interval]] = []
     for offset, metric in enumerate(("pass_hat_k", "pass_at_k")):
         curve: dict[int, Interval] = {}
-        for j, k in enumerate(ks):
+        for j, (k, se) in enumerate(zip(ks, _se_curve(metric, pairs, max_k), strict=True)):
             iv = intervals[offset * len(ks) + j]
-            excluded = [tallies[i].case_id for i in np.flatnonzero(n < k)]
-            variances = [(_variance(metric, nn, c, k), m) for (nn, c), m in pairs.items() if nn >= k]
             curve[k] = Interval(estimate=iv.estimate, ci_low=iv.low, ci_high=iv.high, method=iv.method,
-                                cases=iv.n_cases, units=iv.n_units, excluded=excluded,
-                                fixed_suite_se=_fixed_suite_se(variances))
+                                cases=iv.n_cases, units=iv.n_units, excluded=excluded[j], fixed_suite_se=se)
         curves.append(curve)
     return curves[0], curves[1]
+
+
+def _excluded(tallies: list[CaseTally], ks: list[int]) -> list[list[str]]:
+    """Per k, the cases with fewer than k graded trials, in the tallies' order. The list changes only past a
+    case's n, so it is rebuilt there only (a summary asks for 25 curves of 64 k, mostly with no case excluded)."""
+    ns = {t.n for t in tallies}
+    out: list[list[str]] = []
+    current: list[str] = []
+    for k in ks:
+        if k - 1 in ns:
+            current = [t.case_id for t in tallies if t.n < k]
+        out.append(current)
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _se_curve(metric: str, pairs: tuple[tuple[tuple[int, int], int], ...], max_k: int) -> tuple[float | None, ...]:
+    """The fixed-suite SE for k = 1..max_k of the cases counted in ``pairs`` ((n, c) → cases). Strata whose
+    cases have the same (n, c) counts share it (all-pass strata of one size, say)."""
+    return tuple(_fixed_suite_se([(_variance(metric, nn, c, k), m) for (nn, c), m in pairs if nn >= k])
+                 for k in range(1, max_k + 1))
 
 
 def _fixed_suite_se(variances: list[tuple[float | None, int]]) -> float | None:
@@ -187,6 +205,15 @@ def build_summary(
     ids = [cid for cid in manifest.suite.cases if not splits or manifest.case_meta(cid).split in splits]
     wanted = set(ids)
     tallies = list(tally(records if not splits else (r for r in records if r.case_id in wanted), ids).values())
+    return summary_of_tallies(tallies, manifest, by=by, seed=seed, splits=splits, trials_bytes=trials_bytes)
+
+
+def summary_of_tallies(
+    tallies: list[CaseTally], manifest: Manifest, *, by: Sequence[str] = (), seed: int | None = None,
+    splits: Sequence[str] = (), trials_bytes: int | None = None,
+) -> Summary:
+    """:func:`build_summary` of the records these tallies counted (``splits`` only names the restriction: the
+    tallies are of those cases already)."""
     cases = [case_entry(t, manifest.case_meta(t.case_id)) for t in tallies]
     boot_seed = manifest.seed if seed is None else seed
     restricted: dict[str, Any] = {"split": "|".join(splits)} if splits else {}  # set only then, as the file holds it
@@ -281,12 +308,17 @@ def read_summary(folder: Path, by: Sequence[str] = ()) -> Summary:
     return build_summary(tally_records(store.trials_path), store.manifest(), by=by)
 
 
-def summary_of_records_file(store: RunStore, manifest: Manifest, *, by: Sequence[str] = ()) -> Summary:
+def summary_of_records_file(store: RunStore, manifest: Manifest, *, by: Sequence[str] = (),
+                            reported: ReportedTally | None = None) -> Summary:
     """``build_summary`` over the tally fields of the store's trials.jsonl, with the file's size taken first
     (``trials_bytes``): records appended while it is read make the file larger than the summary says, so
-    the summary is never taken for current when it missed one."""
+    the summary is never taken for current when it missed one. ``reported``: the run's own tallies of the
+    records it wrote, used instead of reading the file back where they are exactly what it holds."""
     size = store.trials_path.stat().st_size
-    return build_summary(tally_records(store.trials_path), manifest, by=by, trials_bytes=size)
+    tallies = reported.tallies(store.trials_path, manifest.suite.cases) if reported is not None else None
+    if tallies is None:
+        return build_summary(tally_records(store.trials_path), manifest, by=by, trials_bytes=size)
+    return summary_of_tallies(list(tallies.values()), manifest, by=by, trials_bytes=size)
 
 
 def summarize_run(folder: Any, *, by: Sequence[str] = ()) -> Summary:

@@ -9,14 +9,19 @@ needs none of it. The file rules are the store's (``RunStore.iter_records``): an
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel
 
+from passhat.results.written import complete_lines
 from passhat.runner.store import read_records
+
+if TYPE_CHECKING:
+    from passhat.redaction import Redactor
+    from passhat.runner.records import TrialRecord
 
 
 @dataclass
@@ -203,3 +208,77 @@ class TallySource(Protocol):
 def tally_records(path: Path) -> Iterator[TallyRecord]:
     """Stream the tally fields of every record in a ``trials.jsonl`` (see the module docstring for the rules)."""
     return read_records(path, TallyRecord)
+
+
+class ReportedTally:
+    """A run's tallies kept as its records become durable (``on_record``), so that its summary need not read
+    ``trials.jsonl`` back after the last trial: for 1,024 refunds records that read was ~0.1 s of the event
+    loop's thread, the run's last work before it returns (docs/design/040).
+
+    The fields are taken from each record with its strings redacted as its stored line holds them, which is
+    exact only where the redactor redacts every string on its own (:attr:`Redactor.on_text`: off, or the
+    default patterns alone; design 032 holds that path and the stored text to the same bytes); numbers are
+    the same after JSON's round trip. :meth:`tallies` also asks that ``trials.jsonl`` holds as many complete
+    lines as records were added (a new run, not a resumed one whose earlier records were never reported here).
+    Otherwise it returns None, and the summary reads the file back as before."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.exact = redactor.on_text
+        """Whether the records' own strings, redacted one by one, are those their stored lines hold."""
+        self._text = redactor.text if redactor.enabled else _same
+        self._tallies: dict[str, CaseTally] = {}
+        self.records = 0
+        """Records added."""
+
+    def add(self, record: TrialRecord) -> None:
+        """Tally one durable record (in the order they were written)."""
+        if not self.exact:
+            return
+        stored = _Stored(record, self._text)
+        found = self._tallies.get(stored.case_id)
+        if found is None:
+            found = self._tallies[stored.case_id] = CaseTally(stored.case_id)
+        found.add(stored)
+        self.records += 1
+
+    def tallies(self, path: Path, case_ids: Iterable[str]) -> dict[str, CaseTally] | None:
+        """What :func:`tally` of ``path``'s records gives, cases in ``case_ids``' order then any other (None when
+        that cannot be vouched for: see the class docstring)."""
+        if not self.exact or complete_lines(path) != self.records:
+            return None
+        out = {cid: self._tallies.get(cid) or CaseTally(cid) for cid in case_ids}
+        for cid, found in self._tallies.items():
+            out.setdefault(cid, found)
+        return out
+
+
+def _same(value: str) -> str:
+    return value
+
+
+class _Stored:
+    """The tally fields of a record as its stored line holds them: its strings redacted, the numbers as they
+    are. A view made and dropped in :meth:`ReportedTally.add`: nothing of the record is kept."""
+
+    __slots__ = ("_failed", "calls", "case_id", "failure", "judge_usage", "outcome", "replayed", "timing", "trial",
+                 "usage", "user_usage")
+
+    def __init__(self, record: TrialRecord, text: Callable[[str], str]) -> None:
+        self.case_id = text(record.case_id)
+        self.trial = record.trial
+        self.outcome = record.outcome
+        self.failure = None if record.failure is None else _Failure(category=text(record.failure.category))
+        self.timing, self.usage = record.timing, record.usage
+        self.user_usage, self.judge_usage = record.user_usage, record.judge_usage
+        self.replayed = record.replayed
+        calls: Sequence[_CallFields] = record.calls
+        if any(c.fault_not_applied is not None for c in calls):  # only then are a call's strings read
+            calls = [_Call(fault=None if c.fault is None else text(c.fault),
+                           fault_not_applied=None if c.fault_not_applied is None else text(c.fault_not_applied))
+                     for c in record.calls]
+        self.calls = calls
+        self._failed = [_Grade(name=text(g.name), passed=False, reason=text(g.reason))
+                        for g in record.grades if g.required and not g.passed]
+
+    def failed_grades(self) -> list[_Grade]:
+        return self._failed

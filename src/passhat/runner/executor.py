@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 from passhat.cases import Case
 from passhat.runner.records import TrialRecord
 from passhat.runner.trial import error_record, run_trial
+from passhat.runner.turns import turns
 from passhat.seeding import trial_seed
 
 if TYPE_CHECKING:
@@ -85,6 +86,11 @@ class LocalExecutor:
             queue.put_nowait(item)
 
         async def worker() -> None:
+            # Lanes start one per loop iteration (runner/turns.py): starting a lane (its world's copy, made new
+            # here, and its agent until it first waits) costs ~1 ms, and 256 lanes all started in the iteration
+            # gather runs them in held every timer for a quarter of a second, the first lanes' model answers
+            # included (docs/design/040). Between two lanes' starts the loop now fires what fell due.
+            await turns().take()
             while True:
                 try:
                     case, trial = queue.get_nowait()

@@ -18,6 +18,7 @@ worker (runner/ray_dispatch.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import threading
@@ -30,6 +31,7 @@ from passhat.cases import Suite, load_suite
 from passhat.cases.suite import BUILTIN_ROOT
 from passhat.errors import RunError
 from passhat.runner import watchdog
+from passhat.runner.collector import run_collector
 from passhat.runner.executor import attempt_once
 from passhat.runner.run import RunConfig
 from passhat.runner.trial import blocked_record
@@ -115,6 +117,7 @@ class TrialWorker:
         self.verdict: tuple[str, str] | None = None
         """The blocked trial's record (JSON) and why, once the watchdog has given up on it."""
         self.given_up = threading.Event()
+        self._collector = contextlib.ExitStack()
 
     async def ready(self) -> int:
         """The worker's process id, once it is built (the driver waits for every worker before the first trial).
@@ -123,6 +126,9 @@ class TrialWorker:
             self.dog = LoopWatchdog(on_abort=self._give_up, exit_on_abort=False, ending="Ray worker replaced",
                                     grace_s=self.grace_s)
             self.dog.start()
+            # the local run's collector setting (docs/design/034): the suite and images loaded, frozen out of
+            # collections while this worker runs trials; :meth:`close` restores it
+            self._collector.enter_context(run_collector())
         return os.getpid()
 
     async def run(self, case_id: str, trial: int, attempt: int) -> tuple[str, bool]:
@@ -157,6 +163,7 @@ class TrialWorker:
         self.given_up.set()  # a pending blocked() returns None
         if self.dog is not None:
             self.dog.stop()
+        self._collector.close()
         close = getattr(self.cfg.agent, "aclose", None)
         if close is not None:
             await close()
