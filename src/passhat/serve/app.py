@@ -53,10 +53,15 @@ class ClientGone(Exception):
 async def read_body(receive: Receive, limit: int = MAX_BODY, *, complete: bool = False) -> bytes:
     """The whole request body, refusing more than ``limit`` bytes. ``complete``: a client that closes before
     the last byte raises :class:`ClientGone` instead of leaving a truncated (or empty) body to act on."""
+    message = await receive()
+    if message["type"] == "http.request" and not message.get("more_body", False):  # whole at once: the usual
+        body: bytes = message.get("body", b"")
+        if len(body) > limit:
+            raise BodyTooLarge
+        return body
     chunks: list[bytes] = []
     size = 0
     while True:
-        message = await receive()
         if message["type"] == "http.disconnect":
             if complete:
                 raise ClientGone
@@ -68,6 +73,7 @@ async def read_body(receive: Receive, limit: int = MAX_BODY, *, complete: bool =
         chunks.append(chunk)
         if not message.get("more_body", False):
             break
+        message = await receive()
     return b"".join(chunks)
 
 
@@ -112,11 +118,12 @@ async def send_error(send: Send, status: int, message: str, *, mcp: bool, code: 
 
 
 def bearer(scope: Scope) -> str | None:
-    for name, value in scope.get("headers", []):
-        if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else None
-    return None
+    """The request's bearer token (its first ``Authorization`` field's); ``None`` without one."""
+    value = dict(reversed(scope.get("headers", []))).get(b"authorization")  # the first such field wins
+    if value is None:
+        return None
+    scheme, _, token = value.decode("latin-1").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
 
 
 class TrialRouter:
@@ -158,17 +165,17 @@ class TrialRouter:
             self.ended.popitem(last=False)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
-            return
-        if scope["type"] != "http":
+        kind = scope["type"]
+        if kind != "http":
+            if kind == "lifespan":
+                await _lifespan(receive, send)
             return
         parts = scope["path"].strip("/").split("/")
         if len(parts) < 2 or parts[0] != "trials":
             await send_json(send, 404, {"error": f"no such path {scope['path']!r}; trial URLs look like /trials/ID/tools"})
             return
         trial_id, rest = parts[1], parts[2:]
-        if rest[:1] == ["models"] and self.models is not None:
+        if rest and rest[0] == "models" and self.models is not None:
             await self._relay(trial_id, scope, receive, send)
             return
         token = bearer(scope)
@@ -208,6 +215,9 @@ class TrialRouter:
 
     async def _route(self, endpoint: TrialEndpoint, rest: list[str], scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
+        if len(rest) == 2 and rest[0] == "tools" and method == "POST":  # a tool call: the most frequent route first
+            await _call(endpoint, rest[1], scope, receive, send)
+            return
         if rest and rest[0] == "mcp":
             if self.mcp is None:
                 await send_error(send, 404, "MCP is not available: pip install 'passhat[mcp]'", mcp=True)
@@ -225,8 +235,6 @@ class TrialRouter:
             await send_json(send, 200, endpoint.start().model_dump(mode="json"))
         elif route == ("GET", ("tools",)) and len(rest) == 1:
             await send_raw_json(send, 200, self._tool_list(endpoint))
-        elif route == ("POST", ("tools",)) and len(rest) == 2:
-            await _call(endpoint, rest[1], scope, receive, send)
         elif route == ("POST", ("user",)) and len(rest) == 1:
             await _say(endpoint, receive, send)
         elif route == ("POST", ("usage",)) and len(rest) == 1:
@@ -241,7 +249,7 @@ async def _call(endpoint: TrialEndpoint, name: str, scope: Scope, receive: Recei
     except ClientGone:
         return  # closed before its request arrived whole: no call was made (the body is not there to record)
     try:
-        arguments: Any = json.loads(raw) if raw.strip() else {}
+        arguments: Any = _arguments(raw)
     except ValueError:
         arguments = raw.decode("utf-8", "replace")  # recorded as the agent sent it; the boundary refuses it
     except RecursionError:  # nested past the parser's stack: recorded as the boundary records too-deep data
@@ -259,6 +267,18 @@ async def _call(endpoint: TrialEndpoint, name: str, scope: Scope, receive: Recei
             await send_json(send, 409 if answer.limit else 200, answer.body())
     finally:
         client.stop()
+
+
+_decode_json = json.JSONDecoder().decode
+
+
+def _arguments(raw: bytes) -> Any:
+    """A tool call's JSON arguments, as ``json.loads`` reads them (an empty body: ``{}``). A body that opens an
+    object with a non-NUL byte after it is UTF-8 to ``json.loads`` (``json.detect_encoding``): decoded here
+    directly, with the same error handler; anything else goes through ``json.loads``."""
+    if raw[:1] == b"{" and raw[1:2] != b"\x00":
+        return _decode_json(raw.decode("utf-8", "surrogatepass"))
+    return json.loads(raw) if raw.strip() else {}
 
 
 async def _say(endpoint: TrialEndpoint, receive: Receive, send: Send) -> None:

@@ -34,6 +34,7 @@ import collections
 import http
 import logging
 import re
+import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
@@ -79,6 +80,8 @@ def _status_line(status: int) -> bytes:
 STATUS_LINE = {status: _status_line(status) for status in range(100, 600)}
 _BAD_HEADER = re.compile(rb"[\r\n\x00]").search
 """What a header name or value must not hold (it would end the field, or the head, early)."""
+_METHODS = {m.encode(): m for m in ("GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH")}
+_ASGI = {"version": "3.0", "spec_version": "2.3"}
 
 
 @dataclass(frozen=True)
@@ -159,10 +162,14 @@ class HttpConnection(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._read_paused = False
         self._write_paused = False
-        self._server: tuple[str, int | None] | None = None
-        self._client: tuple[str, int | None] | None = None
+        self._scope: Scope = {}
+        """What every request's scope on this connection shares (set when the connection is made)."""
+        self._max_headers = self.limits.max_headers
         self._drained: asyncio.Future[None] | None = None
-        self.waiting_since = self.loop.time()
+        self._clock = time.monotonic if type(self.loop).time is asyncio.BaseEventLoop.time else self.loop.time
+        """The loop's clock (``loop.call_at`` takes its times): ``time.monotonic`` itself when that is what it is,
+        saving a Python call at each stage of every request."""
+        self.waiting_since = self._clock()
         """When the connection last started waiting for a request (for :meth:`HttpService._make_room`)."""
 
     # --- connection ----------------------------------------------------------------------------------------
@@ -170,8 +177,11 @@ class HttpConnection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         self.peer = Peer(self.transport)  # type: ignore[arg-type]
-        self._server = _address(transport.get_extra_info("sockname"))
-        self._client = _address(transport.get_extra_info("peername"))
+        self._scope = {
+            "type": "http", "asgi": _ASGI, "server": _address(transport.get_extra_info("sockname")),
+            "client": _address(transport.get_extra_info("peername")), "scheme": "http", "root_path": "",
+            PEER: self.peer,
+        }
         service = self.service
         if len(service.connections) >= self.limits.max_connections and not service._make_room():
             service.refused += 1
@@ -255,36 +265,39 @@ class HttpConnection(asyncio.Protocol):
         self._url += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if len(self._headers) >= self.limits.max_headers:
-            self._refusal = (431, f"more than {self.limits.max_headers} header fields")
+        headers = self._headers
+        if len(headers) >= self._max_headers:
+            self._refusal = (431, f"more than {self._max_headers} header fields")
             raise _Refused
         # llhttp keeps trailing whitespace, which RFC 9110 §5.5 excludes from the value
-        self._headers.append((name.lower(), value.rstrip(b" \t")))
+        headers.append((name.lower(), value.rstrip(b" \t")))
 
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._head_bytes = 0
         parser = self.parser
-        method = parser.get_method().decode("ascii")
+        method = parser.get_method()
         version = parser.get_http_version()
-        url = httptools.parse_url(self._url)
-        raw_path = url.path
+        raw_path = self._url
+        if raw_path[:1] == b"/" and b"?" not in raw_path and b"#" not in raw_path:
+            query = b""  # origin-form with no query: what every agent's client sends (parse_url costs more)
+        else:
+            url = httptools.parse_url(raw_path)
+            raw_path, query = url.path, url.query or b""
         path = raw_path.decode("ascii")
         if "%" in path:
             path = urllib.parse.unquote(path)
-        assert self.peer is not None
-        scope: Scope = {
-            "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": version,
-            "server": self._server, "client": self._client,
-            "scheme": "http", "method": method, "root_path": "", "path": path, "raw_path": raw_path,
-            "query_string": url.query or b"", "headers": self._headers, PEER: self.peer,
-        }
+        headers = self._headers
+        scope: Scope = {**self._scope, "http_version": version, "method": _METHODS.get(method) or method.decode("ascii"),
+                        "path": path, "raw_path": raw_path, "query_string": query, "headers": headers}
         keep_alive = version == "1.1" and parser.should_keep_alive() and not parser.should_upgrade()
-        expect = any(k == b"expect" and v.lower() == b"100-continue" for k, v in self._headers)
+        # what framing says, in one pass (llhttp refuses a duplicate Content-Length, and one beside Transfer-Encoding)
+        fields = dict(headers)
+        expect = b"expect" in fields and any(k == b"expect" and v.lower() == b"100-continue" for k, v in headers)
         request = _Request(self, scope, keep_alive, expect)
         self._parsing = request
         if self.request is None:
-            if expect or not _small_body(self._headers):
+            if expect or not _small_body(fields):
                 self._start(request)
             else:  # the application starts once the body is whole: one turn of the loop for the request
                 self.request = request
@@ -377,7 +390,7 @@ class HttpConnection(asyncio.Protocol):
                 self._set_stage("body", self.limits.body_timeout_s)
             self.resume_reading()
             return
-        self.waiting_since = self.loop.time()
+        self.waiting_since = self._clock()
         self._set_stage("idle", self.limits.idle_timeout_s)
         self.resume_reading()
 
@@ -388,16 +401,16 @@ class HttpConnection(asyncio.Protocol):
         if seconds is None:
             self._deadline = None
             return
-        self._deadline = self.loop.time() + seconds
+        deadline = self._deadline = self._clock() + seconds
         if self._timer is None:
-            self._timer = self.loop.call_at(self._deadline, self._check_deadline)
+            self._timer = self.loop.call_at(deadline, self._check_deadline)
 
     def _check_deadline(self) -> None:
         self._timer = None
         deadline = self._deadline
         if deadline is None or self.transport is None or self.transport.is_closing():
             return
-        if self.loop.time() < deadline:
+        if self._clock() < deadline:
             self._timer = self.loop.call_at(deadline, self._check_deadline)
             return
         self._deadline = None
@@ -434,14 +447,13 @@ class HttpConnection(asyncio.Protocol):
         self.transport.close()
 
 
-def _small_body(headers: list[tuple[bytes, bytes]]) -> bool:
-    """The request declares a body small enough to wait for whole before its application starts."""
-    for name, value in headers:
-        if name == b"content-length":
-            return value.isdigit() and int(value) <= HIGH_WATER
-        if name == b"transfer-encoding":
-            return False
-    return False
+def _small_body(fields: dict[bytes, bytes]) -> bool:
+    """The request (its header fields, lower-cased names) declares a body small enough to wait for whole before
+    its application starts."""
+    if b"transfer-encoding" in fields:
+        return False
+    value = fields.get(b"content-length")
+    return value is not None and value.isdigit() and int(value) <= HIGH_WATER
 
 
 def _address(info: Any) -> tuple[str, int | None] | None:
@@ -585,27 +597,25 @@ class _Request:
             conn.finished(self)
 
     def _head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bytes:
-        parts = [STATUS_LINE[status]]
-        length = False
-        for name, value in headers:
-            if _BAD_HEADER(name) or _BAD_HEADER(value):
-                raise RuntimeError("invalid HTTP header name or value")
-            lower = name.lower()
-            if lower == b"content-length":
-                length = True
-            elif lower == b"connection" and b"close" in value.lower():
-                self.keep_alive = False
-                continue  # written once below
-            elif lower == b"transfer-encoding":
-                continue  # framing is this server's
-            parts += [name, b": ", value, b"\r\n"]
-        if not length and self.scope["method"] != "HEAD" and status not in (204, 304) and status >= 200:
+        if _BAD_HEADER(b"".join(map(b"".join, headers))):
+            raise RuntimeError("invalid HTTP header name or value")
+        names = [name.lower() for name, _ in headers]
+        if b"connection" in names or b"transfer-encoding" in names:  # framing is this server's: those are rewritten
+            kept = []
+            for lower, (name, value) in zip(names, headers, strict=True):
+                if lower == b"connection" and b"close" in value.lower():
+                    self.keep_alive = False  # written once below
+                elif lower != b"transfer-encoding":
+                    kept.append((name, value))
+            headers = kept
+        parts = [STATUS_LINE[status], *map(b": ".join, headers)]
+        if b"content-length" not in names and self.scope["method"] != "HEAD" and status not in (204, 304) and status >= 200:
             self.chunked = True
-            parts.append(b"transfer-encoding: chunked\r\n")
+            parts.append(b"transfer-encoding: chunked")
         if not self.keep_alive:
-            parts.append(b"connection: close\r\n")
+            parts.append(b"connection: close")
         parts.append(b"\r\n")
-        return b"".join(parts)
+        return parts[0] + b"\r\n".join(parts[1:]) if len(parts) > 2 else parts[0] + b"\r\n"
 
     def _flush_head(self) -> None:
         head, self.head = self.head, None

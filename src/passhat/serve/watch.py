@@ -127,9 +127,10 @@ class ClientWatch:
 
     async def settle(self) -> None:
         """See a close that has already arrived (the moment it is seen is when it counts as gone)."""
-        if self._peer is None:
+        peer = self._peer
+        if peer is None:
             await settle()
-        elif self.gone_at is None and self._peer.gone():
+        elif self._seen is None and peer.lost_at is None and peer.gone():  # not seen gone yet, and now gone
             self._seen = time.monotonic()
 
     async def wait(self) -> None:
