@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
+import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -260,6 +262,33 @@ def test_requests_after_the_trial_are_refused_with_410(tmp_path: Path) -> None:
             await server.close()
 
     assert asyncio.run(go()) == 410
+
+
+def test_an_ended_trial_is_remembered_for_its_410_without_keeping_its_episode_alive(tmp_path: Path) -> None:
+    case, domain = notes_case(tmp_path)
+    kept: dict[str, Any] = {}
+
+    async def body(ep: TrialEndpoint, http: httpx2.AsyncClient) -> str:
+        kept["url"], kept["token"], kept["episode"] = ep.url, ep.token, weakref.ref(ep.episode)
+        return "nothing"
+
+    async def go() -> tuple[int, int]:
+        server = ToolServer()
+        try:
+            await run_trial(case, domain, remote(server, body), 0, 1)
+            gc.collect()
+            assert kept["episode"]() is None  # the server remembers the trial, not its episode (and its world)
+            async with httpx2.AsyncClient() as http:
+                statuses = []
+                for token in (kept["token"], kept["token"][:-1]):
+                    late = await http.post(f"{kept['url']}/tools/list_notes", json={},
+                                           headers={"authorization": f"Bearer {token}"})
+                    statuses.append(late.status_code)
+                return statuses[0], statuses[1]
+        finally:
+            await server.close()
+
+    assert asyncio.run(go()) == (410, 401)  # the trial's own token learns it is over; another token learns nothing
 
 
 def test_a_call_the_client_gave_up_on_is_recorded_as_abandoned(tmp_path: Path) -> None:
