@@ -165,6 +165,7 @@ class HttpConnection(asyncio.Protocol):
         self._scope: Scope = {}
         """What every request's scope on this connection shares (set when the connection is made)."""
         self._max_headers = self.limits.max_headers
+        self._max_head_bytes = self.limits.max_head_bytes
         self._drained: asyncio.Future[None] | None = None
         self._clock = time.monotonic if type(self.loop).time is asyncio.BaseEventLoop.time else self.loop.time
         """The loop's clock (``loop.call_at`` takes its times): ``time.monotonic`` itself when that is what it is,
@@ -231,18 +232,22 @@ class HttpConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         transport = self.transport
         assert transport is not None
+        limit = self._max_head_bytes
         while data and not transport.is_closing():
             if not self._in_head:
                 self._feed(data)
                 return
             if self._stage == "idle":  # the first byte of the next request on a kept-alive connection
                 self._set_stage("head", self.limits.head_timeout_s)
-            room = self.limits.max_head_bytes - self._head_bytes
-            piece, data = data[:room], data[room:]
+            room = limit - self._head_bytes
+            if len(data) <= room:  # the usual: all of it fits (no copies)
+                piece, data = data, b""
+            else:
+                piece, data = data[:room], data[room:]
             self._head_bytes += len(piece)
             self._feed(piece)
-            if self._in_head and self._head_bytes >= self.limits.max_head_bytes and not transport.is_closing():
-                self._refuse(431, f"request head larger than {self.limits.max_head_bytes} bytes")
+            if self._in_head and self._head_bytes >= limit and not transport.is_closing():
+                self._refuse(431, f"request head larger than {limit} bytes")
                 return
 
     def _feed(self, data: bytes) -> None:
@@ -318,7 +323,8 @@ class HttpConnection(asyncio.Protocol):
         request.body += body
         if len(request.body) > HIGH_WATER:
             self._pause_reading()
-        request.wake()
+        if request._waiter is not None:  # the application waits for it (not when the body is waited for whole)
+            request.wake()
 
     def on_message_complete(self) -> None:
         self._in_head = True  # what follows is the next request's head
@@ -328,7 +334,8 @@ class HttpConnection(asyncio.Protocol):
         if request is None:
             return
         request.body_done = True
-        request.wake()
+        if request._waiter is not None:
+            request.wake()
         if request is self.request:
             if request.response_done:  # the rest of a body answered early has been dropped: go on
                 self.request = None
