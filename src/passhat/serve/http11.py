@@ -34,6 +34,7 @@ import collections
 import http
 import logging
 import re
+import sys
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -280,6 +281,11 @@ class HttpConnection(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._head_bytes = 0
+        if self.transport is None or self.transport.is_closing():
+            # a request read after the connection was closed (pipelined behind one answered with a close, in the
+            # same read): never answered, so never run; its bytes are dropped with the connection
+            self._parsing = None
+            return
         parser = self.parser
         method = parser.get_method()
         version = parser.get_http_version()
@@ -341,9 +347,9 @@ class HttpConnection(asyncio.Protocol):
                 self.request = None
                 self._go_on()
             else:
-                if request.task is None:
-                    self._start(request)
                 self._set_stage("app", None)
+                if request.task is None:
+                    self._start(request, now=True)
 
     def _pause_reading(self) -> None:
         if not self._read_paused and self.transport is not None and not self.transport.is_closing():
@@ -357,9 +363,20 @@ class HttpConnection(asyncio.Protocol):
 
     # --- requests ------------------------------------------------------------------------------------------
 
-    def _start(self, request: _Request) -> None:
+    def _start(self, request: _Request, *, now: bool = False) -> None:
+        """Answer ``request`` in a task of its own. ``now``: the request has arrived whole (read in this callback),
+        so its task's first step runs at once, in this callback, rather than at the loop's next turn (one turn,
+        one ``epoll_wait``, less per request); its application usually answers in that step."""
         self.request = request
-        request.task = self.loop.create_task(request.run(self.service.app))
+        loop = self.loop
+        coro = request.run(self.service.app)
+        if not now or asyncio.current_task(loop) is not None:  # not from the loop's own read callback: no nesting
+            request.task = loop.create_task(coro)
+        elif _EAGER_START and loop.get_task_factory() is None:
+            request.task = asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg]
+        else:
+            task = request.task = loop.create_task(coro)
+            _step_now(loop, task)
 
     def finished(self, request: _Request) -> None:
         """The request's answer went out whole (or it never will): go on with the connection."""
@@ -454,13 +471,32 @@ class HttpConnection(asyncio.Protocol):
         self.transport.close()
 
 
+_EAGER_START = sys.version_info >= (3, 12)
+"""Python 3.12's tasks can run their first step as they are made (``eager_start``)."""
+
+
+def _step_now(loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
+    """Run ``task``'s first step now, as ``eager_start`` does on Python 3.12: its step is the callback the task
+    just queued (the last of the loop's ready ones), taken out and run here, so the step runs as it would have
+    at the next turn, as the current task (``asyncio.timeout``, anyio and the MCP SDK need one). On a loop
+    that keeps no such queue (not asyncio's own), or if the last callback is not that step, it stays queued."""
+    ready = getattr(loop, "_ready", None)
+    if not ready:
+        return
+    handle = ready[-1]
+    if getattr(handle._callback, "__self__", None) is task and not handle.cancelled():
+        ready.pop()
+        handle._run()
+
+
 def _small_body(fields: dict[bytes, bytes]) -> bool:
     """The request (its header fields, lower-cased names) declares a body small enough to wait for whole before
-    its application starts."""
+    its application starts: a ``Content-Length`` up to :data:`HIGH_WATER`, or none at all (with no
+    ``Transfer-Encoding`` either, a request has no body: RFC 9112 §6.3; llhttp ends it with its head)."""
     if b"transfer-encoding" in fields:
         return False
     value = fields.get(b"content-length")
-    return value is not None and value.isdigit() and int(value) <= HIGH_WATER
+    return value is None or (value.isdigit() and int(value) <= HIGH_WATER)
 
 
 def _address(info: Any) -> tuple[str, int | None] | None:
