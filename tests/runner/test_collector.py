@@ -65,17 +65,25 @@ def test_a_program_s_own_freeze_and_settings_are_kept() -> None:
         assert gc.get_threshold()[0] == 0
 
 
-def test_execute_runs_its_trials_with_the_run_s_collector(tmp_path: Path) -> None:
+def _collector_probe(seen: list[tuple[int, int]]) -> Any:
+    """The careful agent, noting the collector's young threshold and frozen count as each trial starts."""
     from passhat.agents import reference_agent
-    from passhat.cases import load_suite
-    from passhat.runner import RunConfig, execute
 
-    seen: list[tuple[int, int]] = []
     careful = reference_agent("careful")
 
     async def agent(episode: Any) -> str | None:
         seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
         return await careful(episode)
+
+    return agent
+
+
+def test_execute_runs_its_trials_with_the_run_s_collector(tmp_path: Path) -> None:
+    from passhat.cases import load_suite
+    from passhat.runner import RunConfig, execute
+
+    seen: list[tuple[int, int]] = []
+    agent = _collector_probe(seen)
 
     suite = load_suite("refunds")
     one = dataclasses.replace(suite, cases=suite.cases[:2])
@@ -89,16 +97,11 @@ def test_a_ray_worker_runs_its_trials_with_the_run_s_collector() -> None:
     """A Ray worker runs trials outside ``execute()``: from ``ready`` (the driver waits for it before the first
     trial) to ``close`` it has the local run's setting. Built in this process, without Ray: the worker is a
     plain class that Ray wraps as an actor."""
-    from passhat.agents import reference_agent
     from passhat.cases import load_suite
     from passhat.runner.ray_worker import SuiteRef, TrialWorker, WorkerRecipe
 
     seen: list[tuple[int, int]] = []
-    careful = reference_agent("careful")
-
-    async def agent(episode: Any) -> str | None:
-        seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
-        return await careful(episode)
+    agent = _collector_probe(seen)
 
     suite = load_suite("refunds")
     parts = type("Parts", (), {"agent": agent, "user": None, "judge": None})
