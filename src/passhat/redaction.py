@@ -167,10 +167,9 @@ data. Left alone by the default patterns, which would otherwise take a digest th
 longer match its content when the trial is re-graded."""
 
 
-_NO_MATCH = re.compile(
-    r"[0-9]{0,10}[A-Za-z_][A-Za-z0-9_\-]*"
-    r"|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?:Z|[+\-][0-9]{2}:[0-9]{2})?"
-).fullmatch
+_NO_MATCH_TEXT = (r"[0-9]{0,10}[A-Za-z_][A-Za-z0-9_\-]*"
+                  r"|[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?(?:Z|[+\-][0-9]{2}:[0-9]{2})?")
+_NO_MATCH = re.compile(_NO_MATCH_TEXT).fullmatch
 """A whole value no default pattern can match in: an identifier (``R-94480``, ``refund-4812``, a span id
 ``2ee12b1b0a279f62``: at most 10 digits, then a letter or ``_``, then letters, digits, ``_`` and ``-``) or an ISO
 timestamp. Why it cannot: every default match needs an ``@``, a ``+``, or a digit that starts a run (no ASCII
@@ -179,6 +178,8 @@ one; and from there card and phone numbers need 11 digits in a row or a space, d
 (a timestamp's ``2026-10-31`` is 8 digits: not a card, no 3-3-4 or 3-4-4 grouping). A trial's record holds ~15
 such values that are new each trial (ids, span ids, times), so the memo cannot spare them the patterns;
 ``tests/redaction`` checks the shortcut against the patterns."""
+_NO_MATCH_JSON = re.compile(_NO_MATCH_TEXT.encode()).fullmatch
+"""The same on a string's JSON text (its bytes: ASCII only, so no escape and the same characters as decoded)."""
 
 
 _SCALARS = frozenset({int, float, bool, type(None)})
@@ -293,7 +294,8 @@ class Redactor:
         Why: a record holds hundreds of strings and keys, and walking it in Python, copying every dict and
         list, was most of what storing a record cost. On the text, splitting at the quotes separates the
         strings in C, and only the strings with a digit or an ``@`` (the defaults need one: ``_ATTENTION``)
-        are looked at, each distinct one once (``_json_memo``)."""
+        are looked at, each distinct one once (``_json_memo``). The few that change are then replaced in the
+        text as a whole (:func:`_replace_strings`) rather than the text joined again from its ~1,400 parts."""
         if not self.enabled:
             return raw
         if not self.on_text:
@@ -301,28 +303,30 @@ class Redactor:
         escaped = b"\\" in raw
         if escaped:  # same-length stand-ins for the two escapes that hold a quote or end in one (bytes < 0x20 are
             # always escaped in JSON text, so neither occurs otherwise): then every quote left delimits a string
-            raw = raw.replace(b"\\\\", b"\x01\x01").replace(b'\\"', b"\x02\x02")
+            raw = _hide_escapes(raw)
         parts = raw.split(b'"')  # outside, string, outside, string, …
         # per part, its digits and "@"s: the strings' (odd parts) that have any are the ones to look at
-        marks = raw.translate(None, _NOT_ATTENTION).split(b'"')
+        looked_at = raw.translate(None, _NOT_ATTENTION).split(b'"')[1::2]
         memo = self._json_memo
-        for i in compress(range(1, len(parts), 2), marks[1::2]):
-            token = parts[i]
+        changed: dict[bytes, bytes] = {}
+        for token in set(compress(parts[1::2], looked_at)):
             if token in memo:
                 done = memo[token]
+            elif _NO_MATCH_JSON(token) is not None:  # an id or a time, new each trial: as text() does, not remembered
+                continue
             else:
                 done = self._json_string(token, escaped)
                 if len(token) <= MEMO_MAX_CHARS:
                     if len(memo) >= MEMO_ENTRIES:
                         memo.clear()
                     memo[token] = done
-            if done is None:
-                continue
-            if parts[i + 1][:1] == b":":  # a key: keys redacted alike need the value's walk (their "#2" suffix)
-                return None
-            parts[i] = done
-        out = b'"'.join(parts)
-        return out.replace(b"\x01\x01", b"\\\\").replace(b"\x02\x02", b'\\"') if escaped else out
+            if done is not None:
+                if b'"' + token + b'":' in raw:  # a key: keys redacted alike need the value's walk (their "#2")
+                    return None
+                changed[token] = _hide_escapes(done) if escaped else done
+        if changed:
+            raw = _replaced(raw, parts, looked_at, changed)
+        return raw.replace(b"\x01\x01", b"\\\\").replace(b"\x02\x02", b'\\"') if escaped else raw
 
     def _json_string(self, token: bytes, escaped: bool) -> bytes | None:
         """A string's redacted JSON text (without its quotes), or ``None`` when redaction leaves it as it is."""
@@ -422,6 +426,42 @@ def _marked(kind: str, mark: Mark, m: re.Match[str]) -> str:
 
 def _checked(check: Callable[[re.Match[str], Mark], str], mark: Mark, m: re.Match[str]) -> str:
     return check(m, mark)
+
+
+def _hide_escapes(text: bytes) -> bytes:
+    """JSON text with its escaped backslashes and quotes as same-length stand-ins (``\\x01\\x01``, ``\\x02\\x02``):
+    what is left of its quotes delimits strings. :meth:`Redactor.json_text` puts them back at the end."""
+    return text.replace(b"\\\\", b"\x01\x01").replace(b'\\"', b"\x02\x02")
+
+
+def _replaced(raw: bytes, parts: list[bytes], looked_at: list[bytes], changed: dict[bytes, bytes]) -> bytes:
+    """``raw`` with every string that is a key of ``changed`` replaced by its value (JSON text without quotes,
+    escapes hidden); ``parts`` is ``raw`` split at its quotes, ``looked_at`` says which strings have a digit or an
+    ``@`` (the only ones that can be keys of ``changed``).
+
+    Each ``"token"`` is replaced in the whole text at once (~1,400 parts need not be joined again). That is right
+    when every ``"token"`` in the text is a string: what lies between two strings (``:``, ``,123,``, ``],[``) is
+    made of the characters of :data:`_BETWEEN_STRINGS` and holds a ``:`` or a ``,``, so a token that is not made
+    so is never that; nothing inserted holds a quote, so every quote stays a delimiter; and no replacement is
+    itself a token to replace, so none is replaced twice. Otherwise (rare) the strings are replaced one by one
+    and the parts joined again."""
+    if any(_may_be_between(token) for token in changed) or not changed.keys().isdisjoint(changed.values()):
+        for i in compress(range(1, len(parts), 2), looked_at):
+            parts[i] = changed.get(parts[i], parts[i])
+        return b'"'.join(parts)
+    for token, done in changed.items():
+        raw = raw.replace(b'"' + token + b'"', b'"' + done + b'"')
+    return raw
+
+
+_BETWEEN_STRINGS = b"0123456789+-.eE,:[]{}truefalsnNaIinfity"
+"""Every character that compact JSON can hold between the end of one string and the start of the next: numbers,
+``true``, ``false``, ``null``, ``NaN``, ``Infinity`` and the punctuation."""
+
+
+def _may_be_between(token: bytes) -> bool:
+    """Whether ``token`` could be the text between two strings (see :func:`_replaced`)."""
+    return (b":" in token or b"," in token) and not token.translate(None, _BETWEEN_STRINGS)
 
 
 NO_REDACTION = Redactor(enabled=False)

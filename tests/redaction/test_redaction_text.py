@@ -10,7 +10,7 @@ from pydantic_core import to_json
 
 from passhat.agents import reference_agent
 from passhat.cases import load_suite
-from passhat.redaction import Redactor
+from passhat.redaction import Redactor, _replaced
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.runner.trial import run_trial
@@ -23,6 +23,12 @@ TRICKY: list[Any] = [
     {"digest": "4111111111111111" + "0" * 16, "id": "ORD-4111111111111111", "float": 113.71000000000004},
     {"nested": [{"a": ["x@y.io", 1, None, True, 2.5e-05]}, [], {}], "tuple": ("a@b.cd", "plain")},
     {"only": "no digits, no at sign", "empty": "", "keys": {"plain": 1, "4812": "key with digits only"}},
+    # a redacted string that is also the text between two strings (",4111…,"): replaced string by string
+    {"a": 1, "b": 4111111111111111, "c": ":4111111111111111,", "d": [",4111111111111111,", 4111111111111111, "x"]},
+    # a string whose redaction is another string of the record, redacted again (redaction is not idempotent)
+    {"first": "+4410958+44555(555)x123", "then": "[REDACTED:phone]+44555(555)x123"},
+    # escapes around and inside what is replaced, the same value many times
+    {"m": ['"ann@example.com"\n', '"ann@example.com"\n', "ann@example.com", 'a\\"b@c.de\\'], "k": "x\\"},
 ]
 
 
@@ -63,3 +69,15 @@ def test_stored_records_are_the_bytes_of_the_value_path(tmp_path: Path) -> None:
         for record in records:
             written = to_json(reference.value(record.model_dump(mode="json")), inf_nan_mode="constants") + b"\n"
             assert store.encode(record) == written
+
+
+def test_a_replacement_that_is_another_string_is_not_replaced_again() -> None:
+    # "+4410958+44555(555)x123" redacts to "[REDACTED:phone]+44555(555)x123", which redacts to more: replaced
+    # one after the other in the whole text, the second would also take what the first put in
+    first, then = b"+4410958+44555(555)x123", b"[REDACTED:phone]+44555(555)x123"
+    redactor = Redactor()
+    assert redactor.text(then.decode()) != then.decode()  # what makes the case
+    raw = to_json({"a": first.decode(), "b": then.decode()})
+    changed = {first: then, then: b"[REDACTED:phone][REDACTED:phone]x123"}  # in the order that would go wrong
+    assert _replaced(raw, raw.split(b'"'), [b"x"] * (raw.count(b'"') // 2), changed) == to_json(redactor.value(
+        {"a": first.decode(), "b": then.decode()}))
