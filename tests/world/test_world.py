@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from datetime import datetime
 
 import pytest
 
+from passhat.seeding import derive_seed
 from passhat.world import FixtureImage, World
 from passhat.world.diff import same_value
 
@@ -90,6 +92,16 @@ def test_ids_and_clock_are_deterministic_per_seed(image: FixtureImage) -> None:
     assert len(first) == 6 and a.ids.next("T-", 4) != first
     a.clock.tick()
     assert a.clock.iso() == "2026-01-01T00:00:01"
+
+
+def test_the_trial_rng_is_seeded_by_the_trial_seed_whenever_it_is_first_used(image: FixtureImage) -> None:
+    a, b, c = World.restore(image, 5), World.restore(image, 5), World.restore(image, 6)
+    b.ids.next("R-")  # made lazily: using the ids first changes nothing
+    draws = [a.rng.random() for _ in range(3)]
+    assert draws == [b.rng.random() for _ in range(3)] != [c.rng.random() for _ in range(3)]
+    expected = random.Random(derive_seed("rng", 5))
+    assert draws == [expected.random() for _ in range(3)]
+    assert a.rng is a.rng
 
 
 def test_same_value_compares_numbers_by_value_but_not_text() -> None:
