@@ -113,7 +113,12 @@ class ToolCall(BaseModel):
 
     def signature(self) -> str:
         """Tool name plus canonical arguments, used for loop and duplicate detection."""
-        return f"{self.tool}|{json.dumps(self.arguments, sort_keys=True, default=str)}"
+        return f"{self.tool}|{_canonical(self.arguments)}"
+
+
+_canonical = json.JSONEncoder(sort_keys=True, default=str).encode
+"""``json.dumps(value, sort_keys=True, default=str)`` without making an encoder per call (the rules grader asks
+for every call's signature in every trial)."""
 
 
 class ToolBoundary:
