@@ -224,3 +224,15 @@ def test_a_failed_call_undoes_only_itself_after_many_kept_ones(atomic_boundary: 
     assert sorted(c.after["title"] for c in world.diff().rows("notes")) == sorted(titles)
     assert world.diff().rows("audit") == []
     world.close()
+
+
+def test_a_record_says_who_called_only_when_it_was_the_user() -> None:
+    # records of agent-only trials have no "by" (they are byte for byte what they were before dual control)
+    from pydantic_core import to_json
+
+    from passhat.tools import ToolCall
+
+    agent, user = (ToolCall(step=1, tool="t", by=by, arguments={}, status="ok") for by in ("agent", "user"))
+    assert b'"by"' not in to_json(agent) and "by" not in agent.model_dump(mode="json") and "by" not in agent.model_dump()
+    assert b'"by":"user"' in to_json([agent, user]) and user.model_dump()["by"] == "user"
+    assert ToolCall.model_validate_json(to_json(agent)).by == "agent"

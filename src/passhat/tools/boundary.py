@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
@@ -50,7 +50,7 @@ class ToolCall(BaseModel):
     """1-based position of the call in the trial."""
     tool: str
     """The tool's name as the caller called it."""
-    by: Caller = "agent"
+    by: Caller = Field("agent", exclude_if=lambda by: by == "agent")
     """Who made it: the agent, or the user with a tool of the user's own (dual control: the user toggles a
     setting on their phone). Left out of records when it is the agent."""
     arguments: Any
@@ -103,13 +103,6 @@ class ToolCall(BaseModel):
     @property
     def ok(self) -> bool:
         return self.status == "ok"
-
-    @model_serializer(mode="wrap")
-    def _record(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        if isinstance(data, dict) and data.get("by") == "agent":  # records of agent-only trials stay as they were
-            del data["by"]
-        return data
 
     def signature(self) -> str:
         """Tool name plus canonical arguments, used for loop and duplicate detection."""
