@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ChangeKind = Literal["inserted", "updated", "deleted"]
+_NUMBERS = (int, float)
+"""What compares by value (a tuple: ``int | float`` written in the check made a union object per call, and
+grading and diffs compare dozens of values per trial)."""
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -15,7 +18,7 @@ def same_value(a: Any, b: Any) -> bool:
     τ-bench hashed the whole database, so ``25`` vs ``25.0`` changed the verdict (#397). Booleans
     equal 1/0 because SQLite stores them as integers.
     """
-    if isinstance(a, int | float) and isinstance(b, int | float):
+    if isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
     return bool(a == b)
 

@@ -35,7 +35,12 @@ SQL_TABLE = re.compile(r'\b(?:from|join)\s+"?([A-Za-z_][A-Za-z0-9_]*)', re.IGNOR
 
 def matches(row: dict[str, Any] | None, where: dict[str, Any]) -> bool:
     """The row exists and equals ``where`` on every column it names (numbers by value)."""
-    return row is not None and all(k in row and same_value(row[k], v) for k, v in where.items())
+    if row is None:
+        return False
+    for k, v in where.items():  # a loop, not all() over a generator: scopes test every changed row
+        if k not in row or not same_value(row[k], v):
+            return False
+    return True
 
 
 class RowCount(BuiltinAssertion):
