@@ -196,6 +196,21 @@ def test_concurrent_async_calls_stay_atomic(atomic_boundary: Any) -> None:
     world.close()
 
 
+def test_a_plain_tool_called_during_an_async_one_waits_for_it(atomic_boundary: Any) -> None:
+    # plain functions skip the lock when it is free; while an async call holds it, one must wait, or its write
+    # would land inside that call's savepoint and go with the async call's failure
+    b, world = atomic_boundary()
+
+    async def both() -> list[Any]:
+        return list(await asyncio.gather(b.call("add_slowly", {"title": "fails", "fail": True}),
+                                         b.call("add_note", {"title": "plain"})))
+
+    failed, plain = asyncio.run(both())
+    assert failed.status == "tool_error" and plain.ok
+    assert [c.after["title"] for c in world.diff().rows("notes")] == ["plain"]
+    world.close()
+
+
 def test_a_tool_that_commits_does_not_crash_the_boundary(atomic_boundary: Any, notes_domain: Any) -> None:
     b, world = atomic_boundary()
     assert call(b, "add_and_commit", {"title": "escaped"}).status == "exception"

@@ -230,39 +230,47 @@ class ToolBoundary:
 
     async def _run(self, tool: Tool, args: BaseModel, rec: ToolCall) -> None:
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
-        async with self._one_at_a_time:
-            mark = self.ctx.world.change_mark()  # None: this world cannot say which rows a call wrote
-            rec.changed_rows = [] if mark is not None else None  # (PostgreSQL logs what a server writes too)
-            scope = NO_SCOPE if tool.remote else self.ctx.world.call_scope()  # a remote tool commits on its own
+        if tool.is_async or self._one_at_a_time.locked():
+            async with self._one_at_a_time:
+                await self._body(tool, kwargs, rec)
+        else:  # a plain function runs to its end without giving the loop a turn: no other call can come between
+            await self._body(tool, kwargs, rec)
+
+    async def _body(self, tool: Tool, kwargs: dict[str, Any], rec: ToolCall) -> None:
+        """The tool itself inside the world's call scope: kept when it returns, undone when it raises. One call's
+        at a time (:meth:`_run`): the calls of a trial share the world's connection and its savepoints."""
+        mark = self.ctx.world.change_mark()  # None: this world cannot say which rows a call wrote
+        rec.changed_rows = [] if mark is not None else None  # (PostgreSQL logs what a server writes too)
+        scope = NO_SCOPE if tool.remote else self.ctx.world.call_scope()  # a remote tool commits on its own
+        try:
+            out = tool.func(self.ctx, **kwargs)
+            if tool.is_async:
+                out = await out
+            result = _jsonable(out)
+        except PermissionDenied as exc:
+            scope.undo()
+            rec.status, rec.error = "denied", f"permission denied: {exc}"
+        except ToolFailure as exc:
+            scope.undo()
+            rec.status, rec.error = "tool_error", str(exc)
+        except Exception as exc:  # a tool bug must not crash the run; the agent sees an error
+            scope.undo()
+            rec.status, rec.error = "exception", f"{type(exc).__name__}: {exc}"
+            rec.traceback = traceback.format_exc()
+        except BaseException:  # cancelled mid-call (the trial's time limit): the call did not happen
+            scope.undo()
+            raise
+        else:
             try:
-                out = tool.func(self.ctx, **kwargs)
-                if tool.is_async:
-                    out = await out
-                result = _jsonable(out)
-            except PermissionDenied as exc:
+                scope.keep()
+            except Exception as exc:  # the commit itself failed (a deferred constraint): nothing was written
                 scope.undo()
-                rec.status, rec.error = "denied", f"permission denied: {exc}"
-            except ToolFailure as exc:
-                scope.undo()
-                rec.status, rec.error = "tool_error", str(exc)
-            except Exception as exc:  # a tool bug must not crash the run; the agent sees an error
-                scope.undo()
-                rec.status, rec.error = "exception", f"{type(exc).__name__}: {exc}"
+                rec.status, rec.error = "exception", f"{type(exc).__name__} when committing: {exc}"
                 rec.traceback = traceback.format_exc()
-            except BaseException:  # cancelled mid-call (the trial's time limit): the call did not happen
-                scope.undo()
-                raise
-            else:
-                try:
-                    scope.keep()
-                except Exception as exc:  # the commit itself failed (a deferred constraint): nothing was written
-                    scope.undo()
-                    rec.status, rec.error = "exception", f"{type(exc).__name__} when committing: {exc}"
-                    rec.traceback = traceback.format_exc()
-                    return
-                rec.status, rec.result, rec.committed = "ok", result, True
-                if mark is not None:
-                    rec.changed_rows = self.ctx.world.changed_since(mark)
+                return
+            rec.status, rec.result, rec.committed = "ok", result, True
+            if mark is not None:
+                rec.changed_rows = self.ctx.world.changed_since(mark)
 
 
 def _arguments(tool: Tool, rec: ToolCall) -> BaseModel | None:
