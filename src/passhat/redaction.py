@@ -39,7 +39,6 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import compress
 from typing import Any
 
 from pydantic_core import to_json
@@ -156,10 +155,6 @@ _ATTENTION = re.compile(r"[0-9@]").search
 """Finds what every default pattern needs (an ``@`` or a digit); text without one is returned as it is.
 A record holds hundreds of strings, ~90% of them words, keys and IDs with neither: this one linear scan
 is most of what redacting a record costs (docs/design/016-group-commit.md)."""
-_NOT_ATTENTION = bytes(b for b in range(256) if b not in b'"0123456789@')
-"""Deleted from JSON text to leave its quotes and what ``_ATTENTION`` looks for (an escape never stands for a digit
-or an ``@``: JSON writers escape only quotes, backslashes and control characters, and ``\\u00XX`` holds digits
-itself)."""
 _DIGEST = re.compile(r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}").fullmatch
 """A whole value that is a hex digest (MD5/trace id, SHA-1, SHA-256 length): an identifier, never personal
 data. Left alone by the default patterns, which would otherwise take a digest that happens to start with
@@ -180,6 +175,9 @@ such values that are new each trial (ids, span ids, times), so the memo cannot s
 ``tests/redaction`` checks the shortcut against the patterns."""
 _NO_MATCH_JSON = re.compile(_NO_MATCH_TEXT.encode()).fullmatch
 """The same on a string's JSON text (its bytes: ASCII only, so no escape and the same characters as decoded)."""
+_ATTENTION_JSON = re.compile(rb"[0-9@]").search
+"""``_ATTENTION`` on a string's JSON text: an escape never stands for a digit or an ``@`` (JSON writers escape
+only quotes, backslashes and control characters, and ``\\u00XX`` holds digits itself)."""
 
 
 _SCALARS = frozenset({int, float, bool, type(None)})
@@ -226,6 +224,8 @@ class Redactor:
         self._plain: Callable[[str], object] = _ATTENTION if self._only_defaults else _always
         self._json_memo: dict[bytes, bytes | None] = {}
         """:meth:`json_text`'s strings as they are in JSON text, with their redacted text (``None``: unchanged)."""
+        self._json_changing: dict[bytes, bytes] = {}
+        """The entries of ``_json_memo`` that redaction changes (a record's strings are matched against it at once)."""
         self._memo: dict[str, str] = {}
         """Strings redacted already, with their result: a run's records repeat the same tool results, reasons
         and IDs trial after trial. Valid in both modes: a numbered value keeps its number once given."""
@@ -305,27 +305,30 @@ class Redactor:
             # always escaped in JSON text, so neither occurs otherwise): then every quote left delimits a string
             raw = _hide_escapes(raw)
         parts = raw.split(b'"')  # outside, string, outside, string, …
-        # per part, its digits and "@"s: the strings' (odd parts) that have any are the ones to look at
-        looked_at = raw.translate(None, _NOT_ATTENTION).split(b'"')[1::2]
-        memo = self._json_memo
-        changed: dict[bytes, bytes] = {}
-        for token in set(compress(parts[1::2], looked_at)):
-            if token in memo:
-                done = memo[token]
+        strings = set(parts[1::2])
+        memo, changing = self._json_memo, self._json_changing
+        changed = {token: changing[token] for token in changing.keys() & strings}
+        for token in strings.difference(memo):  # seen for the first time (or longer than the memo keeps)
+            if _ATTENTION_JSON(token) is None:  # no digit, no "@": no default pattern can match (text() says so too)
+                done = None
             elif _NO_MATCH_JSON(token) is not None:  # an id or a time, new each trial: as text() does, not remembered
                 continue
             else:
                 done = self._json_string(token, escaped)
-                if len(token) <= MEMO_MAX_CHARS:
-                    if len(memo) >= MEMO_ENTRIES:
-                        memo.clear()
-                    memo[token] = done
+            if len(token) <= MEMO_MAX_CHARS:
+                if len(memo) >= MEMO_ENTRIES:
+                    memo.clear()
+                    changing.clear()
+                memo[token] = done
+                if done is not None:
+                    changing[token] = done
             if done is not None:
-                if b'"' + token + b'":' in raw:  # a key: keys redacted alike need the value's walk (their "#2")
-                    return None
-                changed[token] = _hide_escapes(done) if escaped else done
+                changed[token] = done
+        for token in changed:
+            if b'"' + token + b'":' in raw:  # a key: keys redacted alike need the value's walk (their "#2")
+                return None
         if changed:
-            raw = _replaced(raw, parts, looked_at, changed)
+            raw = _replaced(raw, parts, {t: _hide_escapes(d) for t, d in changed.items()} if escaped else changed)
         return raw.replace(b"\x01\x01", b"\\\\").replace(b"\x02\x02", b'\\"') if escaped else raw
 
     def _json_string(self, token: bytes, escaped: bool) -> bytes | None:
@@ -434,10 +437,9 @@ def _hide_escapes(text: bytes) -> bytes:
     return text.replace(b"\\\\", b"\x01\x01").replace(b'\\"', b"\x02\x02")
 
 
-def _replaced(raw: bytes, parts: list[bytes], looked_at: list[bytes], changed: dict[bytes, bytes]) -> bytes:
+def _replaced(raw: bytes, parts: list[bytes], changed: dict[bytes, bytes]) -> bytes:
     """``raw`` with every string that is a key of ``changed`` replaced by its value (JSON text without quotes,
-    escapes hidden); ``parts`` is ``raw`` split at its quotes, ``looked_at`` says which strings have a digit or an
-    ``@`` (the only ones that can be keys of ``changed``).
+    escapes hidden); ``parts`` is ``raw`` split at its quotes.
 
     Each ``"token"`` is replaced in the whole text at once (~1,400 parts need not be joined again). That is right
     when every ``"token"`` in the text is a string: what lies between two strings (``:``, ``,123,``, ``],[``) is
@@ -446,8 +448,7 @@ def _replaced(raw: bytes, parts: list[bytes], looked_at: list[bytes], changed: d
     itself a token to replace, so none is replaced twice. Otherwise (rare) the strings are replaced one by one
     and the parts joined again."""
     if any(_may_be_between(token) for token in changed) or not changed.keys().isdisjoint(changed.values()):
-        for i in compress(range(1, len(parts), 2), looked_at):
-            parts[i] = changed.get(parts[i], parts[i])
+        parts[1::2] = [changed.get(token, token) for token in parts[1::2]]
         return b'"'.join(parts)
     for token, done in changed.items():
         raw = raw.replace(b'"' + token + b'"', b'"' + done + b'"')

@@ -79,5 +79,5 @@ def test_a_replacement_that_is_another_string_is_not_replaced_again() -> None:
     assert redactor.text(then.decode()) != then.decode()  # what makes the case
     raw = to_json({"a": first.decode(), "b": then.decode()})
     changed = {first: then, then: b"[REDACTED:phone][REDACTED:phone]x123"}  # in the order that would go wrong
-    assert _replaced(raw, raw.split(b'"'), [b"x"] * (raw.count(b'"') // 2), changed) == to_json(redactor.value(
+    assert _replaced(raw, raw.split(b'"'), changed) == to_json(redactor.value(
         {"a": first.decode(), "b": then.decode()}))
