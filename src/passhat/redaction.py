@@ -293,9 +293,10 @@ class Redactor:
 
         Why: a record holds hundreds of strings and keys, and walking it in Python, copying every dict and
         list, was most of what storing a record cost. On the text, splitting at the quotes separates the
-        strings in C, and only the strings with a digit or an ``@`` (the defaults need one: ``_ATTENTION``)
-        are looked at, each distinct one once (``_json_memo``). The few that change are then replaced in the
-        text as a whole (:func:`_replace_strings`) rather than the text joined again from its ~1,400 parts."""
+        strings in C; each distinct one is looked at once (``_json_memo``), and only if it has a digit or an
+        ``@`` (the defaults need one: ``_ATTENTION``); a record's strings are matched against the memo as sets.
+        The few that change are then replaced in the text as a whole (:func:`_replaced`) rather than the text
+        joined again from its ~1,400 parts (docs/design/039)."""
         if not self.enabled:
             return raw
         if not self.on_text:
