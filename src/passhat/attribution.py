@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.attribution_rows import scope_culprit, state_culprit
 from passhat.cases import Case
 from passhat.cases.assertions import ASSERTION_KINDS

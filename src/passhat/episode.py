@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
+
 if TYPE_CHECKING:  # annotations only: an agent in a process of its own (the isolated worker) never loads the boundary
     from passhat.tools import Tool, ToolBoundary, ToolCall
 

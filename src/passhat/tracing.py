@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.episode import Message, ModelCall
 from passhat.seeding import derive_seed, seed_sequence
 from passhat.tools import ToolCall

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.agents.bounds import DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_PROCESSES
 from passhat.errors import PasshatError
 from passhat.llm.ratelimit import RateLimit

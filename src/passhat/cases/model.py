@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.cases.assertions import Assertion, expand_assertion
 from passhat.cases.rubric import JudgeSpec
 from passhat.tools.faults import Fault

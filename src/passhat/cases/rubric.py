@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
+
 JudgeData = Literal["transcript", "tool_calls", "final_state", "policy"]
 DEFAULT_INCLUDE: tuple[JudgeData, ...] = ("transcript", "tool_calls", "final_state")
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.cases.model import Split
 from passhat.models import CaseMeta
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.cases.model import Case
 from passhat.episode import EndReason, Message, Usage
 from passhat.tools import ToolCall

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.metric_names import PassMetric, metric_key
 from passhat.models.files import FileModel
 

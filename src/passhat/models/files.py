@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.errors import RunError
 
 

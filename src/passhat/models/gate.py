@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.models.comparison import CaseChange, ExcludedCase, RunRef
 from passhat.models.files import FileModel
 from passhat.models.manifest import GateRegistration, SequentialGateInfo

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.errors import RunError
 from passhat.models.files import FileModel
 

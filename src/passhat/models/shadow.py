@@ -11,6 +11,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.models.files import FileModel
 
 _DOCS = ConfigDict(use_attribute_docstrings=True)

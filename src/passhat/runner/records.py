@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.attribution import Failure
 from passhat.episode import EndReason, Message, ModelCall, Usage
 from passhat.graders import Grade

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
+
 PROTOCOL: Literal["passhat.trial/1"] = "passhat.trial/1"
 
 

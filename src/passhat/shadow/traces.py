@@ -27,6 +27,7 @@ from typing import IO, Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator, model_validator
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.errors import PasshatError
 from passhat.inputs import Capped, check_depth, loads_nested, open_input, too_deep
 from passhat.redaction import Redactor

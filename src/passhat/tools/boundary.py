@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
 from passhat.tools.faults import Fault, FaultKind, corrupt, timeout_message

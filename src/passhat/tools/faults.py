@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
+
 FaultKind = Literal["drop_response", "timeout", "error", "malformed", "latency"]
 
 

@@ -7,6 +7,8 @@ from typing import IO
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
+
 STDERR_KEPT = 16 * 1024
 """Characters of a server's stderr kept per trial: the first and last halves when it wrote more (start-up
 errors are at the start, the crash that ended it at the end)."""

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.cases.assertions.fixture import Fixture
 from passhat.errors import CaseError
 from passhat.world.diff import Diff, RowChange

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.cases.assertions.base import GRADER_NAME
 from passhat.cases.assertions.fixture import Fixture
 from passhat.cases.assertions.registry import ASSERTION_KINDS

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.cases.assertions.base import BuiltinAssertion, GradedSubject, Scalar
 from passhat.cases.assertions.fixture import Fixture
 from passhat.cases.assertions.rows import matches
