@@ -4,11 +4,13 @@ ends): a socketserver that reads each request whole and then does what the test'
 
 from __future__ import annotations
 
+import asyncio
+import socket
 import socketserver
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
 
 
 def read_request(rfile: IO[bytes]) -> tuple[dict[str, str], bytes]:
@@ -58,3 +60,33 @@ def started(factory: Callable[[str], S]) -> Iterator[Callable[[str], S]]:
             server.done.set()
             server.shutdown()
             server.server_close()
+
+
+def exchange(app: Any, request: bytes, *, until_closed: bool = False) -> bytes:
+    """Serve the ASGI ``app`` with passhat's own HTTP/1.1 server on a free port, send the raw ``request`` bytes and
+    return what came back: the first read, or (``until_closed``) everything until the server closes."""
+    from passhat.serve.http11 import HttpService
+
+    async def main() -> bytes:
+        service = HttpService(app)
+        server = await asyncio.get_running_loop().create_server(service.protocol, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+
+        def probe() -> bytes:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+                conn.sendall(request)
+                if not until_closed:
+                    return conn.recv(4096)
+                got = b""
+                while chunk := conn.recv(4096):
+                    got += chunk
+                return got
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, probe)
+        finally:
+            server.close()
+            service.close_idle()
+            await server.wait_closed()
+
+    return asyncio.run(main())

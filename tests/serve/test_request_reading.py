@@ -4,15 +4,13 @@ read every request as the general path does."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
 from typing import Any
 
 import pytest
 
 from passhat.serve.app import _arguments, bearer
-from passhat.serve.http11 import HttpService
+from tests.raw_http import exchange
 
 
 def scope_of(request: bytes) -> dict[str, Any]:
@@ -24,24 +22,7 @@ def scope_of(request: bytes) -> dict[str, Any]:
         await send({"type": "http.response.start", "status": 204, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
-    async def main() -> None:
-        service = HttpService(app)
-        server = await asyncio.get_running_loop().create_server(service.protocol, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-
-        def probe() -> bytes:
-            with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-                conn.sendall(request)
-                return conn.recv(4096)
-
-        try:
-            assert (await asyncio.get_running_loop().run_in_executor(None, probe)).startswith(b"HTTP/1.1 204 ")
-        finally:
-            server.close()
-            service.close_idle()
-            await server.wait_closed()
-
-    asyncio.run(main())
+    assert exchange(app, request).startswith(b"HTTP/1.1 204 ")
     return seen[0]
 
 

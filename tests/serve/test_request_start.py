@@ -4,10 +4,10 @@ between its last byte and its answer), as a real task; anything read after a clo
 from __future__ import annotations
 
 import asyncio
-import socket
 from typing import Any
 
 from passhat.serve.http11 import HttpService
+from tests.raw_http import exchange
 
 
 class Transport(asyncio.Transport):
@@ -75,25 +75,6 @@ def test_a_request_pipelined_behind_one_answered_with_a_close_is_never_run() -> 
                     "headers": [(b"content-length", b"2"), (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": b"ok"})
 
-    async def main() -> bytes:
-        service = HttpService(app)
-        server = await asyncio.get_running_loop().create_server(service.protocol, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-
-        def probe() -> bytes:
-            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-                sock.sendall(b"GET /first HTTP/1.1\r\nhost: a\r\n\r\n"
-                             b"POST /second HTTP/1.1\r\nhost: a\r\ncontent-length: 2\r\n\r\n{}")
-                got = b""
-                while chunk := sock.recv(4096):
-                    got += chunk
-                return got
-
-        try:
-            return await asyncio.get_running_loop().run_in_executor(None, probe)
-        finally:
-            server.close()
-            await server.wait_closed()
-
-    got = asyncio.run(main())
+    got = exchange(app, b"GET /first HTTP/1.1\r\nhost: a\r\n\r\n"
+                        b"POST /second HTTP/1.1\r\nhost: a\r\ncontent-length: 2\r\n\r\n{}", until_closed=True)
     assert seen == ["/first"] and got.count(b"HTTP/1.1 ") == 1 and b"connection: close" in got
