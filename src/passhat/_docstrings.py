@@ -61,7 +61,7 @@ def collect(module: str) -> dict[str, dict[str, str] | None]:
 def _fast(original: Callable[..., dict[str, str]]) -> Callable[..., dict[str, str]]:
     def extract_docstrings_from_cls(cls: type[Any], use_inspect: bool = False) -> dict[str, str]:
         module, name = getattr(cls, "__module__", None) or "", getattr(cls, "__qualname__", "")
-        if module.startswith(_OURS) and "<locals>" not in name:
+        if module.startswith(_OURS):  # a class made in a function ("<locals>" in its name) is never collected
             docs = _modules.get(module)
             if docs is None:
                 docs = _modules[module] = collect(module)

@@ -658,7 +658,7 @@ class _Request:
         if not self.keep_alive:
             parts.append(b"connection: close")
         parts.append(b"\r\n")
-        return parts[0] + b"\r\n".join(parts[1:]) if len(parts) > 2 else parts[0] + b"\r\n"
+        return parts[0] + b"\r\n".join(parts[1:])  # the status line ends in its own CRLF; the last part is the blank line
 
     def _flush_head(self) -> None:
         head, self.head = self.head, None
