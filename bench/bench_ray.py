@@ -17,13 +17,12 @@ import asyncio
 import heapq
 import math
 import os
+import resource
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
-
-import ray
 
 import passhat
 from passhat.agents import reference_agent
@@ -94,31 +93,45 @@ def waves_model(j: int, trials: int, latency: float, cpu: float, *, pipelined: b
     return end
 
 
+def cpu_s() -> float:
+    """CPU seconds of this process and of its reaped children (the processes executor's workers)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def local_efficiency(args: argparse.Namespace) -> None:
-    """The local executor's efficiency at each -j (the table's left half, without starting Ray). On a shared
-    machine the event loop's thread also waits for a CPU while other processes run: that wait is printed,
-    and the efficiency without it (what this machine gives when idle, as the run's own work is all there is)."""
+    """The efficiency at each -j of the executors of this machine (the table's left half, without starting Ray):
+    ``local`` (one event loop) and ``processes`` (one worker per CPU, forked). On a shared machine the event
+    loop's thread also waits for a CPU while other processes run: for ``local`` that wait is printed, and the
+    efficiency without it (what this machine gives when idle, as the run's own work is all there is). CPU per
+    trial counts the workers' CPU too (and, for ``processes``, sending every record to the run's process)."""
     agent = slow_agent(args.latency, args.calls)
-    timed_run(slow_agent(0, 0), "local", 1, 1)  # warm-up: imports, the suite, the image
-    print(f"simulated latency: {args.calls} calls × {args.latency}s per trial; {CASES} cases × k trials = 4 × j")
-    print(f"{'-j':>6}{'trials':>8}{'ideal s':>9}{'local s':>9}{'eff':>6}{'tr/s':>8}{'CPU ms/trial':>14}"
+    for executor in args.executors:
+        timed_run(slow_agent(0, 0), executor, 1, 1)  # warm-up: imports, the suite, the image
+    print(f"simulated latency: {args.calls} calls × {args.latency}s per trial; {CASES} cases × k trials = 4 × j; "
+          f"{os.cpu_count()} CPU(s)")
+    print(f"{'executor':>10}{'-j':>6}{'trials':>8}{'ideal s':>9}{'wall s':>9}{'eff':>6}{'tr/s':>8}{'CPU ms/trial':>14}"
           f"{'CPU wait s':>12}{'eff w/o wait':>14}{'model: waves':>14}{'pipelined':>11}")
-    for j in args.j:
-        k = max(1, 4 * j // CASES)
-        trials = CASES * k
-        ideal = math.ceil(trials / j) * args.calls * args.latency
-        c0, q0 = time.process_time(), run_queue_s()
-        wall, n = timed_run(agent, "local", k, j)
-        cpu, queued = time.process_time() - c0, run_queue_s() - q0
-        assert n == trials
-        per_trial = cpu / trials
-        waves, pipelined = (ideal / waves_model(j, trials, args.calls * args.latency, per_trial, pipelined=p)
-                            for p in (False, True))
-        print(f"{j:>6}{trials:>8}{ideal:>9.2f}{wall:>9.2f}{ideal / wall:>6.2f}{trials / wall:>8.0f}"
-              f"{per_trial * 1000:>14.2f}{queued:>12.2f}{ideal / max(wall - queued, ideal):>14.2f}"
-              f"{waves:>14.2f}{pipelined:>11.2f}")
-    print("model: the efficiency one idle core would give at this CPU per trial (waves_model): as asyncio runs the "
-          "trials, and if each trial's next one began waiting at once")
+    for _ in range(args.rounds):
+        for j in args.j:
+            for executor in args.executors:
+                k = max(1, 4 * j // CASES)
+                trials = CASES * k
+                ideal = math.ceil(trials / j) * args.calls * args.latency
+                c0, q0 = cpu_s(), run_queue_s()
+                wall, n = timed_run(agent, executor, k, j)
+                cpu, queued = cpu_s() - c0, run_queue_s() - q0
+                assert n == trials
+                per_trial = cpu / trials
+                row = (f"{executor:>10}{j:>6}{trials:>8}{ideal:>9.2f}{wall:>9.2f}{ideal / wall:>6.2f}{trials / wall:>8.0f}"
+                       f"{per_trial * 1000:>14.2f}")
+                if executor == "local":
+                    waves, pipelined = (ideal / waves_model(j, trials, args.calls * args.latency, per_trial, pipelined=p)
+                                        for p in (False, True))
+                    row += f"{queued:>12.2f}{ideal / max(wall - queued, ideal):>14.2f}{waves:>14.2f}{pipelined:>11.2f}"
+                print(row, flush=True)
+    print("model (local only): the efficiency one idle core would give at this CPU per trial (waves_model): as asyncio "
+          "runs the trials, and if each trial's next one began waiting at once")
 
 
 def main() -> None:
@@ -127,7 +140,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--j", type=int, nargs="+", default=[64, 256, 1000])  # -j is at most 1000
     parser.add_argument("--local-only", action="store_true",
-                        help="only the local executor (no Ray cluster): its -j efficiency, e.g. issue 21's goal at -j 256")
+                        help="only this machine's executors (no Ray cluster): their -j efficiency, e.g. issue 21's goal "
+                             "at -j 256")
+    parser.add_argument("--executors", nargs="+", choices=["local", "processes"], default=["local", "processes"],
+                        help="with --local-only: the executors to measure, alternated (default: both)")
+    parser.add_argument("--rounds", type=int, default=1, help="with --local-only: times to measure each row, alternated")
     parser.add_argument("--no-fsync", action="store_true",
                         help="diagnostic only: skip the per-record fsync of trials.jsonl, to see the ceiling it sets")
     parser.add_argument("--fsync-ms", type=float, default=0.0,
@@ -153,6 +170,8 @@ def main() -> None:
     if args.local_only:
         local_efficiency(args)
         return
+    import ray  # only for the cluster's table: --local-only runs without Ray installed
+
     t = time.perf_counter()
     ray.init(include_dashboard=False, logging_level="WARNING")
     print(f"{os.cpu_count()} CPU(s); local Ray cluster started in {time.perf_counter() - t:.1f}s "

@@ -20,7 +20,7 @@ EXIT_INCONCLUSIVE = 3
 EXIT_INCOMPLETE = 4
 """A run that did not measure the agent: too many trials ended in infrastructure errors, or the run was
 aborted before every trial ran (an in-process agent blocked the event loop: passhat/runner/watchdog.py), or
-under Ray had its workers killed and replaced for that reason (the manifest's ``replaced_workers``)."""
+under Ray or the processes executor had its workers killed and replaced for that reason (the manifest's ``replaced_workers``)."""
 EXIT_BUG = 70
 """An unexpected exception: a passhat bug (``EX_SOFTWARE`` in sysexits.h)."""
 EXIT_INTERRUPTED = 130

@@ -109,4 +109,4 @@ def test_a_replaced_worker_is_in_the_manifest_at_once_kept_on_resume_and_the_run
     manifest = RunStore(out).manifest()
     assert manifest.status == "complete" and manifest.replaced_workers == seen[0]
     problem = passhat.Run.open(out).incomplete(max_error_rate=1.0)
-    assert problem is not None and "1 Ray worker(s) had to be killed and replaced" in problem
+    assert problem is not None and "1 worker(s) had to be killed and replaced" in problem

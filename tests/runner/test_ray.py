@@ -17,44 +17,16 @@ import pytest
 import passhat
 from passhat.errors import PasshatError
 from passhat.runner import RunStore
+from tests.runner.executor_cases import GIL_HOLDER, KILLER, VOLATILE, bounded, by_key, deterministic, limited, without
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'passhat[ray]'): the Ray executor is untested")
 
 SRC = Path(__file__).parents[2] / "src"
-VOLATILE = ("latency_s", "trials_bytes")
-"""The only summary figures that may differ between executors: wall-clock latency of the agent, measured, and
-the size of trials.jsonl, whose records carry those timings and timestamps as text of varying length."""
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Any:
     ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
     yield ray
     ray.shutdown()
-
-
-def without(value: Any, keys: tuple[str, ...]) -> Any:
-    """``value`` with every mapping entry named in ``keys`` removed, at any depth."""
-    if isinstance(value, dict):
-        return {k: without(v, keys) for k, v in value.items() if k not in keys}
-    if isinstance(value, list):
-        return [without(v, keys) for v in value]
-    return value
-
-
-def deterministic(record: Any) -> dict[str, Any]:
-    """What a trial did, without when and how fast: the fields both executors must agree on."""
-    return {"seed": record.seed, "outcome": record.outcome, "end_reason": record.end_reason,
-            "attempt": record.attempt, "reply": record.reply, "diff": record.diff,
-            "calls": [c.model_dump(exclude={"started_at", "duration_ms"}) for c in record.calls],
-            "grades": [(g.name, g.passed, g.required) for g in record.grades],
-            "failure": record.failure.model_dump() if record.failure else None}
-
-
-def by_key(folder: Path) -> dict[tuple[str, int], Any]:
-    recs = RunStore(folder).load()
-    assert len(recs) == len({r.key for r in recs}), "a (case, trial) was recorded twice"
-    return {r.key: r for r in recs}
 
 
 def test_without_drops_the_key_at_any_depth() -> None:
@@ -101,25 +73,6 @@ def test_the_cli_runs_trials_on_ray(cluster: Any, tmp_path: Path, cli: Any) -> N
     assert r.exit_code == 0, r.output
     assert "careful: 11 of 11 cases passed all 2 trials; pass^2 1.00" in r.output
     assert RunStore(tmp_path / "run").manifest().executor == {"kind": "ray", "address": "local", "workers": 2}
-
-
-KILLER = '''
-import os, signal
-from pathlib import Path
-from passhat.agents import reference_agent
-
-careful = reference_agent("careful")
-MARKER, PIDS = Path({marker!r}), Path({pids!r})
-
-
-async def agent(episode):
-    with PIDS.open("a") as fh:
-        fh.write(f"{{os.getpid()}}\\n")
-    if (episode.case_id, episode.trial) == ({case!r}, 1) and not MARKER.exists():
-        MARKER.write_text("killed once")
-        os.kill(os.getpid(), signal.SIGKILL)  # the worker process, with the other trials it runs
-    return await careful(episode)
-'''
 
 
 def test_a_killed_worker_loses_and_duplicates_nothing(cluster: Any, tmp_path: Path) -> None:
@@ -246,30 +199,13 @@ def test_two_workers_share_one_rate_limit(cluster: Any, tmp_path: Path) -> None:
 
 # -- an in-process agent that blocks its worker's event loop (docs/design/022, section 3) --------------------
 
-def _limited(tmp_path: Path, seconds: float) -> Path:
-    from tests.runner.test_bounded_agents import limited_cases
-
-    return limited_cases(tmp_path, f"limits: {{max_seconds: {seconds}}}\n")
-
-
-def _bounded(**kw: Any) -> Any:
-    """``passhat.evaluate`` that fails the test after 120 s instead of hanging the session (a blocked worker
-    used to hang the run for good)."""
-    import asyncio
-
-    async def go() -> Any:
-        return await asyncio.wait_for(passhat.evaluate_async(**kw), timeout=120)
-
-    return asyncio.run(go())
-
-
 def test_a_trial_whose_time_another_agent_took_on_its_worker_is_retried_not_a_fail(cluster: Any,
                                                                                    tmp_path: Path) -> None:
     """Trial 0 holds its worker's loop for 1 s against a 0.6 s limit and gives it back: it is `time_limit`,
     and the trial that shared its worker (4 in flight on 2 workers) is an infrastructure error, retried."""
     from tests.runner.test_bounded_agents import AGENTS
 
-    run = _bounded(suite=_limited(tmp_path, 0.6), agent=f"{AGENTS}:blocks_trial_zero", trials=4, concurrency=4,
+    run = bounded(suite=limited(tmp_path, 0.6), agent=f"{AGENTS}:blocks_trial_zero", trials=4, concurrency=4,
                    out=tmp_path / "run", sanity=False, executor="ray")
     records = by_key(run.folder)
     blocker = records[("add-note", 0)]
@@ -291,7 +227,7 @@ def test_agents_that_hold_their_workers_loop_for_good_are_time_limit_and_the_run
     from tests.runner.test_bounded_agents import AGENTS
 
     monkeypatch.setattr(watchdog, "GRACE_S", 0.5)  # the driver sends it to its workers
-    run = _bounded(suite=_limited(tmp_path, 0.5), agent=f"{AGENTS}:trials_0_and_1_block_for_good", trials=4,
+    run = bounded(suite=limited(tmp_path, 0.5), agent=f"{AGENTS}:trials_0_and_1_block_for_good", trials=4,
                    concurrency=4, out=tmp_path / "run", sanity=False, executor="ray")
     records = by_key(run.folder)
     assert len(records) == 4
@@ -307,28 +243,8 @@ def test_agents_that_hold_their_workers_loop_for_good_are_time_limit_and_the_run
     assert run.manifest.status == "complete" and len(run.manifest.replaced_workers) == 2
     assert all("--isolate process" in why for why in run.manifest.replaced_workers)
     problem = run.incomplete()
-    assert problem is not None and problem.startswith("2 Ray worker(s) had to be killed and replaced")
+    assert problem is not None and problem.startswith("2 worker(s) had to be killed and replaced")
     assert "--isolate process" in problem
-
-
-GIL_HOLDER = '''
-import asyncio, re
-from pathlib import Path
-
-MARKER = Path({marker!r})
-
-
-async def agent(ep):
-    """Trial 0's first attempt blocks in C code that keeps the GIL (a regular expression that backtracks for
-    ages): not even a watchdog thread of its process runs. Its retry and the other trials pass."""
-    await asyncio.sleep(0.1)
-    if ep.trial == 0 and not MARKER.exists():
-        MARKER.write_text("blocked once")
-        re.match(r"(a+)+$", "a" * 64 + "b")
-    await asyncio.sleep(0.2)
-    await ep.call("add_note", {{"title": "call mom", "priority": 2}})
-    return "added the note"
-'''
 
 
 def test_a_worker_blocked_in_c_code_is_killed_by_the_drivers_deadline(cluster: Any, tmp_path: Path,
@@ -336,15 +252,15 @@ def test_a_worker_blocked_in_c_code_is_killed_by_the_drivers_deadline(cluster: A
     """The worker cannot report (its watchdog needs the GIL): the driver's deadline for the attempt (limit,
     grace, margin) passes, the worker does not answer, and it is killed; what was in flight on it cannot be
     told apart, so each is an infrastructure error of that attempt, retried."""
-    import passhat.runner.ray_dispatch as ray_dispatch
+    import passhat.runner.dispatch as dispatch
     import passhat.runner.watchdog as watchdog
 
     monkeypatch.setattr(watchdog, "GRACE_S", 0.5)
-    monkeypatch.setattr(ray_dispatch, "DEADLINE_MARGIN_S", 0.5)
-    monkeypatch.setattr(ray_dispatch, "ANSWER_WITHIN_S", 2.0)  # a healthy worker on a loaded machine answers
+    monkeypatch.setattr(dispatch, "DEADLINE_MARGIN_S", 0.5)
+    monkeypatch.setattr(dispatch, "ANSWER_WITHIN_S", 2.0)  # a healthy worker on a loaded machine answers
     agent = tmp_path / "gil.py"
     agent.write_text(GIL_HOLDER.format(marker=str(tmp_path / "blocked")))
-    run = _bounded(suite=_limited(tmp_path, 0.5), agent=f"{agent}:agent", trials=4, concurrency=4,
+    run = bounded(suite=limited(tmp_path, 0.5), agent=f"{agent}:agent", trials=4, concurrency=4,
                    out=tmp_path / "run", sanity=False, executor="ray")
     assert (tmp_path / "blocked").exists()
     records = by_key(run.folder)

@@ -196,7 +196,7 @@ async def evaluate_async(
         if sequenced is not None and old_manifest is None:
             opts = opts.model_copy(update={"trials": sequenced.design.max_trials})  # its last look
     check_limits(opts.trials, opts.concurrency)  # before anything is loaded; the plan's size once the cases are chosen
-    check_executor(opts.executor, opts.ray_address)
+    check_executor(opts)
     if cassette is not None and (opts.record is not None or opts.replay is not None or opts.executor != "local"):
         raise PasshatError("cassette= excludes record=/replay= and runs on the local executor only")
     spec = agent if isinstance(agent, str) else None

@@ -1,9 +1,10 @@
-"""Choosing where a run's trials execute (``executor=``, ``--executor``): here, or on a Ray cluster.
+"""Choosing where a run's trials execute (``executor=``, ``--executor``): here, in processes forked here, or on
+a Ray cluster.
 
-For Ray, the workers rebuild what the driver built: the suite from its name or folder, and the agent,
+For processes and Ray, the workers rebuild what the driver built: the suite from its name or folder, and the agent,
 user simulator and judge from the same options through :func:`worker_setup`. A spec is sent as text
 (a ``path.py`` made absolute, so workers need not share the driver's working directory); a Python
-agent object is sent with Ray's cloudpickle (functions of importable modules by reference, closures and
+agent object is inherited by a forked worker as it is, and sent with Ray's cloudpickle (functions of importable modules by reference, closures and
 ``__main__`` functions by value), and one that cannot be pickled is refused before any trial.
 """
 
@@ -20,15 +21,26 @@ from passhat.llm.ratelimit import LimiterFactory, local_limiter
 from passhat.runner.executor import Executor
 from passhat.tools.cassette import Cassette
 
-ExecutorKind = Literal["local", "ray"]
+ExecutorKind = Literal["local", "processes", "ray"]
 
 
-def check_executor(kind: str, ray_address: str | None) -> None:
-    """Bad combinations of ``executor`` and ``ray_address``, before anything else happens."""
-    if kind not in ("local", "ray"):
-        raise PasshatError(f"--executor {kind!r}: expected local or ray")
-    if ray_address is not None and kind != "ray":
+def check_executor(options: RunOptions) -> None:
+    """Bad combinations of ``executor`` and the options that go with it, before anything else happens."""
+    kind = options.executor
+    if kind not in ("local", "processes", "ray"):
+        raise PasshatError(f"--executor {kind!r}: expected local, processes or ray")
+    if options.ray_address is not None and kind != "ray":
         raise PasshatError("--ray-address applies to --executor ray")
+    if options.workers is not None and kind != "processes":
+        raise PasshatError("--workers applies to --executor processes")
+    if kind == "processes":
+        from passhat.runner.process_executor import check_fork
+
+        check_fork()
+        if options.rate_limits:
+            raise PasshatError("--rate-limit with --executor processes: each worker process would allow the whole "
+                               "limit, so the run would exceed it; use --executor local (one process's trials share "
+                               "its buckets) or ray (one limiter for the cluster)")
 
 
 def worker_spec(spec: str) -> str:
@@ -50,12 +62,23 @@ def worker_setup(agent: Any, label: str, options: RunOptions, limiters: LimiterF
 
 def make_executor(options: RunOptions, *, suite: Suite, agent: Any, label: str,
                   cassette: Cassette | None) -> Executor | None:
-    """``None`` for the local executor (the runner's default); for Ray, the connected executor. ``agent`` is
-    the spec, or the Python object as the caller gave it; ``options`` are the run's (their paths absolute)."""
+    """``None`` for the local executor (the runner's default); the processes executor; for Ray, the connected
+    executor. ``agent`` is the spec, or the Python object as the caller gave it; ``options`` are the run's
+    (their paths absolute)."""
     if options.executor == "local":
         return None
-    from passhat.runner.ray_executor import RayExecutor
     from passhat.runner.ray_worker import SuiteRef, WorkerRecipe
+
+    if options.executor == "processes":
+        from passhat.runner.process_executor import ProcessExecutor
+
+        forked = functools.partial(worker_setup, None, worker_spec(agent), options) if isinstance(agent, str) \
+            else functools.partial(worker_setup, agent, label, options)
+        return ProcessExecutor(WorkerRecipe(suite=SuiteRef.of(suite), setup=forked, agent_spec=label,
+                                            trials=options.trials, seed=options.seed, what="worker process",
+                                            cassette=_absolute_cassette(cassette)),
+                               options.workers)
+    from passhat.runner.ray_executor import RayExecutor
 
     limiters = None
     if options.rate_limits:  # every worker's limiters ask the run's actor, started below once Ray is up

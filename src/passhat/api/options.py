@@ -25,7 +25,7 @@ from passhat.agents.bounds import DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_PRO
 from passhat.errors import PasshatError
 from passhat.llm.ratelimit import RateLimit
 
-SESSION_FIELDS = frozenset({"concurrency", "executor", "ray_address", "retries", "retry_delay", "rate_limits", "by"})
+SESSION_FIELDS = frozenset({"concurrency", "executor", "workers", "ray_address", "retries", "retry_delay", "rate_limits", "by"})
 """Options that may differ when a run is resumed: how its trials are carried out (how many at once, where,
 how model calls are retried and paced) and how its summary is broken down, never what is measured."""
 CHECKED_ON_RESUME_ELSEWHERE = frozenset({"gate"})
@@ -100,8 +100,11 @@ class RunOptions(BaseModel):
     """Attempts per model call on 429/5xx before the trial is an infrastructure error."""
     retry_delay: float = Field(1.0, ge=0)
     """First backoff delay in seconds (doubles per retry)."""
-    executor: Literal["local", "ray"] = "local"
-    """Where the trials run: asyncio workers in this process, or a Ray cluster's workers."""
+    executor: Literal["local", "processes", "ray"] = "local"
+    """Where the trials run: asyncio workers in this process, worker processes forked on this machine (one per
+    CPU: for runs whose trials' own CPU fills a core), or a Ray cluster's workers."""
+    workers: int | None = Field(None, ge=1, le=256)
+    """With ``executor="processes"``: how many worker processes (default: one per CPU this process may use)."""
     ray_address: str | None = None
     """With ``executor="ray"``: the cluster to join (default: one started here)."""
     rate_limits: dict[str, RateLimit] = Field(default_factory=dict)

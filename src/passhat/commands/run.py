@@ -62,9 +62,12 @@ from passhat.runner.run import MAX_CONCURRENCY, MAX_PLANNED_TRIALS, MAX_TRIALS
 @click.option("-j", "--concurrency", type=click.IntRange(1, MAX_CONCURRENCY), default=4, show_default=True,
               help=f"Trials in flight at once (agents waiting on a model cost nothing; at most {MAX_CONCURRENCY}, "
                    "and no more than the run has trials).")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="Where trials run: asyncio workers in this process, or the worker processes of a Ray cluster "
-                   "(needs passhat[ray]; same records, resume and statistics).")
+@click.option("--executor", type=click.Choice(["local", "processes", "ray"]), default="local", show_default=True,
+              help="Where trials run: asyncio workers in this process, worker processes forked here (one per CPU, "
+                   "for trials whose own CPU fills a core), or the worker processes of a Ray cluster (needs "
+                   "passhat[ray]); same records, resume and statistics.")
+@click.option("--workers", type=click.IntRange(1, 256), default=None, metavar="N",
+              help="With --executor processes: worker processes (default: one per CPU this process may use).")
 @click.option("--ray-address", default=None, metavar="ADDR",
               help="With --executor ray: the cluster to join (HOST:PORT, ray://HOST:PORT, auto); default: start one here.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True,

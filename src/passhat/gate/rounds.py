@@ -88,7 +88,7 @@ def plan_sequential(looks: tuple[int, ...] | None, old_manifest: Manifest | None
     design = Sequential(tuple(looks))
     if not gated:
         raise PasshatError("--sequential needs --gate FILE: a sequential run stops once its gate is decided")
-    if executor != "local":
+    if executor == "ray":
         raise PasshatError("--sequential runs on the local executor (--executor ray runs a fixed number of trials)")
     if trials is not None and trials != design.max_trials:
         raise PasshatError(f"trials={trials} and sequential={list(design.looks)}: a sequential run's trials per case "

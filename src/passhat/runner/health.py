@@ -5,7 +5,7 @@ says so and exits ``EXIT_INCOMPLETE`` (4) when more than ``--max-error-rate`` of
 ``error``; a gate FAIL (exit 1) found on the evidence there is still wins, since it stands whatever the
 missing trials would have shown.
 
-A Ray run that had to kill and replace workers (an in-process agent held a worker's event loop for good:
+A run on Ray or on forked worker processes that had to kill and replace workers (an in-process agent held a worker's event loop for good:
 the manifest's ``replaced_workers``) exits 4 too, whatever its error rate: it recorded every trial, but the
 local executor aborts such a run, and CI must not go green on one executor and red on the other.
 """
@@ -48,7 +48,7 @@ def incomplete(summary: Summary, records: Iterable[TrialRecord], max_error_rate:
     """Why the run did not measure the agent cleanly, or ``None`` when no worker had to be replaced and its
     errors stay within ``max_error_rate``."""
     if replaced_workers:
-        return (f"{len(replaced_workers)} Ray worker(s) had to be killed and replaced (the manifest's "
+        return (f"{len(replaced_workers)} worker(s) had to be killed and replaced (the manifest's "
                 "replaced_workers says why): every trial was recorded, but the local executor would have aborted "
                 f"this run; first: {replaced_workers[0]}")
     errors, total = error_share(summary)

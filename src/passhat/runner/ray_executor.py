@@ -9,7 +9,8 @@ A worker that dies (killed, out of memory, its node lost) fails the attempts it 
 infrastructure failure of that attempt and is retried under the same rule as any other
 (:data:`~passhat.runner.executor.MAX_ATTEMPTS`), on a worker Ray restarts. Ray's own task retries are off,
 so an attempt is never run twice behind our back and a record's ``attempt`` is the truth. A worker whose
-event loop an agent blocks for good is killed the same way, its trial recorded (runner/ray_dispatch.py).
+event loop an agent blocks for good is killed the same way, its trial recorded (runner/dispatch.py, whose
+rules hold for every kind of worker; :class:`RayWorkers` is what a Ray actor is to it).
 """
 
 from __future__ import annotations
@@ -17,18 +18,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from passhat.cases import Case
-from passhat.errors import PasshatError
+from passhat.errors import PasshatError, RunError
+from passhat.runner.dispatch import Dispatch, WorkerFailed, WorkerLost, first_line
 from passhat.runner.executor import Emit, Replaced
-from passhat.runner.ray_dispatch import Dispatch, first_line
 from passhat.runner.ray_worker import WATCH_GROUP, WATCH_GROUP_SIZE, TrialWorker, WorkerRecipe
 from passhat.runner.run import RunConfig
 
 INSTALL_HINT = "pip install 'passhat[ray]'"
 PROBE_TIMEOUT_S = 5.0
+REVIVE_TIMEOUT_S = 120.0
 
 
 def import_ray() -> Any:
@@ -121,7 +124,7 @@ class RayExecutor:
         count = min(self.workers, concurrency, len(pending))
         handles = await asyncio.to_thread(self._start, count, -(-concurrency // count))
         try:
-            await Dispatch(self.ray, self.recipe, handles, concurrency=concurrency, emit=emit,
+            await Dispatch(RayWorkers(self.ray, self.recipe, handles), concurrency=concurrency, emit=emit,
                            replaced=replaced).run(pending)
         finally:
             await asyncio.to_thread(self._stop, handles)
@@ -134,6 +137,58 @@ class RayExecutor:
                 self.ray.kill(h)
         if self.owns_cluster:
             self.ray.shutdown()
+
+
+class RayWorkers:
+    """The run's actors as :class:`~passhat.runner.dispatch.Dispatch` sees workers: each call a Ray task, a
+    Ray error turned into :class:`WorkerLost` (the actor died) or :class:`WorkerFailed`. The watchdog's calls
+    run in the actor's :data:`WATCH_GROUP`, a loop of its own, so they answer while the trials' loop is blocked.
+    Ray restarts a killed actor itself (``max_restarts=-1``)."""
+
+    what = "Ray worker"
+
+    def __init__(self, ray: Any, recipe: WorkerRecipe, handles: list[Any]) -> None:
+        self.ray = ray
+        self.handles = handles
+        self.count = len(handles)
+        self.grace_s = recipe.grace_s
+        self.seed = recipe.seed
+
+    async def _call(self, ref: Any) -> Any:
+        try:
+            return await asyncio.wrap_future(ref.future())
+        except self.ray.exceptions.RayActorError as exc:
+            raise WorkerLost(f"the Ray worker running it died: {first_line(exc)}") from None
+        except self.ray.exceptions.RayError as exc:
+            raise WorkerFailed(f"the Ray task failed: {first_line(exc)}") from None
+
+    async def run(self, worker: int, case_id: str, trial: int, attempt: int) -> tuple[str, bool]:
+        return await self._call(self.handles[worker].run.remote(case_id, trial, attempt))  # type: ignore[no-any-return]
+
+    async def blocked(self, worker: int) -> tuple[str, str] | None:
+        return await self._call(self.handles[worker].blocked.options(concurrency_group=WATCH_GROUP).remote())  # type: ignore[no-any-return]
+
+    async def alive(self, worker: int) -> None:
+        await self._call(self.handles[worker].alive.options(concurrency_group=WATCH_GROUP).remote())
+
+    def kill(self, worker: int) -> None:
+        with contextlib.suppress(Exception):  # already dead: Ray restarts it all the same
+            self.ray.kill(self.handles[worker], no_restart=False)
+
+    async def back(self, worker: int) -> None:
+        """Ray restarts the actor; this waits until it has loaded the run again (sent attempts fail meanwhile)."""
+        handle = self.handles[worker]
+        deadline = time.monotonic() + REVIVE_TIMEOUT_S
+        while True:
+            try:
+                await asyncio.wrap_future(handle.ready.remote().future())
+                return
+            except self.ray.exceptions.RayActorError as exc:
+                if time.monotonic() > deadline:
+                    raise RunError(f"a Ray worker died and was not back within {REVIVE_TIMEOUT_S:g}s "
+                                   f"({first_line(exc)}); the trials recorded so far are kept: "
+                                   "continue with --resume once the cluster is healthy") from None
+                await asyncio.sleep(0.2)
 
 
 def check_picklable(recipe: WorkerRecipe) -> None:

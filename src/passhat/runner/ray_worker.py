@@ -12,7 +12,7 @@ another agent took is an infrastructure error, retried. An agent that holds the 
 the grace cannot be stopped here either, and no call on that loop can return; so :meth:`TrialWorker.blocked`
 and :meth:`TrialWorker.alive` are called on a loop of their own (a Ray concurrency group, :data:`WATCH_GROUP`),
 which answers the driver while the trials' loop is blocked. The driver records the trial and replaces the
-worker (runner/ray_dispatch.py).
+worker (runner/dispatch.py).
 """
 
 from __future__ import annotations
@@ -99,6 +99,8 @@ class WorkerRecipe:
     grace_s: float = dataclasses.field(default_factory=lambda: watchdog.GRACE_S)
     """The driver's :data:`~passhat.runner.watchdog.GRACE_S`, taken when the recipe is made: the driver's
     deadlines count on the workers giving up at the same moment."""
+    what: str = "Ray worker"
+    """What the worker is called in the reason recorded for a trial its watchdog gives up on."""
 
 
 class TrialWorker:
@@ -113,6 +115,7 @@ class TrialWorker:
         for case in suite.cases:  # each fixture image once per worker, before the first trial asks for it
             suite.domain_of(case).world_images(case.fixture)
         self.grace_s = recipe.grace_s
+        self.what = recipe.what
         self.dog: LoopWatchdog | None = None
         self.verdict: tuple[str, str] | None = None
         """The blocked trial's record (JSON) and why, once the watchdog has given up on it."""
@@ -123,7 +126,7 @@ class TrialWorker:
         """The worker's process id, once it is built (the driver waits for every worker before the first trial).
         The watchdog starts here: this runs on the loop the attempts run on (``__init__`` does not)."""
         if self.dog is None:
-            self.dog = LoopWatchdog(on_abort=self._give_up, exit_on_abort=False, ending="Ray worker replaced",
+            self.dog = LoopWatchdog(on_abort=self._give_up, exit_on_abort=False, ending=f"{self.what} replaced",
                                     grace_s=self.grace_s)
             self.dog.start()
             # the local run's collector setting (docs/design/034): the suite and images loaded, frozen out of

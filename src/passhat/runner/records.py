@@ -95,7 +95,7 @@ class TrialRecord(BaseModel):
     attempt: int = 1
     """1, or 2 when the first attempt hit an infrastructure error and was retried; more under Ray when
     attempts were lost to a worker that another trial's agent blocked for good (those do not spend the
-    retry: runner/ray_dispatch.py)."""
+    retry: runner/dispatch.py)."""
     grades: list[Grade] = Field(default_factory=list)
     """Every check's verdict, in the order they ran: the outcome passes when every required one does."""
     calls: list[ToolCall] = Field(default_factory=list)

@@ -14,7 +14,7 @@ The loop cannot be taken back from it; what can be done (docs/design/022-bounded
   the ``on_abort`` callback records the blocked trial and marks the manifest, then
   :func:`~passhat.shutdown.hard_exit` runs every cleanup and exits :data:`~passhat.errors.EXIT_INCOMPLETE`.
   A Ray worker's watchdog (``exit_on_abort=False``) only hands the trial to ``on_abort``: the driver, in
-  another process, records it, kills the worker and has Ray start another (runner/ray_dispatch.py);
+  another process, records it, kills the worker and has Ray start another (runner/dispatch.py);
 - the blocked intervals are kept, so a trial that ran out of time while *another* trial held the loop
   is told (:meth:`LoopWatchdog.lost_to_others`) and becomes an infrastructure error, not its ``fail``.
 

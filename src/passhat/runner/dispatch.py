@@ -1,12 +1,12 @@
-"""The Ray driver's attempts in flight: which worker runs each, what a finished one becomes, and when a
-worker is given up on.
+"""A driver's attempts in flight over worker processes (Ray actors, or processes forked here): which worker
+runs each, what a finished one becomes, and when a worker is given up on.
 
 Attempts go to the least-loaded worker that is up, at most ``-j`` at a time. A finished attempt is final,
 or (it raised: infrastructure) queued again until :data:`~passhat.runner.executor.MAX_ATTEMPTS`. A worker
-that died fails what it was running the same way, and nothing is sent to it until Ray has restarted it.
+that died fails what it was running the same way, and nothing is sent to it until it is back.
 
 A worker whose event loop is blocked for good is given up on (docs/design/022, section 3), in one of two
-ways, and then killed (``ray.kill``, so Ray restarts it as it would a crashed one):
+ways, and then killed and replaced (:meth:`Workers.kill`, then :meth:`Workers.back`):
 
 - its watchdog names the trial whose agent holds the loop past the limit and the grace
   (:meth:`~passhat.runner.ray_worker.TrialWorker.blocked`): that trial is recorded as the worker built it,
@@ -18,36 +18,76 @@ ways, and then killed (``ray.kill``, so Ray restarts it as it would a crashed on
   runs): which attempt caused it cannot be known, so each one on it is an infrastructure error, retried.
 
 Either way the run is told (``replaced``), so the manifest says so and the run is not reported as clean.
+What a kind of worker is (a Ray actor, a forked process) is behind :class:`Workers`; the rules are here once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from passhat.cases import Case
-from passhat.errors import InfrastructureError, RunError
+from passhat.errors import InfrastructureError
 from passhat.runner.executor import MAX_ATTEMPTS, Emit, Replaced
-from passhat.runner.ray_worker import WATCH_GROUP, WorkerRecipe
 from passhat.runner.records import TrialRecord
 from passhat.runner.trial import error_record
 from passhat.seeding import trial_seed
 
-REVIVE_TIMEOUT_S = 120.0
 DEADLINE_MARGIN_S = 10.0
 """How long past an attempt's limit and grace the driver waits for its worker's watchdog before asking
 whether the worker answers at all: room for the world's reset before the agent starts (the limit counts
 from there) and for a loaded machine. Once the worker has answered, it is asked again this often while
 the attempt lasts (grading, a judge). A module attribute so a test can make it short."""
 ANSWER_WITHIN_S = 10.0
-"""A worker that does not answer :meth:`~passhat.runner.ray_worker.TrialWorker.alive` within this long is
-stuck: its Python does not run (the answer comes from a thread of its own, not the trials' loop)."""
+"""A worker that does not answer :meth:`Workers.alive` within this long is stuck: its Python does not run
+(the answer comes from a thread of its own, not the trials' loop)."""
+
+
+class WorkerLost(Exception):
+    """The worker running a call died (killed, out of memory, its node lost): what it ran is gone with it."""
+
+
+class WorkerFailed(Exception):
+    """A call failed on its way to or from a worker that is still up (the Ray task failed, say)."""
+
+
+class Workers(Protocol):
+    """The driver's view of one run's worker processes, numbered 0 … ``len - 1``. Each runs
+    :class:`~passhat.runner.ray_worker.TrialWorker`; the calls raise :class:`WorkerLost` when the worker dies
+    and :class:`WorkerFailed` when only the call does."""
+
+    what: str
+    """What a worker is called in the reasons recorded and reported ("Ray worker", "worker process")."""
+    count: int
+    grace_s: float
+    """The workers' watchdog grace (the recipe's): an attempt's deadline counts it."""
+    seed: int
+
+    def run(self, worker: int, case_id: str, trial: int, attempt: int) -> Awaitable[tuple[str, bool]]:
+        """One attempt on ``worker``: its record as JSON and whether it raised."""
+        ...
+
+    def blocked(self, worker: int) -> Awaitable[tuple[str, str] | None]:
+        """Once ``worker``'s watchdog gives up on a trial: its record (JSON) and why; ``None`` if it closes first."""
+        ...
+
+    def alive(self, worker: int) -> Awaitable[None]:
+        """Returns once ``worker`` answers (from outside its trials' loop)."""
+        ...
+
+    def kill(self, worker: int) -> None:
+        """Kill ``worker`` at once; :meth:`back` brings up another in its place."""
+        ...
+
+    def back(self, worker: int) -> Awaitable[None]:
+        """Returns once a worker is up in place of one that died or was killed; raises
+        :class:`~passhat.errors.RunError` (the run stops, its records kept) when none comes back."""
+        ...
 
 
 @dataclass
@@ -70,15 +110,11 @@ class Flight:
 
 
 class Dispatch:
-    """One run's attempts over the workers ``handles`` (Ray actor handles of
-    :class:`~passhat.runner.ray_worker.TrialWorker`); see the module docstring."""
+    """One run's attempts over ``workers``; see the module docstring."""
 
-    def __init__(self, ray: Any, recipe: WorkerRecipe, handles: list[Any], *, concurrency: int, emit: Emit,
-                 replaced: Replaced | None = None,
+    def __init__(self, workers: Workers, *, concurrency: int, emit: Emit, replaced: Replaced | None = None,
                  report: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> None:
-        self.ray = ray
-        self.recipe = recipe
-        self.handles = handles
+        self.workers = workers
         self.concurrency = concurrency
         self.emit = emit
         self.replaced = replaced
@@ -87,18 +123,18 @@ class Dispatch:
         """(case, trial, attempt, attempts spent) still to send."""
         self.flying: dict[asyncio.Future[Any], Flight] = {}
         self.reviving: dict[asyncio.Task[None], int] = {}
-        """Workers that died or were killed, until Ray has restarted them: nothing is sent to them meanwhile."""
+        """Workers that died or were killed, until one is back in their place: nothing is sent to them meanwhile."""
         self.watching: dict[asyncio.Future[Any], int] = {}
         """Each worker's pending :meth:`~passhat.runner.ray_worker.TrialWorker.blocked`."""
         self.checking: dict[asyncio.Task[bool], int] = {}
         """Workers being asked whether they answer at all (an attempt of theirs is past its deadline)."""
-        self.load = [0] * len(handles)
+        self.load = [0] * workers.count
         self.final: list[TrialRecord] = []
 
     async def run(self, pending: Sequence[tuple[Case, int]]) -> None:
         """Run every pair to a final record, handed to ``emit``."""
         self.queue.extend((case, trial, 1, 0) for case, trial in pending)
-        for worker in range(len(self.handles)):
+        for worker in range(self.workers.count):
             self._watch(worker)
         try:
             self._send()
@@ -121,16 +157,16 @@ class Dispatch:
 
     def _up(self) -> list[int]:
         down = set(self.reviving.values())
-        return [i for i in range(len(self.handles)) if i not in down]
+        return [i for i in range(self.workers.count) if i not in down]
 
     def _send(self) -> None:
         up = self._up()
         while self.queue and up and len(self.flying) < self.concurrency:
             case, trial, attempt, spent = self.queue.popleft()
             worker = min(up, key=self.load.__getitem__)
-            ref = self.handles[worker].run.remote(case.id, trial, attempt)
-            deadline = time.monotonic() + case.limits.max_seconds + self.recipe.grace_s + DEADLINE_MARGIN_S
-            self.flying[asyncio.wrap_future(ref.future())] = Flight(case, trial, attempt, spent, worker,
+            call = asyncio.ensure_future(self.workers.run(worker, case.id, trial, attempt))
+            deadline = time.monotonic() + case.limits.max_seconds + self.workers.grace_s + DEADLINE_MARGIN_S
+            self.flying[call] = Flight(case, trial, attempt, spent, worker,
                                                                     time.perf_counter(), deadline)
             self.load[worker] += 1
 
@@ -143,13 +179,13 @@ class Dispatch:
             self.final.append(record)
 
     def _failed(self, flight: Flight, why: str) -> TrialRecord:
-        seed = trial_seed(self.recipe.seed, flight.case.id, flight.trial)
+        seed = trial_seed(self.workers.seed, flight.case.id, flight.trial)
         return error_record(flight.case, flight.trial, seed, flight.attempt, flight.started, InfrastructureError(why))
 
     def _finished(self, done: asyncio.Future[Any]) -> None:
         if done in self.reviving:
             self.reviving.pop(done)  # type: ignore[call-overload]
-            done.result()  # a worker Ray could not bring back ends the run (resume it later)
+            done.result()  # a worker that could not be brought back ends the run (resume it later)
         elif done in self.watching:
             self._heard(self.watching.pop(done), done)
         elif done in self.checking:
@@ -169,30 +205,28 @@ class Dispatch:
         failure of the attempt: it may or may not have run, and its record is gone with the worker)."""
         try:
             text, raised = future.result()
-        except self.ray.exceptions.RayError as exc:
-            lost = isinstance(exc, self.ray.exceptions.RayActorError)
-            what = "the Ray worker running it died" if lost else "the Ray task failed"
-            return self._failed(flight, f"{what}: {first_line(exc)}"), True, lost
+        except (WorkerLost, WorkerFailed) as exc:
+            lost = isinstance(exc, WorkerLost)
+            return self._failed(flight, str(exc)), True, lost
         return TrialRecord.model_validate_json(text), bool(raised), False
 
     # -- workers given up on -----------------------------------------------------------------------------
 
     def _watch(self, worker: int) -> None:
-        call = self.handles[worker].blocked.options(concurrency_group=WATCH_GROUP).remote()
-        self.watching[asyncio.wrap_future(call.future())] = worker
+        self.watching[asyncio.ensure_future(self.workers.blocked(worker))] = worker
 
     def _heard(self, worker: int, done: asyncio.Future[Any]) -> None:
         """The worker's watchdog gave up on a trial (or the worker died or closed: nothing to do here)."""
         try:
             verdict = done.result()
-        except self.ray.exceptions.RayError:
+        except (WorkerLost, WorkerFailed):
             return  # it died: the attempts it ran say so, and its revival watches it again
         if verdict is None or worker in self.reviving.values():
             return
         text, why = verdict
         blocked = TrialRecord.model_validate_json(text)
         self._give_up(worker, why, blocked,
-                      f"trial {blocked.case_id}#{blocked.trial}'s agent held this attempt's Ray worker's event loop "
+                      f"trial {blocked.case_id}#{blocked.trial}'s agent held this attempt's {self.workers.what}'s event loop "
                       "for good; the worker was killed and replaced, and the attempt could not run its time")
 
     def _check_deadlines(self) -> None:
@@ -207,12 +241,11 @@ class Dispatch:
         return max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
 
     async def _answers(self, worker: int) -> bool:
-        call = self.handles[worker].alive.options(concurrency_group=WATCH_GROUP).remote()
         try:
-            await asyncio.wait_for(asyncio.wrap_future(call.future()), ANSWER_WITHIN_S)
+            await asyncio.wait_for(self.workers.alive(worker), ANSWER_WITHIN_S)
         except TimeoutError:
             return False
-        except self.ray.exceptions.RayError:
+        except (WorkerLost, WorkerFailed):
             pass  # it died: its attempts say so
         return True
 
@@ -225,18 +258,18 @@ class Dispatch:
                 flight.deadline = now + DEADLINE_MARGIN_S
             return
         labels = ", ".join(sorted(f.label() for f in late))
-        why = (f"Ray worker replaced: it did not answer within {ANSWER_WITHIN_S:g} s while {labels} "
-               f"{'was' if len(late) == 1 else 'were'} past the limit and {self.recipe.grace_s:g} s of grace; code "
+        why = (f"{self.workers.what} replaced: it did not answer within {ANSWER_WITHIN_S:g} s while {labels} "
+               f"{'was' if len(late) == 1 else 'were'} past the limit and {self.workers.grace_s:g} s of grace; code "
                "that keeps the GIL (an in-process agent's C extension, a runaway regular expression) stops even "
                "the loop's watchdog, so which trial did it is unknown — run the agent with --isolate process")
         self._give_up(worker, why, None,
-                      f"this attempt's Ray worker stopped answering (something in its process kept the GIL: "
+                      f"this attempt's {self.workers.what} stopped answering (something in its process kept the GIL: "
                       f"{labels} in flight there); it was killed and replaced")
 
     def _give_up(self, worker: int, why: str, blocked: TrialRecord | None, lost: str) -> None:
         """Settle every attempt on ``worker`` (the blocked trial as its worker recorded it, the others as
         infrastructure errors of that attempt, retried: without spending a retry when the blocked trial is
-        known, as spending one when it is not), then kill the worker and have Ray start another."""
+        known, as spending one when it is not), then kill the worker and have another started in its place."""
         for future, flight in list(self.flying.items()):
             if flight.worker != worker:
                 continue
@@ -248,8 +281,7 @@ class Dispatch:
                 self.final.append(blocked)
             else:
                 self._settle(flight, self._failed(flight, lost), True, spends=blocked is None)
-        with contextlib.suppress(Exception):  # already dead: Ray restarts it all the same
-            self.ray.kill(self.handles[worker], no_restart=False)
+        self.workers.kill(worker)
         self._revive(worker)
         self.report(why)
         if self.replaced is not None:
@@ -260,20 +292,8 @@ class Dispatch:
             self.reviving[asyncio.ensure_future(self._back(worker))] = worker
 
     async def _back(self, worker: int) -> None:
-        """Wait until Ray has restarted a dead worker (attempts sent meanwhile would fail as unavailable),
-        then watch it again."""
-        handle = self.handles[worker]
-        deadline = time.monotonic() + REVIVE_TIMEOUT_S
-        while True:
-            try:
-                await asyncio.wrap_future(handle.ready.remote().future())
-                break
-            except self.ray.exceptions.RayActorError as exc:
-                if time.monotonic() > deadline:
-                    raise RunError(f"a Ray worker died and was not back within {REVIVE_TIMEOUT_S:g}s "
-                                   f"({first_line(exc)}); the trials recorded so far are kept: "
-                                   "continue with --resume once the cluster is healthy") from None
-                await asyncio.sleep(0.2)
+        """Wait until a worker is up in place of a dead one (attempts sent meanwhile would fail), then watch it."""
+        await self.workers.back(worker)
         self._watch(worker)
 
 

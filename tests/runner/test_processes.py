@@ -1,0 +1,210 @@
+"""The processes executor: worker processes forked here give the local executor's records and summary; a killed
+worker loses and duplicates nothing; agents that hold a worker's loop are recorded and the worker replaced;
+bad input is refused before any trial. Every test forks 1-2 workers (tens of milliseconds each)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import passhat
+from passhat.errors import PasshatError
+from passhat.runner import RunStore
+from tests.runner.executor_cases import GIL_HOLDER, KILLER, VOLATILE, bounded, by_key, deterministic, limited, without
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the processes executor forks")
+
+
+@pytest.mark.parametrize("agent", ["careful", "flaky"])
+def test_local_and_processes_give_the_same_summary_and_records(tmp_path: Path, agent: str) -> None:
+    local = passhat.evaluate("refunds", agent, trials=3, seed=11, concurrency=4, out=tmp_path / "local", sanity=False)
+    forked = passhat.evaluate("refunds", agent, trials=3, seed=11, concurrency=8, out=tmp_path / "forked",
+                              sanity=False, executor="processes", workers=2)
+    assert forked.manifest.executor == {"kind": "processes", "workers": 2}
+    ours, theirs = (json.loads((r.folder / "summary.json").read_text()) for r in (local, forked))
+    assert without(ours, VOLATILE) == without(theirs, VOLATILE)
+    a, b = by_key(local.folder), by_key(forked.folder)
+    assert a.keys() == b.keys() and len(a) == 16 * 3
+    assert {k: deterministic(r) for k, r in a.items()} == {k: deterministic(r) for k, r in b.items()}
+    assert forked.incomplete() is None
+    if agent == "flaky":  # the seeded lapses happened, identically: the comparison had something to compare
+        assert {r.outcome for r in a.values()} == {"pass", "fail"}
+
+
+def test_the_trials_run_in_the_workers_and_a_closure_needs_no_pickling(tmp_path: Path) -> None:
+    """A closure holding a lock (Ray refuses it: it cannot be pickled) runs as it is: each worker has the copy
+    the fork gave it, so the list here stays empty, and the trials ran in two processes that are not this one."""
+    import threading
+
+    from passhat.agents import reference_agent
+
+    careful, lock, seen = reference_agent("careful"), threading.Lock(), []
+
+    async def mine(episode: Any) -> str | None:
+        with lock:
+            seen.append(os.getpid())
+        (tmp_path / f"pid-{os.getpid()}").touch()
+        return await careful(episode)
+
+    run = passhat.evaluate("refunds", mine, trials=2, concurrency=8, out=tmp_path / "run", sanity=False,
+                           executor="processes", workers=2)
+    assert [r.outcome for r in run.records()] == ["pass"] * 32 and seen == []
+    pids = {int(p.name.removeprefix("pid-")) for p in tmp_path.glob("pid-*")}
+    assert len(pids) == 2 and os.getpid() not in pids
+
+
+def test_the_cli_runs_trials_in_worker_processes(tmp_path: Path, cli: Any) -> None:
+    r = cli("run", "refunds", "--agent", "careful", "-k", 2, "--executor", "processes", "--workers", 2, "-j", 6,
+            "--out", tmp_path / "run", "-q", "--no-report", "--no-sanity", "--tag", "risk=high")
+    assert r.exit_code == 0, r.output
+    assert "careful: 11 of 11 cases passed all 2 trials; pass^2 1.00" in r.output
+    assert RunStore(tmp_path / "run").manifest().executor == {"kind": "processes", "workers": 2}
+
+
+def test_a_killed_worker_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    victim = "refund-4812"
+    agent = tmp_path / "killer.py"
+    agent.write_text(KILLER.format(marker=str(tmp_path / "killed"), pids=str(tmp_path / "pids"), case=victim))
+    run = passhat.evaluate("refunds", f"{agent}:agent", trials=3, concurrency=6, out=tmp_path / "run", sanity=False,
+                           executor="processes", workers=2)
+    assert (tmp_path / "killed").exists()
+    records = by_key(run.folder)  # fails on a duplicate
+    assert len(records) == 16 * 3 and run.summary.suite.errors == 0
+    assert all(r.outcome == "pass" for r in records.values())  # careful passes every case, retried or not
+    assert records[(victim, 1)].attempt == 2  # the retry is recorded as what it was
+    attempts = Counter(r.attempt for r in records.values())
+    assert set(attempts) == {1, 2} and attempts[2] <= 6  # retried: what was in flight on the dead worker, no more
+    assert len(set((tmp_path / "pids").read_text().split())) >= 2  # the trials ran in more than one worker process
+    assert _no_children()  # the dead worker was waited for, and the one forked in its place stopped
+
+
+def test_a_run_killed_under_the_local_executor_resumes_under_processes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    passhat.evaluate("refunds", "flaky", trials=2, seed=3, out=out, sanity=False)
+    lines = (out / "trials.jsonl").read_bytes().splitlines(keepends=True)
+    (out / "trials.jsonl").write_bytes(b"".join(lines[:13]) + lines[13][:40])  # killed mid-write
+    resumed = passhat.evaluate("refunds", "flaky", trials=2, seed=3, out=out, sanity=False, resume=True,
+                               executor="processes")
+    records = by_key(resumed.folder)
+    assert len(records) == 32 and len(resumed.manifest.resumed_at) == 1
+    fresh = passhat.evaluate("refunds", "flaky", trials=2, seed=3, out=tmp_path / "fresh", sanity=False)
+    assert {k: deterministic(r) for k, r in records.items()} == \
+        {k: deterministic(r) for k, r in by_key(fresh.folder).items()}
+
+
+def test_a_sequential_run_forks_its_workers_again_at_each_look(tmp_path: Path) -> None:
+    """Each look's trials are one call of the executor: its workers start and stop with it."""
+    rules = tmp_path / "gate.yaml"
+    rules.write_text("name: seq\nrules:\n  - never_fails:\n")  # "no failure yet" keeps the run going to its last look
+    run = passhat.evaluate("refunds", "careful", out=tmp_path / "run", sanity=False, executor="processes", workers=2,
+                           gate=rules, sequential=(2, 4), cases=["refund-4812", "store-credit-4820"])
+    assert run.manifest.executor == {"kind": "processes", "workers": 2}
+    assert sorted(r.key for r in run.records()) == [(c, t) for c in ("refund-4812", "store-credit-4820") for t in range(4)]
+    assert [look.look for look in run.manifest.sequential.looks] == [1, 2]
+    assert _no_children()
+
+
+@pytest.mark.parametrize(("fields", "says"), [
+    ({"workers": 2}, "--workers applies to --executor processes"),
+    ({"executor": "processes", "rate_limits": {"m": "10"}}, "each worker process would allow the whole limit"),
+    ({"executor": "processes", "workers": 0}, "workers"),
+])
+def test_bad_combinations_are_refused_before_any_trial(tmp_path: Path, fields: dict[str, Any], says: str) -> None:
+    with pytest.raises(PasshatError, match=says):
+        passhat.evaluate("refunds", "careful", trials=1, out=tmp_path / "run", **fields)
+    assert not (tmp_path / "run" / "trials.jsonl").exists()
+
+
+def test_a_worker_that_cannot_build_the_agent_stops_the_run_before_any_trial(tmp_path: Path) -> None:
+    """The agent's module builds in the driver but raises in a worker (it looks at the process it is in):
+    the run stops before any trial, saying why, and no worker is left behind."""
+    agent = tmp_path / "picky.py"
+    agent.write_text(f'''
+import os
+from passhat.agents import reference_agent
+
+if os.getpid() != {os.getpid()}:
+    raise RuntimeError("only in the driver")
+agent = reference_agent("careful")
+''')
+    with pytest.raises(PasshatError, match="a worker could not prepare the run.*only in the driver"):
+        passhat.evaluate("refunds", f"{agent}:agent", trials=1, out=tmp_path / "run", sanity=False,
+                         executor="processes", workers=2)
+    assert not RunStore(tmp_path / "run").load()
+    assert _no_children()
+
+
+def _no_children() -> bool:
+    """No child of this process is left running (each worker is waited for)."""
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+# -- an in-process agent that blocks its worker's event loop (docs/design/022, section 3) --------------------
+
+def test_a_trial_whose_time_another_agent_took_on_its_worker_is_retried_not_a_fail(tmp_path: Path) -> None:
+    from tests.runner.test_bounded_agents import AGENTS
+
+    run = bounded(suite=limited(tmp_path, 0.6), agent=f"{AGENTS}:blocks_trial_zero", trials=4, concurrency=4,
+                  out=tmp_path / "run", sanity=False, executor="processes", workers=2)
+    records = by_key(run.folder)
+    blocker = records[("add-note", 0)]
+    assert (blocker.outcome, blocker.end_reason) == ("fail", "time_limit")
+    assert "held the event loop" in blocker.error and "--isolate process" in blocker.error
+    others = [records[("add-note", t)] for t in (1, 2, 3)]
+    assert [r.outcome for r in others] == ["pass"] * 3
+    assert sorted(r.attempt for r in others) == [1, 1, 2]  # the one on trial 0's worker lost its first attempt
+    assert run.incomplete() is None
+
+
+def test_agents_that_hold_their_workers_loop_for_good_are_time_limit_and_the_run_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import passhat.runner.watchdog as watchdog
+    from tests.runner.test_bounded_agents import AGENTS
+
+    monkeypatch.setattr(watchdog, "GRACE_S", 0.5)  # the recipe carries it to the workers
+    run = bounded(suite=limited(tmp_path, 0.5), agent=f"{AGENTS}:trials_0_and_1_block_for_good", trials=4,
+                  concurrency=4, out=tmp_path / "run", sanity=False, executor="processes", workers=2)
+    records = by_key(run.folder)
+    assert len(records) == 4
+    for trial in (0, 1):
+        blocked = records[("add-note", trial)]
+        assert (blocked.outcome, blocked.end_reason, blocked.attempt) == ("fail", "time_limit", 1)
+        assert f"trial add-note#{trial}'s agent has blocked the event loop" in blocked.error
+        assert "worker process replaced" in blocked.error and "--isolate process" in blocked.error
+        assert [c.tool for c in blocked.calls] == ["add_note"]  # what it did before it blocked is kept
+    victims = [records[("add-note", t)] for t in (2, 3)]
+    assert [r.outcome for r in victims] == ["pass"] * 2  # not the blockers' fail, not an error
+    assert all(r.attempt >= 2 for r in victims)
+    assert run.manifest.status == "complete" and len(run.manifest.replaced_workers) == 2
+    problem = run.incomplete()
+    assert problem is not None and problem.startswith("2 worker(s) had to be killed and replaced")
+    assert _no_children()
+
+
+def test_a_worker_blocked_in_c_code_is_killed_by_the_drivers_deadline(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import passhat.runner.dispatch as dispatch
+    import passhat.runner.watchdog as watchdog
+
+    monkeypatch.setattr(watchdog, "GRACE_S", 0.5)
+    monkeypatch.setattr(dispatch, "DEADLINE_MARGIN_S", 0.5)
+    monkeypatch.setattr(dispatch, "ANSWER_WITHIN_S", 2.0)  # a healthy worker on a loaded machine answers
+    agent = tmp_path / "gil.py"
+    agent.write_text(GIL_HOLDER.format(marker=str(tmp_path / "blocked")))
+    run = bounded(suite=limited(tmp_path, 0.5), agent=f"{agent}:agent", trials=4, concurrency=4,
+                  out=tmp_path / "run", sanity=False, executor="processes", workers=2)
+    assert (tmp_path / "blocked").exists()
+    records = by_key(run.folder)
+    assert [records[("add-note", t)].outcome for t in range(4)] == ["pass"] * 4, [r.error for r in records.values()]
+    assert sorted(r.attempt for r in records.values()) == [1, 1, 2, 2]  # the blocker and the trial beside it
+    (why,) = run.manifest.replaced_workers
+    assert why.startswith("worker process replaced") and "did not answer" in why and "add-note#0" in why
