@@ -148,6 +148,52 @@ def _no_children() -> bool:
     return False
 
 
+HOLDS_ITS_LOOP = '''
+import os, time
+from pathlib import Path
+
+
+async def agent(episode):
+    Path({folder!r}, f"pid-{{os.getpid()}}").touch()
+    time.sleep(120)  # holds the worker's loop: it cannot read the end of its line from the driver
+'''
+
+
+def test_workers_die_with_a_driver_that_is_killed(tmp_path: Path) -> None:
+    """SIGKILL to the driver: its workers, both holding their loops, are gone within seconds, not 120 s."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    agent = tmp_path / "holder.py"
+    agent.write_text(HOLDS_ITS_LOOP.format(folder=str(tmp_path)))
+    driver = subprocess.Popen([sys.executable, "-m", "passhat", "run", "refunds", "--agent", f"{agent}:agent", "-k", "1",
+                               "-j", "2", "--executor", "processes", "--workers", "2", "--no-sanity", "-q",
+                               "--out", str(tmp_path / "run")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("pid-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = [int(p.name.removeprefix("pid-")) for p in tmp_path.glob("pid-*")]
+        assert len(workers) == 2
+    finally:
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(30)
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_running(pid) for pid in workers)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie, dead but not yet reaped by init, is not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
 # -- an in-process agent that blocks its worker's event loop (docs/design/022, section 3) --------------------
 
 def test_a_trial_whose_time_another_agent_took_on_its_worker_is_retried_not_a_fail(tmp_path: Path) -> None:

@@ -1,11 +1,12 @@
 """Choosing where a run's trials execute (``executor=``, ``--executor``): here, in processes forked here, or on
 a Ray cluster.
 
-For processes and Ray, the workers rebuild what the driver built: the suite from its name or folder, and the agent,
-user simulator and judge from the same options through :func:`worker_setup`. A spec is sent as text
-(a ``path.py`` made absolute, so workers need not share the driver's working directory); a Python
-agent object is inherited by a forked worker as it is, and sent with Ray's cloudpickle (functions of importable modules by reference, closures and
-``__main__`` functions by value), and one that cannot be pickled is refused before any trial.
+For processes and Ray, the workers rebuild what the driver built: the suite from its name or folder, and the
+agent, user simulator and judge from the same options through :func:`worker_setup`. A spec is sent as text
+(a ``path.py`` made absolute, so workers need not share the driver's working directory). A Python agent
+object is inherited by a forked worker as it is; to Ray it is sent with cloudpickle (functions of importable
+modules by reference, closures and ``__main__`` functions by value), and one that cannot be pickled is
+refused before any trial.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ FIELD_OF: dict[str, str] = {
     "no_sanity": "sanity", "no_redact": "redact", "redact_field": "redact_fields", "redact_pattern": "redact_patterns",
     "isolate": "isolate", "user_spec": "user", "judge_spec": "judge", "base_url": "base_url",
     "temperature": "temperature", "max_tokens": "max_tokens", "prices": "prices", "user_base_url": "user_base_url",
-    "judge_base_url": "judge_base_url", "retries": "retries", "retry_delay": "retry_delay", "executor": "executor", "workers": "workers",
-    "ray_address": "ray_address", "rate_limits": "rate_limits", "agent_env": "agent_env",
+    "judge_base_url": "judge_base_url", "retries": "retries", "retry_delay": "retry_delay", "executor": "executor",
+    "workers": "workers", "ray_address": "ray_address", "rate_limits": "rate_limits", "agent_env": "agent_env",
     "agent_allow_hosts": "agent_allow_hosts", "agent_processes": "agent_processes", "agent_memory": "agent_memory",
     "agent_file_size": "agent_file_size", "agent_model_relay": "agent_model_relay", "baseline": "baseline",
 }

@@ -5,9 +5,9 @@ says so and exits ``EXIT_INCOMPLETE`` (4) when more than ``--max-error-rate`` of
 ``error``; a gate FAIL (exit 1) found on the evidence there is still wins, since it stands whatever the
 missing trials would have shown.
 
-A run on Ray or on forked worker processes that had to kill and replace workers (an in-process agent held a worker's event loop for good:
-the manifest's ``replaced_workers``) exits 4 too, whatever its error rate: it recorded every trial, but the
-local executor aborts such a run, and CI must not go green on one executor and red on the other.
+A run on Ray or on forked worker processes that had to kill and replace workers (an in-process agent held a
+worker's event loop for good: the manifest's ``replaced_workers``) exits 4 too, whatever its error rate: it
+recorded every trial, but the local executor aborts such a run, and CI must not go green on one executor and red on the other.
 """
 
 from __future__ import annotations

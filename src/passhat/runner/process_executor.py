@@ -113,7 +113,8 @@ class Child:
         lost = WorkerLost(self.gone)
         _settle(self.ready, error=PasshatError(f"--executor processes: a worker ended before it was ready ({status})"))
         _settle(self.verdict, error=lost)
-        for future in [*self.calls.values(), *self.pings]:
+        waiting: list[asyncio.Future[Any]] = [*self.calls.values(), *self.pings]
+        for future in waiting:
             _settle(future, error=lost)
         self.calls.clear()
         self.pings.clear()
@@ -191,11 +192,12 @@ class ProcessWorkers:
         inherited += [trials, watch]
         sys.stdout.flush()
         sys.stderr.flush()
+        driver = os.getpid()
         with warnings.catch_warnings():  # Python 3.12 warns of fork in a process with threads: see the module docstring
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
         if pid == 0:
-            child_main(self.recipe, child_trials, child_watch, inherited)
+            child_main(self.recipe, child_trials, child_watch, inherited, driver)
         child_trials.close()
         child_watch.close()
         child = Child(pid, trials, watch)

@@ -16,6 +16,7 @@ Every message is a 4-byte length and a pickle: both ends are this program, in pr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import os
 import pickle
@@ -30,6 +31,8 @@ from typing import Any, NoReturn
 from passhat.runner.ray_worker import TrialWorker, WorkerRecipe
 
 HEADER = struct.Struct(">I")
+PR_SET_PDEATHSIG = 1
+"""prctl(2)'s option: the signal this process gets when the thread that forked it ends."""
 
 
 def frame(message: tuple[Any, ...]) -> bytes:
@@ -46,7 +49,8 @@ async def read_frame(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
         return None
 
 
-def child_main(recipe: WorkerRecipe, trials: socket.socket, watch: socket.socket, inherited: list[socket.socket]) -> NoReturn:
+def child_main(recipe: WorkerRecipe, trials: socket.socket, watch: socket.socket, inherited: list[socket.socket],
+               driver: int) -> NoReturn:
     """What a forked worker runs; it never returns into the driver's code it was forked from.
 
     The fork copied the driver's state, its running event loop included: the worker starts a loop of its own,
@@ -55,6 +59,7 @@ def child_main(recipe: WorkerRecipe, trials: socket.socket, watch: socket.socket
     every process of the group: the driver decides what happens to the run and stops its workers itself."""
     code = 1
     try:
+        _die_with_driver(driver)
         for sock in inherited:  # the driver's ends of the other workers' lines: their end must be the driver's alone
             sock.close()
         signal.set_wakeup_fd(-1)
@@ -69,6 +74,19 @@ def child_main(recipe: WorkerRecipe, trials: socket.socket, watch: socket.socket
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)  # no atexit handlers or finalisers of the driver's objects: they are the driver's to run
+
+
+def _die_with_driver(driver: int) -> None:
+    """On Linux, have the kernel kill this worker when the driver (process id ``driver``) dies. The end of the
+    trials line does that too, but only once this worker's loop reads it, which an agent holding the loop
+    delays for good."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != driver:  # it died before that took effect
+        os._exit(1)
 
 
 async def serve(recipe: WorkerRecipe, trials: socket.socket, watch: socket.socket) -> None:
