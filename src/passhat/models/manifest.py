@@ -366,8 +366,9 @@ class Manifest(FileModel):
     concurrency: int | None = None
     """Trials in flight at once."""
     executor: dict[str, Any] | None = None
-    """What ran the trials: ``{"kind": "local"}`` (asyncio workers in the run's process) or ``{"kind": "ray",
-    "address": …, "workers": N}``; a resumed run records the executor of its latest session."""
+    """What ran the trials: ``{"kind": "local"}`` (asyncio workers in the run's process), ``{"kind": "processes",
+    "workers": N}`` (processes forked by it) or ``{"kind": "ray", "address": …, "workers": N}``; a resumed run
+    records the executor of its latest session."""
     redaction: Redaction | None = None
     """What was redacted before reaching disk."""
     cassette: CassetteInfo | None = None

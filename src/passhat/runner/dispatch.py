@@ -24,6 +24,7 @@ What a kind of worker is (a Ray actor, a forked process) is behind :class:`Worke
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 import time
 from collections import deque
@@ -122,14 +123,21 @@ class Dispatch:
         self.queue: deque[tuple[Case, int, int, int]] = deque()
         """(case, trial, attempt, attempts spent) still to send."""
         self.flying: dict[asyncio.Future[Any], Flight] = {}
-        self.reviving: dict[asyncio.Task[None], int] = {}
+        self.reviving: dict[asyncio.Future[Any], int] = {}
         """Workers that died or were killed, until one is back in their place: nothing is sent to them meanwhile."""
         self.watching: dict[asyncio.Future[Any], int] = {}
         """Each worker's pending :meth:`~passhat.runner.ray_worker.TrialWorker.blocked`."""
-        self.checking: dict[asyncio.Task[bool], int] = {}
+        self.checking: dict[asyncio.Future[Any], int] = {}
         """Workers being asked whether they answer at all (an attempt of theirs is past its deadline)."""
         self.load = [0] * workers.count
         self.final: list[TrialRecord] = []
+        self.landed: deque[asyncio.Future[Any]] = deque()
+        """Calls finished since the loop last looked, in the order they finished. Each call tells this queue
+        itself when it ends: waiting on every call in flight at each turn (``asyncio.wait``) cost a callback
+        added and removed per call per finished one, ~0.3 ms per record at -j 256."""
+        self._wake: asyncio.Future[None] | None = None
+        self._next_check = math.inf
+        """No attempt's deadline falls before this (``time.monotonic()``): the attempts are scanned only then."""
 
     async def run(self, pending: Sequence[tuple[Case, int]]) -> None:
         """Run every pair to a final record, handed to ``emit``."""
@@ -139,10 +147,10 @@ class Dispatch:
         try:
             self._send()
             while self.flying or self.queue:  # a worker still restarting at the end is not waited for
-                waiting = [*self.flying, *self.reviving, *self.watching, *self.checking]
-                finished, _ = await asyncio.wait(waiting, timeout=self._until_deadline(),
-                                                 return_when=asyncio.FIRST_COMPLETED)
-                for done in finished:
+                if not self.landed:
+                    await self._next_landing()
+                landed, self.landed = self.landed, deque()
+                for done in landed:
                     self._finished(done)
                 self._check_deadlines()
                 self._send()  # the workers get their next attempts before the records are encoded (redaction)
@@ -152,6 +160,29 @@ class Dispatch:
         finally:
             for future in [*self.flying, *self.reviving, *self.watching, *self.checking]:
                 future.cancel()
+
+    async def _next_landing(self) -> None:
+        """Wait until a call finishes or the next deadline is due."""
+        loop = asyncio.get_running_loop()
+        self._wake = wake = loop.create_future()
+        timer = None if math.isinf(self._next_check) else \
+            loop.call_at(loop.time() + max(0.0, self._next_check - time.monotonic()), _set, wake)
+        try:
+            await wake
+        finally:
+            self._wake = None
+            if timer is not None:
+                timer.cancel()
+
+    def _track(self, call: Awaitable[Any]) -> asyncio.Future[Any]:
+        future = asyncio.ensure_future(call)
+        future.add_done_callback(self._land)
+        return future
+
+    def _land(self, future: asyncio.Future[Any]) -> None:
+        self.landed.append(future)
+        if self._wake is not None:
+            _set(self._wake)
 
     # -- sending and settling ----------------------------------------------------------------------------
 
@@ -164,10 +195,10 @@ class Dispatch:
         while self.queue and up and len(self.flying) < self.concurrency:
             case, trial, attempt, spent = self.queue.popleft()
             worker = min(up, key=self.load.__getitem__)
-            call = asyncio.ensure_future(self.workers.run(worker, case.id, trial, attempt))
+            call = self._track(self.workers.run(worker, case.id, trial, attempt))
             deadline = time.monotonic() + case.limits.max_seconds + self.workers.grace_s + DEADLINE_MARGIN_S
-            self.flying[call] = Flight(case, trial, attempt, spent, worker,
-                                                                    time.perf_counter(), deadline)
+            self.flying[call] = Flight(case, trial, attempt, spent, worker, time.perf_counter(), deadline)
+            self._next_check = min(self._next_check, deadline)
             self.load[worker] += 1
 
     def _settle(self, flight: Flight, record: TrialRecord, raised: bool, *, spends: bool = True) -> None:
@@ -183,16 +214,19 @@ class Dispatch:
         return error_record(flight.case, flight.trial, seed, flight.attempt, flight.started, InfrastructureError(why))
 
     def _finished(self, done: asyncio.Future[Any]) -> None:
+        """A call landed: settle what it was (nothing, when it was given up on and settled already)."""
         if done in self.reviving:
-            self.reviving.pop(done)  # type: ignore[call-overload]
+            self.reviving.pop(done)
             done.result()  # a worker that could not be brought back ends the run (resume it later)
+            self._next_check = -math.inf  # its attempts' deadlines count again
         elif done in self.watching:
             self._heard(self.watching.pop(done), done)
         elif done in self.checking:
-            worker = self.checking.pop(done)  # type: ignore[call-overload]
+            worker = self.checking.pop(done)
             if worker not in self.reviving.values():
                 self._answered(worker, done.result())
-        else:
+            self._next_check = -math.inf  # its attempts' deadlines count again (or were moved)
+        elif done in self.flying:
             flight = self.flying.pop(done)
             self.load[flight.worker] -= 1
             record, raised, lost = self._outcome(done, flight)
@@ -213,7 +247,7 @@ class Dispatch:
     # -- workers given up on -----------------------------------------------------------------------------
 
     def _watch(self, worker: int) -> None:
-        self.watching[asyncio.ensure_future(self.workers.blocked(worker))] = worker
+        self.watching[self._track(self.workers.blocked(worker))] = worker
 
     def _heard(self, worker: int, done: asyncio.Future[Any]) -> None:
         """The worker's watchdog gave up on a trial (or the worker died or closed: nothing to do here)."""
@@ -230,15 +264,17 @@ class Dispatch:
                       "for good; the worker was killed and replaced, and the attempt could not run its time")
 
     def _check_deadlines(self) -> None:
+        """Ask each worker with an attempt past its deadline whether it answers (not one already asked, or
+        coming back), and note when the next deadline falls."""
         now = time.monotonic()
+        if now < self._next_check:
+            return
         skip = {*self.reviving.values(), *self.checking.values()}
-        for worker in {f.worker for f in self.flying.values() if f.deadline <= now and f.worker not in skip}:
-            self.checking[asyncio.ensure_future(self._answers(worker))] = worker
-
-    def _until_deadline(self) -> float | None:
-        skip = {*self.reviving.values(), *self.checking.values()}
-        deadlines = [f.deadline for f in self.flying.values() if f.worker not in skip]
-        return max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+        late = {f.worker for f in self.flying.values() if f.deadline <= now and f.worker not in skip}
+        for worker in late:
+            self.checking[self._track(self._answers(worker))] = worker
+        skip |= late
+        self._next_check = min((f.deadline for f in self.flying.values() if f.worker not in skip), default=math.inf)
 
     async def _answers(self, worker: int) -> bool:
         try:
@@ -289,12 +325,17 @@ class Dispatch:
 
     def _revive(self, worker: int) -> None:
         if worker not in self.reviving.values():
-            self.reviving[asyncio.ensure_future(self._back(worker))] = worker
+            self.reviving[self._track(self._back(worker))] = worker
 
     async def _back(self, worker: int) -> None:
         """Wait until a worker is up in place of a dead one (attempts sent meanwhile would fail), then watch it."""
         await self.workers.back(worker)
         self._watch(worker)
+
+
+def _set(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def first_line(exc: BaseException) -> str:
