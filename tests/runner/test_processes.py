@@ -58,6 +58,28 @@ def test_the_trials_run_in_the_workers_and_a_closure_needs_no_pickling(tmp_path:
     assert len(pids) == 2 and os.getpid() not in pids
 
 
+def test_agents_elsewhere_reach_the_local_verdicts_from_worker_processes(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A service agent (HTTP, here) and an isolated one talk to their trial's tool server, which now runs in
+    a worker process: the verdicts are the local executor's, case by case, faults included."""
+    from tests.agents.test_external_agents import ReferenceService
+
+    monkeypatch.setenv("PASSHAT_TOOL_TIMEOUT_S", "1")  # a withheld answer is given up on in 1 s, not the default
+
+    def verdicts(run: Any) -> dict[tuple[str, int], tuple[str, str | None]]:
+        return {r.key: (r.outcome, r.failure.category if r.failure else None) for r in run.records()}
+
+    cases = ["inv-102", "colleague-invoice", "malformed-amount", "timeout-after-write"]
+    local = passhat.evaluate("reimbursement", "hasty", trials=1, out=tmp_path / "local", sanity=False, cases=cases)
+    with ReferenceService() as service:
+        served = passhat.evaluate("reimbursement", service.url("hasty"), trials=1, concurrency=4, sanity=False,
+                                  out=tmp_path / "served", executor="processes", workers=2, cases=cases)
+    isolated = passhat.evaluate("reimbursement", "hasty", trials=1, concurrency=4, isolate="process", sanity=False,
+                                out=tmp_path / "isolated", executor="processes", workers=2, cases=cases)
+    assert verdicts(served) == verdicts(local) == verdicts(isolated)
+    assert {o for o, _ in verdicts(local).values()} == {"pass", "fail"}
+
+
 def test_the_cli_runs_trials_in_worker_processes(tmp_path: Path, cli: Any) -> None:
     r = cli("run", "refunds", "--agent", "careful", "-k", 2, "--executor", "processes", "--workers", 2, "-j", 6,
             "--out", tmp_path / "run", "-q", "--no-report", "--no-sanity", "--tag", "risk=high")
