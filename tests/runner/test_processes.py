@@ -276,3 +276,44 @@ def test_a_worker_blocked_in_c_code_is_killed_by_the_drivers_deadline(tmp_path: 
     assert sorted(r.attempt for r in records.values()) == [1, 1, 2, 2]  # the blocker and the trial beside it
     (why,) = run.manifest.replaced_workers
     assert why.startswith("worker process replaced") and "did not answer" in why and "add-note#0" in why
+
+
+# -- the note that points a CPU-bound local run at this executor ----------------------------------------------
+
+def test_a_local_run_whose_own_cpu_set_its_pace_is_pointed_at_worker_processes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reference agents never wait: the run's process is busy all the time its trials take. Past the (here
+    shortened) duration, the run says so and names the executor that would use the other CPUs."""
+    import passhat.api.evaluation as evaluation
+
+    monkeypatch.setattr(evaluation, "CPU_BOUND_AFTER_S", 0.05)
+    monkeypatch.setattr("passhat.runner.process_executor.usable_cpus", lambda: 4)
+    notes: list[str] = []
+    passhat.evaluate("refunds", "careful", trials=8, concurrency=16, out=tmp_path / "busy", sanity=False,
+                     on_warning=notes.append)
+    (note,) = [n for n in notes if "--executor processes" in n]
+    assert "the harness's own work set the pace" in note and "4 CPUs" in note
+    notes.clear()
+    passhat.evaluate("refunds", "careful", trials=4, out=tmp_path / "forked", sanity=False, on_warning=notes.append,
+                     executor="processes")
+    assert not [n for n in notes if "--executor processes" in n]  # already spread
+
+
+def test_a_local_run_that_waits_on_its_agent_gets_no_such_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    import passhat.api.evaluation as evaluation
+    from passhat.agents import reference_agent
+
+    monkeypatch.setattr(evaluation, "CPU_BOUND_AFTER_S", 0.05)
+    monkeypatch.setattr("passhat.runner.process_executor.usable_cpus", lambda: 4)
+    careful = reference_agent("careful")
+
+    async def thinks(episode: Any) -> str | None:
+        await asyncio.sleep(0.2)  # a model call
+        return await careful(episode)
+
+    notes: list[str] = []
+    passhat.evaluate("refunds", thinks, trials=1, concurrency=1, out=tmp_path / "run", sanity=False,
+                     on_warning=notes.append, cases=["refund-4812", "store-credit-4820"])
+    assert not [n for n in notes if "--executor processes" in n]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import time
 import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,39 @@ from passhat.runner.store import RunStore
 from passhat.tools.cassette import Cassette
 
 P = ParamSpec("P")
+CPU_BOUND_AFTER_S = 5.0
+"""A local run's trials that took at least this long with this process busy at least :data:`CPU_BOUND_SHARE` of
+the time get a note pointing at ``--executor processes`` (a short run is CPU-bound by nature, and quick)."""
+CPU_BOUND_SHARE = 0.85
+
+
+@dataclass
+class CpuBound:
+    """Whether the run's own CPU set its pace: its event loop's thread busy (running, or ready to run and
+    waiting for a CPU) nearly all the time its trials took, on a machine with CPUs it could use. Then the
+    agents were waiting on the harness, not the other way round, and more trials in flight would not help;
+    worker processes would (docs/scale.md)."""
+
+    executor: str
+    wall: float
+    busy: float
+    cpu: float
+
+    @classmethod
+    def start(cls, executor: str) -> CpuBound:
+        return cls(executor, time.perf_counter(), _busy_s(), time.process_time())
+
+    def note(self, trials: int) -> str | None:
+        from passhat.runner.process_executor import usable_cpus
+
+        wall, busy = time.perf_counter() - self.wall, _busy_s() - self.busy
+        cpus = usable_cpus()
+        if self.executor != "local" or cpus < 2 or wall < CPU_BOUND_AFTER_S or busy < CPU_BOUND_SHARE * wall:
+            return None
+        per_trial = (time.process_time() - self.cpu) / max(trials, 1) * 1000
+        return (f"this process was busy {min(busy / wall, 1.0):.0%} of the {wall:.1f} s the trials took ({per_trial:.1f} "
+                f"ms of CPU per trial): the harness's own work set the pace, not the agent; --executor processes "
+                f"spreads the trials over this machine's {cpus} CPUs (docs/scale.md)")
 
 AgentLike = str | Callable[..., Any]
 """A spec (``careful``, ``module:function``, ``path.py:function``, ``openai:MODEL``, ``anthropic:MODEL``,
@@ -109,6 +143,17 @@ def check_same_selection(out: Path, selection: Selection | None) -> None:
         raise PasshatError(f"cannot resume {out}: it ran {'the cases selected by ' + before if before else 'every case'}, "
                            f"this command selects {'the cases selected by ' + now if now else 'every case'}; "
                            "choose the same cases (--split, --tag; cases= from Python) as when it started")
+
+
+def _busy_s() -> float:
+    """Seconds this thread has been running or runnable (Linux's schedstat: on a CPU, and waiting in the run
+    queue for one, which a shared machine adds); elsewhere this process's CPU time."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            running, waiting = f.read().split()[:2]
+        return (int(running) + int(waiting)) / 1e9
+    except (OSError, ValueError):
+        return time.process_time()
 
 
 def _blocking(run_async: Callable[P, Coroutine[Any, Any, Run]]) -> Callable[P, Run]:
@@ -285,7 +330,10 @@ async def evaluate_async(
             for line in unreachable_before_run(cfg.out, manifest):
                 warn(line)
 
+    busy, before = CpuBound.start(opts.executor), done
     await execute(cfg, resume=resume, on_record=recorded, executor=runs_on, on_start=on_start, **rounds)
+    if (note := busy.note(done - before)) is not None:
+        warn(note)
     return _finish(folder, by=opts.by, gated=registered_gate is not None, warnings=notes,
                    baseline=opts.baseline if sequenced is None else None, reported=reported)
 
