@@ -80,6 +80,40 @@ def test_agents_elsewhere_reach_the_local_verdicts_from_worker_processes(tmp_pat
     assert {o for o, _ in verdicts(local).values()} == {"pass", "fail"}
 
 
+def test_no_more_trials_run_at_once_than_j_though_workers_hold_the_next_ones_ahead(tmp_path: Path) -> None:
+    """-j 3 over 2 workers: lanes of 2 and 1, each worker holding an attempt more, queued. Every trial writes
+    when it starts and ends (O_APPEND: whole lines); at no instant do more than 3 run, nor more than a
+    worker's lanes in it."""
+    import asyncio
+
+    from passhat.agents import reference_agent
+
+    careful, log = reference_agent("careful"), tmp_path / "log"
+
+    async def logged(episode: Any) -> str | None:
+        with log.open("a") as fh:
+            fh.write(f"+ {os.getpid()}\n")
+        try:
+            await asyncio.sleep(0.03)
+            return await careful(episode)
+        finally:
+            with log.open("a") as fh:
+                fh.write(f"- {os.getpid()}\n")
+
+    run = passhat.evaluate("refunds", logged, trials=2, concurrency=3, out=tmp_path / "run", sanity=False,
+                           executor="processes", workers=2)
+    assert [r.outcome for r in run.records()] == ["pass"] * 32
+    running: Counter[str] = Counter()
+    most: Counter[str] = Counter()
+    peak = 0
+    for line in log.read_text().splitlines():
+        sign, pid = line.split()
+        running[pid] += 1 if sign == "+" else -1
+        most[pid] = max(most[pid], running[pid])
+        peak = max(peak, sum(running.values()))
+    assert peak == 3 and sorted(most.values()) == [1, 2]
+
+
 def test_the_cli_runs_trials_in_worker_processes(tmp_path: Path, cli: Any) -> None:
     r = cli("run", "refunds", "--agent", "careful", "-k", 2, "--executor", "processes", "--workers", 2, "-j", 6,
             "--out", tmp_path / "run", "-q", "--no-report", "--no-sanity", "--tag", "risk=high")

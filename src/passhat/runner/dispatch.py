@@ -68,6 +68,9 @@ class Workers(Protocol):
     grace_s: float
     """The workers' watchdog grace (the recipe's): an attempt's deadline counts it."""
     seed: int
+    ahead: int
+    """Attempts a worker may hold beyond its lanes, waiting to start the moment one of its trials ends (a forked
+    worker queues them itself; 0 for Ray). The worker, not the driver, keeps its trials within its lanes."""
 
     def run(self, worker: int, case_id: str, trial: int, attempt: int) -> Awaitable[tuple[str, bool]]:
         """One attempt on ``worker``: its record as JSON and whether it raised."""
@@ -130,6 +133,8 @@ class Dispatch:
         self.checking: dict[asyncio.Future[Any], int] = {}
         """Workers being asked whether they answer at all (an attempt of theirs is past its deadline)."""
         self.load = [0] * workers.count
+        self.room = [lanes(concurrency, workers.count, i) + workers.ahead for i in range(workers.count)]
+        """Attempts each worker may hold: its share of ``-j`` (the trials it runs at once) and what it may queue."""
         self.final: list[TrialRecord] = []
         self.arrived: list[tuple[Flight, asyncio.Future[Any]]] = []
         """Attempts that ended, their lanes free again, whose answers are still to be read: a worker's lanes are
@@ -200,9 +205,11 @@ class Dispatch:
 
     def _send(self) -> None:
         up = self._up()
-        while self.queue and up and len(self.flying) < self.concurrency:
+        while self.queue:
+            worker = min((w for w in up if self.load[w] < self.room[w]), key=self.load.__getitem__, default=None)
+            if worker is None:
+                break
             case, trial, attempt, spent = self.queue.popleft()
-            worker = min(up, key=self.load.__getitem__)
             call = self._track(self.workers.run(worker, case.id, trial, attempt))
             deadline = time.monotonic() + case.limits.max_seconds + self.workers.grace_s + DEADLINE_MARGIN_S
             self.flying[call] = Flight(case, trial, attempt, spent, worker, time.perf_counter(), deadline)
@@ -337,6 +344,12 @@ class Dispatch:
         """Wait until a worker is up in place of a dead one (attempts sent meanwhile would fail), then watch it."""
         await self.workers.back(worker)
         self._watch(worker)
+
+
+def lanes(concurrency: int, count: int, worker: int) -> int:
+    """Worker ``worker``'s share of ``-j`` over ``count`` workers: the shares differ by at most one and add up to
+    ``concurrency`` (every worker at least one), so the trials running at once never exceed ``-j``."""
+    return max(1, concurrency // count + (worker < concurrency % count))
 
 
 def _set(future: asyncio.Future[None]) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 
 from passhat.cases import Case
 from passhat.errors import PasshatError, RunError
-from passhat.runner.dispatch import Dispatch, WorkerFailed, WorkerLost
+from passhat.runner.dispatch import Dispatch, WorkerFailed, WorkerLost, lanes
 from passhat.runner.executor import Emit, Replaced
 from passhat.runner.process_worker import child_main, frame, read_frame
 from passhat.runner.ray_worker import WorkerRecipe
@@ -165,9 +165,14 @@ class ProcessWorkers:
 
     what = "worker process"
 
-    def __init__(self, recipe: WorkerRecipe, count: int) -> None:
+    def __init__(self, recipe: WorkerRecipe, count: int, concurrency: int) -> None:
         self.recipe = recipe
         self.count = count
+        self.lanes = [lanes(concurrency, count, i) for i in range(count)]
+        self.ahead = max(1, self.lanes[0] // 4)
+        """Attempts a worker holds beyond its lanes (a quarter more): when a wave of trials ends together, each
+        lane starts its next trial at once instead of after the record's round trip through this process, which
+        that wave keeps busy (docs/design/042)."""
         self.grace_s = recipe.grace_s
         self.seed = recipe.seed
         self.children: list[Child | None] = [None] * count
@@ -203,6 +208,7 @@ class ProcessWorkers:
         child = Child(pid, trials, watch)
         self.children[worker] = child
         await child.open()
+        child.send(("lanes", self.lanes[worker]))
 
     def _child(self, worker: int) -> Child:
         child = self.children[worker]
@@ -290,7 +296,7 @@ class ProcessExecutor:
         if not pending:
             return
         concurrency = max(1, cfg.concurrency)
-        workers = ProcessWorkers(self.recipe, min(self.workers, concurrency, len(pending)))
+        workers = ProcessWorkers(self.recipe, min(self.workers, concurrency, len(pending)), concurrency)
         self.pids = await workers.start()
         try:
             await Dispatch(workers, concurrency=concurrency, emit=emit, replaced=replaced).run(pending)

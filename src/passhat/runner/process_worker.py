@@ -3,9 +3,10 @@
 It is a :class:`~passhat.runner.ray_worker.TrialWorker` (the suite loaded again from its name or folder, the
 agent, user and judge rebuilt from the recipe), reached over two sockets instead of through Ray:
 
-- the *trials line*, read and written by the worker's event loop: ``("run", id, case, trial, attempt)`` in,
-  ``("done", id, record_json, raised)`` or ``("failed", id, why)`` out; ``("close",)`` or the end of the line
-  (the driver is gone) ends the worker;
+- the *trials line*, read and written by the worker's event loop: ``("lanes", n)`` (at most n trials at
+  once; attempts beyond wait for a lane, so the driver can send the next ones ahead) and
+  ``("run", id, case, trial, attempt)`` in, ``("done", id, record_json, raised)`` or ``("failed", id, why)``
+  out; ``("close",)`` or the end of the line (the driver is gone) ends the worker;
 - the *watch line*, served by two threads of the worker's own, so that it answers while an agent holds the
   trials' loop: a byte in is answered ``("alive",)``; when the worker's watchdog gives up on a trial its
   verdict goes out as ``("blocked", record_json, why)`` (docs/design/022).
@@ -102,9 +103,13 @@ async def serve(recipe: WorkerRecipe, trials: socket.socket, watch: socket.socke
     WatchLine(watch, worker).start()
     writer.write(frame(("ready", pid)))
     running: set[asyncio.Task[None]] = set()
+    lanes = asyncio.Semaphore(1)
     try:
-        while (message := await read_frame(reader)) is not None and message[0] == "run":
-            task = asyncio.get_running_loop().create_task(_attempt(worker, writer, *message[1:]))
+        while (message := await read_frame(reader)) is not None and message[0] != "close":
+            if message[0] == "lanes":
+                lanes = asyncio.Semaphore(message[1])
+                continue
+            task = asyncio.get_running_loop().create_task(_attempt(worker, writer, lanes, *message[1:]))
             running.add(task)
             task.add_done_callback(running.discard)
     finally:
@@ -115,10 +120,11 @@ async def serve(recipe: WorkerRecipe, trials: socket.socket, watch: socket.socke
         writer.close()
 
 
-async def _attempt(worker: TrialWorker, writer: asyncio.StreamWriter, rid: int, case_id: str, trial: int,
-                   attempt: int) -> None:
+async def _attempt(worker: TrialWorker, writer: asyncio.StreamWriter, lanes: asyncio.Semaphore, rid: int,
+                   case_id: str, trial: int, attempt: int) -> None:
     try:
-        text, raised = await worker.run(case_id, trial, attempt)
+        async with lanes:  # a trial starts when one of this worker's lanes is free
+            text, raised = await worker.run(case_id, trial, attempt)
         message: tuple[Any, ...] = ("done", rid, text, raised)
     except Exception as exc:  # attempt_once records what a trial raises: this is the worker's own failure
         message = ("failed", rid, f"{type(exc).__name__}: {exc}")

@@ -146,6 +146,7 @@ class RayWorkers:
     Ray restarts a killed actor itself (``max_restarts=-1``)."""
 
     what = "Ray worker"
+    ahead = 0
 
     def __init__(self, ray: Any, recipe: WorkerRecipe, handles: list[Any]) -> None:
         self.ray = ray
