@@ -15,7 +15,17 @@ import pytest
 import passhat
 from passhat.errors import PasshatError
 from passhat.runner import RunStore
-from tests.runner.executor_cases import GIL_HOLDER, KILLER, VOLATILE, bounded, by_key, deterministic, limited, without
+from tests.runner.executor_cases import (
+    VOLATILE,
+    by_key,
+    check_a_killed_worker_loses_and_duplicates_nothing,
+    check_a_run_killed_locally_resumes,
+    check_a_trial_whose_time_another_took_is_retried,
+    check_a_worker_stuck_in_c_code_is_killed,
+    check_loops_held_for_good_are_time_limit,
+    deterministic,
+    without,
+)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the processes executor forks")
 
@@ -123,34 +133,12 @@ def test_the_cli_runs_trials_in_worker_processes(tmp_path: Path, cli: Any) -> No
 
 
 def test_a_killed_worker_loses_and_duplicates_nothing(tmp_path: Path) -> None:
-    victim = "refund-4812"
-    agent = tmp_path / "killer.py"
-    agent.write_text(KILLER.format(marker=str(tmp_path / "killed"), pids=str(tmp_path / "pids"), case=victim))
-    run = passhat.evaluate("refunds", f"{agent}:agent", trials=3, concurrency=6, out=tmp_path / "run", sanity=False,
-                           executor="processes", workers=2)
-    assert (tmp_path / "killed").exists()
-    records = by_key(run.folder)  # fails on a duplicate
-    assert len(records) == 16 * 3 and run.summary.suite.errors == 0
-    assert all(r.outcome == "pass" for r in records.values())  # careful passes every case, retried or not
-    assert records[(victim, 1)].attempt == 2  # the retry is recorded as what it was
-    attempts = Counter(r.attempt for r in records.values())
-    assert set(attempts) == {1, 2} and attempts[2] <= 6  # retried: what was in flight on the dead worker, no more
-    assert len(set((tmp_path / "pids").read_text().split())) >= 2  # the trials ran in more than one worker process
+    check_a_killed_worker_loses_and_duplicates_nothing(tmp_path, executor="processes", workers=2)
     assert _no_children()  # the dead worker was waited for, and the one forked in its place stopped
 
 
 def test_a_run_killed_under_the_local_executor_resumes_under_processes(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    passhat.evaluate("refunds", "flaky", trials=2, seed=3, out=out, sanity=False)
-    lines = (out / "trials.jsonl").read_bytes().splitlines(keepends=True)
-    (out / "trials.jsonl").write_bytes(b"".join(lines[:13]) + lines[13][:40])  # killed mid-write
-    resumed = passhat.evaluate("refunds", "flaky", trials=2, seed=3, out=out, sanity=False, resume=True,
-                               executor="processes")
-    records = by_key(resumed.folder)
-    assert len(records) == 32 and len(resumed.manifest.resumed_at) == 1
-    fresh = passhat.evaluate("refunds", "flaky", trials=2, seed=3, out=tmp_path / "fresh", sanity=False)
-    assert {k: deterministic(r) for k, r in records.items()} == \
-        {k: deterministic(r) for k, r in by_key(fresh.folder).items()}
+    check_a_run_killed_locally_resumes(tmp_path, executor="processes")
 
 
 def test_a_sequential_run_forks_its_workers_again_at_each_look(tmp_path: Path) -> None:
@@ -253,63 +241,18 @@ def _running(pid: int) -> bool:
 # -- an in-process agent that blocks its worker's event loop (docs/design/022, section 3) --------------------
 
 def test_a_trial_whose_time_another_agent_took_on_its_worker_is_retried_not_a_fail(tmp_path: Path) -> None:
-    from tests.runner.test_bounded_agents import AGENTS
-
-    run = bounded(suite=limited(tmp_path, 0.6), agent=f"{AGENTS}:blocks_trial_zero", trials=4, concurrency=4,
-                  out=tmp_path / "run", sanity=False, executor="processes", workers=2)
-    records = by_key(run.folder)
-    blocker = records[("add-note", 0)]
-    assert (blocker.outcome, blocker.end_reason) == ("fail", "time_limit")
-    assert "held the event loop" in blocker.error and "--isolate process" in blocker.error
-    others = [records[("add-note", t)] for t in (1, 2, 3)]
-    assert [r.outcome for r in others] == ["pass"] * 3
-    assert sorted(r.attempt for r in others) == [1, 1, 2]  # the one on trial 0's worker lost its first attempt
-    assert run.incomplete() is None
+    check_a_trial_whose_time_another_took_is_retried(tmp_path, executor="processes", workers=2)
 
 
 def test_agents_that_hold_their_workers_loop_for_good_are_time_limit_and_the_run_goes_on(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import passhat.runner.watchdog as watchdog
-    from tests.runner.test_bounded_agents import AGENTS
-
-    monkeypatch.setattr(watchdog, "GRACE_S", 0.5)  # the recipe carries it to the workers
-    run = bounded(suite=limited(tmp_path, 0.5), agent=f"{AGENTS}:trials_0_and_1_block_for_good", trials=4,
-                  concurrency=4, out=tmp_path / "run", sanity=False, executor="processes", workers=2)
-    records = by_key(run.folder)
-    assert len(records) == 4
-    for trial in (0, 1):
-        blocked = records[("add-note", trial)]
-        assert (blocked.outcome, blocked.end_reason, blocked.attempt) == ("fail", "time_limit", 1)
-        assert f"trial add-note#{trial}'s agent has blocked the event loop" in blocked.error
-        assert "worker process replaced" in blocked.error and "--isolate process" in blocked.error
-        assert [c.tool for c in blocked.calls] == ["add_note"]  # what it did before it blocked is kept
-    victims = [records[("add-note", t)] for t in (2, 3)]
-    assert [r.outcome for r in victims] == ["pass"] * 2  # not the blockers' fail, not an error
-    assert all(r.attempt >= 2 for r in victims)
-    assert run.manifest.status == "complete" and len(run.manifest.replaced_workers) == 2
-    problem = run.incomplete()
-    assert problem is not None and problem.startswith("2 worker(s) had to be killed and replaced")
+    check_loops_held_for_good_are_time_limit(tmp_path, monkeypatch, "worker process", executor="processes", workers=2)
     assert _no_children()
 
 
 def test_a_worker_blocked_in_c_code_is_killed_by_the_drivers_deadline(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    import passhat.runner.dispatch as dispatch
-    import passhat.runner.watchdog as watchdog
-
-    monkeypatch.setattr(watchdog, "GRACE_S", 0.5)
-    monkeypatch.setattr(dispatch, "DEADLINE_MARGIN_S", 0.5)
-    monkeypatch.setattr(dispatch, "ANSWER_WITHIN_S", 2.0)  # a healthy worker on a loaded machine answers
-    agent = tmp_path / "gil.py"
-    agent.write_text(GIL_HOLDER.format(marker=str(tmp_path / "blocked")))
-    run = bounded(suite=limited(tmp_path, 0.5), agent=f"{agent}:agent", trials=4, concurrency=4,
-                  out=tmp_path / "run", sanity=False, executor="processes", workers=2)
-    assert (tmp_path / "blocked").exists()
-    records = by_key(run.folder)
-    assert [records[("add-note", t)].outcome for t in range(4)] == ["pass"] * 4, [r.error for r in records.values()]
-    assert sorted(r.attempt for r in records.values()) == [1, 1, 2, 2]  # the blocker and the trial beside it
-    (why,) = run.manifest.replaced_workers
-    assert why.startswith("worker process replaced") and "did not answer" in why and "add-note#0" in why
+    check_a_worker_stuck_in_c_code_is_killed(tmp_path, monkeypatch, "worker process", executor="processes", workers=2)
 
 
 # -- the note that points a CPU-bound local run at this executor ----------------------------------------------
