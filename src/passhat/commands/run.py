@@ -191,7 +191,6 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
 def finish_outputs(run: Run, *, junit: Path | None, summary_md: Path | None, quiet: bool) -> int:
     """Print the gate evaluate() decided, write the CI outputs; the exit code so far (2 when the gate could not
     be evaluated: then no CI output is written, as a gate error is bad input)."""
-    from passhat.commands.gate import print_gate
     from passhat.commands.outputs import write_ci_outputs
 
     if run.gate_error is not None:
@@ -199,6 +198,8 @@ def finish_outputs(run: Run, *, junit: Path | None, summary_md: Path | None, qui
         return EXIT_BAD_INPUT
     gate = run.gate_result
     if gate is not None:
+        from passhat.commands.gate import print_gate  # the gate command's module (compare, the gate's rules): only then
+
         print_gate(gate, err if quiet else Console())
     try:
         written = write_ci_outputs(run.folder, run.summary, gate, junit=junit, summary_md=summary_md)

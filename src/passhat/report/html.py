@@ -23,7 +23,7 @@ from typing import Any
 import jinja2
 
 from passhat.errors import RunError
-from passhat.gate.report import read_gate_result
+from passhat.gate.stored import read_gate_result
 from passhat.metric_names import shown_ks
 from passhat.models import Comparison, GateResult, Interval, Manifest, Summary
 from passhat.report import figures
