@@ -80,3 +80,21 @@ def test_version_is_the_package_version(cli: object) -> None:
     r = cli("--version")  # type: ignore[operator]
     assert r.exit_code == 0 and r.output == f"passhat, version {__version__}\n"
     assert __version__ == importlib.metadata.version("passhat")
+
+
+@pytest.mark.parametrize(("before", "frozen"), [("", True), ("gc.disable()", False), ("gc.freeze()", None)])
+def test_a_command_s_imports_are_frozen_out_of_the_collector_unless_the_program_decided(before: str, frozen: bool | None
+                                                                                        ) -> None:
+    """The command's modules (passhat run's: ~45,000 objects for life) are frozen once imported; a program that
+    turned the collector off or froze objects itself keeps its own setting."""
+    code = (f"import gc\n{before}\nheld = gc.get_freeze_count()\nfrom passhat.cli import main\n"
+            "try:\n    main(['run', '--help'])\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+            "print(__import__('json').dumps([gc.isenabled(), gc.get_freeze_count(), held]))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    enabled, count, held = json.loads(r.stdout.splitlines()[-1])
+    if frozen is None:  # the program's own freeze, untouched
+        assert enabled and 0 < count <= held  # (frozen objects freed since leave the count)
+    else:
+        assert enabled is frozen and (count > 40_000) is frozen
