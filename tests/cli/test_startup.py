@@ -101,8 +101,9 @@ def test_a_command_s_imports_are_frozen_out_of_the_collector_unless_the_program_
 
 
 def test_a_quiet_run_loads_what_it_prints_with_after_its_trials_and_nothing_of_a_gate_it_has_not(tmp_path: Path) -> None:
-    """Before the first trial: no rich, no lint (a quiet run prints nothing until then). After an ungated run: no
-    gate evaluation, compare or numpy.ma (the report reads gate.json alone; its percentiles are stats')."""
+    """Before the first trial: no rich, no lint (a quiet run prints nothing until then), no summary models. After an
+    ungated run: no gate evaluation, compare or numpy.ma (the report reads gate.json alone; its percentiles are
+    stats')."""
     seen = tmp_path / "at_first.json"
     code = ("import passhat.runner.trial as t\nimport sys\nreal, first = t.run_trial, []\n"
             "async def run_trial(*a, **k):\n    first.append(first or set(sys.modules))\n    return await real(*a, **k)\n"
@@ -113,7 +114,8 @@ def test_a_quiet_run_loads_what_it_prints_with_after_its_trials_and_nothing_of_a
     after = loaded_after(code)
     at_first = set(json.loads(seen.read_text()))
     assert "passhat.runner.trial" in at_first and (tmp_path / "run" / "report.html").is_file()
-    assert [m for m in at_first if m.split(".")[0] == "rich" or m.startswith(("passhat.lint", "passhat.commands.cases"))] == []
+    assert [m for m in at_first if m.split(".")[0] == "rich" or m.startswith(("passhat.lint", "passhat.commands.cases",
+                                                                              "passhat.models.summary"))] == []
     assert "rich.console" in after
     assert [m for m in after if m.startswith(("passhat.gate.report", "passhat.commands.gate", "passhat.compare",
                                               "passhat.report.junit")) or m == "numpy.ma"] == []
