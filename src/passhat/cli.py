@@ -21,9 +21,12 @@ each command's module and its one-line help (``tests/cli`` checks them against t
 from __future__ import annotations
 
 import errno
+import gc
 import importlib
 import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import click
@@ -105,7 +108,9 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in self.lazy:
             module, _, attr = self.lazy[cmd_name][0].partition(":")
-            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+            with _imports_frozen():
+                command = getattr(importlib.import_module(module), attr)
+            self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -122,6 +127,29 @@ class LazyGroup(click.Group):
                 rows.append((name, click.Command(name, help=self.lazy[name][1]).get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+@contextmanager
+def _imports_frozen() -> Iterator[None]:
+    """A command's modules are imported with Python's collector off, and everything the process holds then is
+    frozen out of its passes for good (``gc.freeze``).
+
+    Importing ``passhat run``'s modules makes ~45,000 container objects (classes, functions, pydantic's
+    schemas) that live as long as the process. With the collector on, each time they grew by a quarter it walked
+    all of them again; after, every full pass (numpy's import and the report's at the end, the one at exit)
+    walked them once more: 5 % of a short run's instructions, 3 % of those before its first trial
+    (docs/design/041). Nothing changes for a program that turned collection off or froze objects itself, and
+    this happens once per process: a program that runs commands in-process (a test runner) has what it held at
+    the first command frozen, garbage cycles among it then included, which is bounded."""
+    if not gc.isenabled() or gc.get_freeze_count():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.freeze()
 
 
 class PasshatGroup(LazyGroup):

@@ -70,7 +70,8 @@ def load_yaml(text: str) -> Any:
             raise YamlExpansionError("", None, "the document is nested too deeply") from None
         if node is None:
             return None
-        _check_expansion(node)
+        if "*" in text:  # an alias is always written *NAME: without one nothing is shared, nothing can expand or recur
+            _check_expansion(node)
         return loader.construct_document(node)
     finally:
         loader.dispose()

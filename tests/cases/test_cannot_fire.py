@@ -142,3 +142,28 @@ def test_row_scopes_that_name_no_rows_are_refused(tmp_path: Path, scope: str, fi
 def test_row_scopes_that_can_match_load(tmp_path: Path, scope: str) -> None:
     text = GOOD.replace("unchanged_except: {tables: [notes]}", f"unchanged_except: {{rows: [{scope}]}}")
     assert len(load_suite(str(notes_suite(tmp_path, text))).cases) == 1
+
+
+def test_one_scratch_database_stores_each_value_as_a_fresh_one_would() -> None:
+    """The scope check stores every where value in one scratch database (a table per declared type, one row at a
+    time): what it reads back must be what a database made for that value alone gives, whatever came before."""
+    import itertools
+    import sqlite3
+
+    from passhat.cases.assertions.scope_checks import _safe_type, _Scratch
+
+    def alone(value: object, declared: str) -> object:
+        db = sqlite3.connect(":memory:")
+        db.execute(f"CREATE TABLE t (v {_safe_type(declared)})")
+        db.execute("INSERT INTO t VALUES (?)", (value,))
+        (stored,) = db.execute("SELECT v FROM t").fetchone()
+        db.close()
+        return stored
+
+    values = ["4812", 4812, "4812.0", 4812.5, "0x10", " 12", "1e3", True, "", "abc", 2**62, -0.0]
+    types = ["INTEGER", "TEXT", "REAL", "NUMERIC", "", "VARCHAR(20)", "BLOB", "BOOLEAN"]
+    pairs = list(itertools.product(values, types))
+    with _Scratch() as scratch:
+        for value, declared in pairs + pairs[::-1]:
+            got, want = scratch.stored(value, declared), alone(value, declared)
+            assert (type(got), got) == (type(want), want), (value, declared)

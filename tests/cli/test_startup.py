@@ -80,3 +80,42 @@ def test_version_is_the_package_version(cli: object) -> None:
     r = cli("--version")  # type: ignore[operator]
     assert r.exit_code == 0 and r.output == f"passhat, version {__version__}\n"
     assert __version__ == importlib.metadata.version("passhat")
+
+
+@pytest.mark.parametrize(("before", "frozen"), [("", True), ("gc.disable()", False), ("gc.freeze()", None)])
+def test_a_command_s_imports_are_frozen_out_of_the_collector_unless_the_program_decided(before: str, frozen: bool | None
+                                                                                        ) -> None:
+    """The command's modules (passhat run's: ~45,000 objects for life) are frozen once imported; a program that
+    turned the collector off or froze objects itself keeps its own setting."""
+    code = (f"import gc\n{before}\nheld = gc.get_freeze_count()\nfrom passhat.cli import main\n"
+            "try:\n    main(['run', '--help'])\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+            "print(__import__('json').dumps([gc.isenabled(), gc.get_freeze_count(), held]))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    enabled, count, held = json.loads(r.stdout.splitlines()[-1])
+    if frozen is None:  # the program's own freeze, untouched
+        assert enabled and 0 < count <= held  # (frozen objects freed since leave the count)
+    else:
+        assert enabled is frozen and (count > 40_000) is frozen
+
+
+def test_a_quiet_run_loads_what_it_prints_with_after_its_trials_and_nothing_of_a_gate_it_has_not(tmp_path: Path) -> None:
+    """Before the first trial: no rich, no lint (a quiet run prints nothing until then), no summary models. After an
+    ungated run: no gate evaluation, compare or numpy.ma (the report reads gate.json alone; its percentiles are
+    stats')."""
+    seen = tmp_path / "at_first.json"
+    code = ("import passhat.runner.trial as t\nimport sys\nreal, first = t.run_trial, []\n"
+            "async def run_trial(*a, **k):\n    first.append(first or set(sys.modules))\n    return await real(*a, **k)\n"
+            "t.run_trial = run_trial\nfrom passhat.cli import main\n"
+            f"try:\n    main(['run', 'refunds', '--agent', 'careful', '-k', '1', '-q', '--out', {str(tmp_path / 'run')!r}])\n"
+            "except SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+            f"open({str(seen)!r}, 'w').write(__import__('json').dumps(sorted(first[0])))")
+    after = loaded_after(code)
+    at_first = set(json.loads(seen.read_text()))
+    assert "passhat.runner.trial" in at_first and (tmp_path / "run" / "report.html").is_file()
+    assert [m for m in at_first if m.split(".")[0] == "rich" or m.startswith(("passhat.lint", "passhat.commands.cases",
+                                                                              "passhat.models.summary"))] == []
+    assert "rich.console" in after
+    assert [m for m in after if m.startswith(("passhat.gate.report", "passhat.commands.gate", "passhat.compare",
+                                              "passhat.report.junit")) or m == "numpy.ma"] == []

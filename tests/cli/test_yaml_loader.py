@@ -55,3 +55,18 @@ def test_a_document_libyaml_would_overflow_the_stack_on_is_refused_in_a_fresh_pr
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                        env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""})
     assert r.returncode == 0 and "nested too deeply" in r.stdout, (r.returncode, r.stderr)
+
+
+def test_the_alias_count_runs_on_every_document_that_could_hold_an_alias(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It is skipped only where no `*` is written (an alias is always `*NAME`; ~3 % of passhat run's start-up):
+    each of the built-in case files, counted, finds nothing to refuse; an alias, or a `*` anywhere, is counted."""
+    counted: list[object] = []
+    real = validation._check_expansion
+    monkeypatch.setattr(validation, "_check_expansion", lambda node: counted.append(node) or real(node))
+    for path in FILES:
+        real(yaml.compose(path.read_text("utf-8")))  # the count itself never refuses an alias-free file
+    assert load_yaml("a: [1, 2]\nb: {c: d}\n") == {"a": [1, 2], "b": {"c": "d"}} and counted == []
+    assert load_yaml("a: &x [1, 2]\nb: *x\n") == {"a": [1, 2], "b": [1, 2]} and len(counted) == 1
+    assert load_yaml("a: '*'\n") == {"a": "*"} and len(counted) == 2
+    with pytest.raises(YamlExpansionError):
+        load_yaml("a: &a [*a]\n")

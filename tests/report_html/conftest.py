@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 
 def make_run(folder: Path, agent: str, *extra: str) -> Path:
-    result = CliRunner().invoke(main, ["run", "reimbursement", "--agent", agent, "--trials", "2", "--out", str(folder),
-                                       "-q", *extra])
+    args = ["run", "reimbursement", "--agent", agent, "--trials", "2", "--out", str(folder), "-q", *extra]
+    with ThreadPoolExecutor(1) as pool:  # first asked for by a Chromium test, Playwright's event loop may be running here
+        result = pool.submit(CliRunner().invoke, main, args).result()
     assert result.exit_code == 0, result.output
     return folder
 

@@ -107,3 +107,14 @@ def test_changed_cases_between_manifests_and_snapshots(split_suite: Path, tmp_pa
     assert "affecting 4 unchanged case(s)" in describe_changes(result)
     code, output = cli("suite", "diff", str(out), str(cases))
     assert code == 0 and "domain '../notes/domain.py' changed" in output
+
+
+def test_a_run_s_manifest_holds_the_hashes_the_suite_gives(tmp_path: Path) -> None:
+    """build_manifest takes the case and domain hashes once and the suite's hash from them: the same three."""
+    from passhat.api import evaluate
+
+    suite = load_suite("refunds")
+    evaluate("refunds", "careful", trials=1, out=tmp_path / "run", sanity=False)
+    block = Manifest.load(tmp_path / "run" / "manifest.json").suite
+    assert (block.hash, block.cases, block.domains) == (suite.content_hash(), suite.case_hashes(),
+                                                        {n: d.content_hash() for n, d in suite.domains.items()})

@@ -16,15 +16,15 @@ from pydantic import BaseModel
 
 from passhat.errors import PasshatError
 from passhat.metric_names import headline_ks
-from passhat.models import Interval, Manifest, Summary
+from passhat.models import Manifest
 from passhat.rounding import interval
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore, read_records
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the summary's models too: built once a run has its summary, not before its first trial
     from passhat.api.options import RunOptions
-    from passhat.models import Comparison, GateResult
+    from passhat.models import Comparison, GateResult, Interval, Summary
 
 
 @dataclass(frozen=True)

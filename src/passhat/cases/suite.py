@@ -41,18 +41,27 @@ class Suite:
         """Hash of each fixture's built state, per domain (so a change can be named down to the fixture)."""
         return {n: {f: d.fixture_hash(f) for f in d.fixture_names} for n, d in sorted(self.domains.items())}
 
+    def domain_hashes(self) -> dict[str, str]:
+        return {n: d.content_hash() for n, d in self.domains.items()}
+
     def content_hash(self) -> str:
         """Hash of the cases and the domain code, fixtures and policy they run against.
 
         Two runs are comparable only when this is equal (or, case by case, when the case hashes and
         domain hashes are).
         """
-        h = hashlib.sha256()
-        for cid, ch in sorted(self.case_hashes().items()):
-            h.update(f"{cid}:{ch}\n".encode())
-        for name in sorted(self.domains):
-            h.update(f"{name}:{self.domains[name].content_hash()}\n".encode())
-        return h.hexdigest()
+        return suite_hash(self.case_hashes(), self.domain_hashes())
+
+
+def suite_hash(case_hashes: dict[str, str], domain_hashes: dict[str, str]) -> str:
+    """:meth:`Suite.content_hash` from the suite's case and domain hashes, for a caller that needs those too (the
+    manifest: each is a few ms, the domain's reading its tools' source)."""
+    h = hashlib.sha256()
+    for cid, ch in sorted(case_hashes.items()):
+        h.update(f"{cid}:{ch}\n".encode())
+    for name in sorted(domain_hashes):
+        h.update(f"{name}:{domain_hashes[name]}\n".encode())
+    return h.hexdigest()
 
 
 def resolve_suite_folder(ref: str) -> tuple[str, Path]:

@@ -14,18 +14,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from passhat.commands.common import suite_hint
 from passhat.console import stderr_console
 from passhat.errors import EXIT_FAILED, EXIT_OK, PasshatError
 from passhat.lint import LintReport, lint_suite
 from passhat.lint.similarity import THRESHOLD
-
-
-def suite_hint(message: str, ref: str) -> str:
-    """Point at ``FOLDER/cases`` when FOLDER is a suite's root (domain.py, cases/) rather than its cases."""
-    nested = Path(ref) / "cases"
-    if "no case files" in message and nested.is_dir() and any(nested.glob("*.y*ml")):
-        return f"{message}; the case files are in {nested}: pass that folder"
-    return message
 
 
 def print_report(report: LintReport, console: Console, strict: bool) -> None:

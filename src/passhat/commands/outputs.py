@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from passhat.report.files import write_atomic
-from passhat.report.junit import junit_xml
-from passhat.report.markdown import markdown_summary
 from passhat.runner.store import RunStore
 
 if TYPE_CHECKING:
@@ -27,12 +25,16 @@ def write_ci_outputs(run_folder: Path, summary: Summary, gate: GateResult | None
     """Write the requested outputs; returns the paths written (for the user's log)."""
     written: list[Path] = []
     if junit is not None:
+        from passhat.report.junit import junit_xml  # each writer is imported only for its output (xml.etree)
+
         junit.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(junit, junit_xml(summary, RunStore(run_folder).iter_records(), gate))
         written.append(junit)
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if summary_md is None and not step_summary:
         return written
+    from passhat.report.markdown import markdown_summary  # a run without CI outputs, at a desk, needs neither
+
     text = markdown_summary(summary, gate)
     if summary_md is not None:
         summary_md.parent.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,6 @@ Exit codes: 0 report written, 2 bad input (not a run folder).
 
 from __future__ import annotations
 
-import webbrowser
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,6 +37,8 @@ def report(run_folder: Path, open_browser: bool) -> None:
     click.echo(f"{written.path} ({_size(written.page_bytes)}; {written.trials} trial(s), "
                f"{_size(written.lazy_bytes)} loaded on demand from {written.path.parent / 'report'})")
     if open_browser:
+        import webbrowser
+
         webbrowser.open(written.path.resolve().as_uri())
 
 

@@ -8,26 +8,26 @@ from __future__ import annotations
 
 import shlex
 import sys
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 import passhat.api
 from passhat.agents.bounds import DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_PROCESSES
 from passhat.api import Progress as RunProgress
 from passhat.api import Run, RunOptions
-from passhat.commands.cases import suite_hint
-from passhat.commands.common import EXIT_BAD_INPUT, err, fail
+from passhat.commands.common import EXIT_BAD_INPUT, fail, stderr, suite_hint
 from passhat.commands.export import check_otlp_url
 from passhat.commands.run_options import model_options, run_options, sequential_looks
 from passhat.errors import PasshatError
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE, EXIT_INCOMPLETE
 from passhat.runner.health import exit_code as health_exit_code
 from passhat.runner.run import MAX_CONCURRENCY, MAX_PLANNED_TRIALS, MAX_TRIALS
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 @click.command()
@@ -137,15 +137,15 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
             options = RunOptions.build(options, sequential=looks)
     except PasshatError as exc:
         fail(str(exc))
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=err,
-                        disable=quiet or not err.is_terminal)  # a bar in a CI log is noise (and a blank line)
-    with progress:
+    progress = None if quiet or not stderr().is_terminal else progress_bar()  # a bar in a CI log is noise (and a blank line)
+    with progress or nullcontext():
         bar: list[TaskID] = []
         where: list[RunProgress] = []
 
         def advance(p: RunProgress) -> None:
             where[:] = [p]
+            if progress is None:
+                return
             if not bar:  # the first report, before the first trial: the plan's size (and, resumed, what is done)
                 bar.append(progress.add_task(f"{p.suite} · {agent_spec}", total=p.total, completed=p.done))
             else:
@@ -154,19 +154,22 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
         try:
             run = passhat.api.evaluate(
                 suite, agent_spec, options, out=out, resume=resume, progress=advance,
-                on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {w}", highlight=False))
+                on_warning=lambda w: stderr().print(f"[yellow]warning:[/yellow] {w}", highlight=False))
         except (PasshatError, ValueError) as exc:
             fail(suite_hint(str(exc), suite))
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM (passhat.shutdown): say where the records are
             if where and where[0].folder is not None:
                 p = where[0]
-                err.print(f"stopped: {p.done} of {p.total} trial(s) recorded in {p.folder}; continue with "
+                stderr().print(f"stopped: {p.done} of {p.total} trial(s) recorded in {p.folder}; continue with "
                           f"`passhat run {shlex.quote(suite)} --agent {shlex.quote(agent_spec)} --resume --out "
                           f"{shlex.quote(str(p.folder))}` (it goes on with the options it started with)",
                           highlight=False, markup=False)
             raise
     # what only the end of a run needs loads here, not before the first trial: the gate's statistics (scipy),
-    # the report's templates, the CI writers (passhat run's start-up is the user's wait for the first trial)
+    # the report's templates, the CI writers, rich (passhat run's start-up is the user's wait for the first trial)
+    from rich.console import Console
+    from rich.markup import escape
+
     from passhat.commands.report import after_run
     from passhat.report.headline import headline
     from passhat.report.notes import run_notes
@@ -174,41 +177,53 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
 
     summary = run.summary
     if quiet:  # the run in one sentence, without the tables
-        err.print(headline(summary).text, highlight=False, markup=False)
+        stderr().print(headline(summary).text, highlight=False, markup=False)
     else:
         print_summary(summary, Console(), strata=options.by)
     for note in run_notes(summary, run.manifest):
-        err.print(note, highlight=False)
-    err.print(f"run folder: {run.folder}", highlight=False)
+        stderr().print(note, highlight=False)
+    stderr().print(f"run folder: {run.folder}", highlight=False)
     # the gate, CI outputs and run health first: the report and export after them cannot change the exit code
     code = finish_outputs(run, junit=junit, summary_md=summary_md, quiet=quiet)
     problem = run.incomplete(max_error_rate)
     if problem is not None:
-        err.print(f"[red]incomplete run:[/red] {escape(problem)} (exit {EXIT_INCOMPLETE})", highlight=False)
+        stderr().print(f"[red]incomplete run:[/red] {escape(problem)} (exit {EXIT_INCOMPLETE})", highlight=False)
     code = health_exit_code(code, problem)
     after_run(run.folder, summary, html=not no_report, otlp=otlp)
     if code:
         sys.exit(code)
 
 
+def progress_bar() -> Progress:
+    """The bar a run draws on a terminal: the suite and agent, trials done of planned, time elapsed."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=stderr())
+
+
 def finish_outputs(run: Run, *, junit: Path | None, summary_md: Path | None, quiet: bool) -> int:
     """Print the gate evaluate() decided, write the CI outputs; the exit code so far (2 when the gate could not
     be evaluated: then no CI output is written, as a gate error is bad input)."""
-    from passhat.commands.gate import print_gate
+    from rich.console import Console
+    from rich.markup import escape
+
     from passhat.commands.outputs import write_ci_outputs
 
     if run.gate_error is not None:
-        err.print(f"[red]error:[/red] gate: {escape(run.gate_error)}", highlight=False)
+        stderr().print(f"[red]error:[/red] gate: {escape(run.gate_error)}", highlight=False)
         return EXIT_BAD_INPUT
     gate = run.gate_result
     if gate is not None:
-        print_gate(gate, err if quiet else Console())
+        from passhat.commands.gate import print_gate  # the gate command's module (compare, the gate's rules): only then
+
+        print_gate(gate, stderr() if quiet else Console())
     try:
         written = write_ci_outputs(run.folder, run.summary, gate, junit=junit, summary_md=summary_md)
     except OSError as exc:
-        err.print(f"[red]error:[/red] cannot write CI output: {escape(str(exc))}", highlight=False)
+        stderr().print(f"[red]error:[/red] cannot write CI output: {escape(str(exc))}", highlight=False)
         return EXIT_BAD_INPUT
     for path in written:
-        err.print(f"wrote {path}", highlight=False)
+        stderr().print(f"wrote {path}", highlight=False)
     return run.gate_result.exit_code if run.gate_result is not None else 0
 

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from passhat.api import Progress as RunProgress
-from passhat.commands.common import err
+from passhat.commands.common import stderr
 from passhat.commands.run_options import parse_redact_patterns
 from passhat.models.shadow import ConversationResult, ShadowReport
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE
@@ -166,7 +166,7 @@ def run_command(traces: tuple[Path, ...], agent_spec: str, domain: str, fixture:
     from passhat.shadow import shadow
 
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=err, disable=quiet or not err.is_terminal)
+                        console=stderr(), disable=quiet or not stderr().is_terminal)
     with progress:
         bar: list[TaskID] = []
 
@@ -181,18 +181,18 @@ def run_command(traces: tuple[Path, ...], agent_spec: str, domain: str, fixture:
                         redact_patterns=parse_redact_patterns(redact_pattern), isolate=isolate,  # type: ignore[arg-type]
                         max_error_rate=max_error_rate, max_seconds=max_seconds, confidence=confidence,
                         replies=not ignore_reply, progress=advance,
-                        on_warning=lambda w: err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False),
+                        on_warning=lambda w: stderr().print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False),
                         **model_kw)
     report = result.report
     if quiet:
         any_ = report.shares[0]
-        err.print(f"shadow · {report.agent}: {any_.conversations} of {any_.of} conversation(s) diverge "
+        stderr().print(f"shadow · {report.agent}: {any_.conversations} of {any_.of} conversation(s) diverge "
                   f"(exit {report.exit_code})", highlight=False)
     else:
         print_shadow(report, Console())
     if result.incomplete is not None:
-        err.print(f"[yellow]incomplete:[/yellow] {escape(result.incomplete)}", highlight=False)
-    err.print(escape(f"shadow folder: {result.folder} (shadow.json; the candidate's run in {result.folder / 'run'})"),
+        stderr().print(f"[yellow]incomplete:[/yellow] {escape(result.incomplete)}", highlight=False)
+    stderr().print(escape(f"shadow folder: {result.folder} (shadow.json; the candidate's run in {result.folder / 'run'})"),
               highlight=False)
     sys.exit(report.exit_code)
 
@@ -221,5 +221,5 @@ def promote_command(shadow_dir: Path, conversation_id: str, to: Path, expect: st
     from passhat.shadow import promote
 
     file = promote(shadow_dir, conversation_id, to, expect=expect, trial=trial)  # type: ignore[arg-type]
-    err.print(escape(f"wrote {file} (split regression, expects {expect}'s writes); run it with "
+    stderr().print(escape(f"wrote {file} (split regression, expects {expect}'s writes); run it with "
                      f"`passhat run {to} --agent …`, check it with `passhat cases lint {to}`"), highlight=False)

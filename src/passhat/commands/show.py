@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from passhat.commands.common import err, fail
+from passhat.commands.common import fail, stderr
 from passhat.errors import PasshatError
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def _print(run_folder: Path, summary: Summary, manifest: Manifest, by: tuple[str
     sys.stdout.write(captured.get())
     sys.stdout.flush()
     for note in notes:
-        err.print(note, highlight=False)
+        stderr().print(note, highlight=False)
 
 
 def _recomputed(run_folder: Path, manifest: Manifest, by: tuple[str, ...], splits: tuple[str, ...]) -> Summary:

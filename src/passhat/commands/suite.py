@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat.cases import Suite, load_suite
-from passhat.commands.cases import suite_hint
+from passhat.commands.common import suite_hint
 from passhat.console import stderr_console
 from passhat.errors import EXIT_FAILED, PasshatError
 from passhat.models import SuiteInfo

@@ -15,15 +15,17 @@ if TYPE_CHECKING:
     from passhat.gate.load import GateError, LoadedGate, load_gate, parse_gate
     from passhat.gate.outcome import EXIT_BAD_INPUT, EXIT_CODES, RuleResult, overall
     from passhat.gate.registration import registration, registration_for_run, resolve_gate
-    from passhat.gate.report import GATE_RESULT, evaluate_gate, read_gate_result, unreachable_before_run, write_gate_result
+    from passhat.gate.report import evaluate_gate, unreachable_before_run, write_gate_result
     from passhat.gate.schema import RULE_KINDS, GateFile
+    from passhat.gate.stored import GATE_RESULT, read_gate_result
 
 _WHERE = {
     "load": ("GateError", "LoadedGate", "load_gate", "parse_gate"),
     "outcome": ("EXIT_BAD_INPUT", "EXIT_CODES", "RuleResult", "overall"),
     "registration": ("registration", "registration_for_run", "resolve_gate"),
-    "report": ("GATE_RESULT", "evaluate_gate", "read_gate_result", "unreachable_before_run", "write_gate_result"),
+    "report": ("evaluate_gate", "unreachable_before_run", "write_gate_result"),
     "schema": ("RULE_KINDS", "GateFile"),
+    "stored": ("GATE_RESULT", "read_gate_result"),
 }
 _MODULE = {name: module for module, names in _WHERE.items() for name in names}
 

@@ -17,11 +17,10 @@ from passhat.gate.looks import SequentialRun, gate_sequential_run, recorded_base
 from passhat.gate.outcome import EXIT_CODES, overall
 from passhat.gate.registration import resolve_gate
 from passhat.gate.schema import GateFile
+from passhat.gate.stored import GATE_RESULT
 from passhat.models import BaselineInfo, ExcludedCase, GateResult, Manifest, RunRef
 from passhat.models.manifest import SequentialGateInfo
 from passhat.runner.store import RunStore
-
-GATE_RESULT = "gate.json"
 
 
 def unreachable_before_run(run_folder: Path, manifest: Manifest) -> list[str]:
@@ -118,9 +117,3 @@ def sequential_block(run: SequentialRun) -> SequentialGateInfo:
 def write_gate_result(run_folder: Path, result: GateResult) -> Path:
     """Write ``gate.json`` into the run folder (atomically: never half a file)."""
     return result.dump(Path(run_folder) / GATE_RESULT)
-
-
-def read_gate_result(run_folder: Path) -> GateResult | None:
-    """The run's ``gate.json`` through its model, or None when there is none."""
-    path = Path(run_folder) / GATE_RESULT
-    return GateResult.load(path) if path.exists() else None

@@ -15,6 +15,7 @@ import numpy as np
 
 from passhat import metric_names
 from passhat.rounding import interval
+from passhat.stats.describe import Distribution
 
 if TYPE_CHECKING:
     from passhat.models import Interval, StratumSummary
@@ -138,7 +139,8 @@ def bars_svg(counts: dict[str, int], *, width: int = 560) -> str:
 def histogram_svg(values: Sequence[float], unit: str, *, bins: int = 24, width: int = 360, height: int = 150) -> str:
     """A histogram of per-trial values with P50 and P95 marked; empty string when nothing varies or exists."""
     data = np.asarray(values, dtype=float)
-    if data.size == 0 or float(data.max()) == 0.0:
+    spread = Distribution.of(data.tolist())  # np.percentile's P50 and P95 without numpy.ma (its first call imports it)
+    if spread is None or spread.max == 0.0:
         return ""
     left, right, top, bottom = 8, 8, 8, 30
     pw, ph = width - left - right, height - top - bottom
@@ -156,8 +158,7 @@ def histogram_svg(values: Sequence[float], unit: str, *, bins: int = 24, width: 
             h = ph * int(c) / peak
             parts.append(f'<rect class="bar" x="{_f(left + i * bw)}" y="{_f(top + ph - h)}" width="{_f(max(bw - 1, 1))}" '
                          f'height="{_f(h)}"><title>{edges[i]:.4g}–{edges[i + 1]:.4g} {escape(unit)}: {c}</title></rect>')
-    for row, (name, q) in enumerate((("P50", 50), ("P95", 95))):
-        v = float(np.percentile(data, q))
+    for row, (name, v) in enumerate((("P50", spread.p50), ("P95", spread.p95))):
         right_half = x(v) > left + pw / 2  # put the label on the side with room for it
         parts.append(f'<line class="mark" x1="{_f(x(v))}" x2="{_f(x(v))}" y1="{top}" y2="{top + ph}"/>'
                      f'<text class="tick" x="{_f(x(v) - 3 if right_half else x(v) + 3)}" y="{top + 10 + 12 * row}" '

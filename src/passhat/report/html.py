@@ -14,6 +14,8 @@ previous report whole (or none).
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -21,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.bccache
 
 from passhat.errors import RunError
-from passhat.gate.report import read_gate_result
+from passhat.gate.stored import read_gate_result
 from passhat.metric_names import shown_ks
 from passhat.models import Comparison, GateResult, Interval, Manifest, Summary
 from passhat.report import figures
@@ -46,10 +49,47 @@ class ReportFiles:
     trials: int
 
 
+class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """The templates as jinja2 compiled them, kept between processes: compiling ``report.html.j2`` is ~0.2 G
+    instructions, 6 % of a short ``passhat run`` (docs/design/041). An entry is used only for the same template
+    source (jinja2's checksum), jinja2 and Python (its header), and the same :func:`environment` (the folder is
+    named by this file's hash); a cache that cannot be read or written is no cache, never a failed report."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # noqa: BLE001 - unreadable or cut short (pickle's, marshal's errors): compiled again
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)  # a temporary file renamed into place: a reader sees all of it or none
+        except OSError:
+            pass
+
+
+def _compiled_templates() -> jinja2.BytecodeCache | None:
+    """``$XDG_CACHE_HOME/passhat/templates/HASH`` (else ``~/.cache/...``); None where it cannot be made, or
+    where another user could write to it (compiled code is run from it, as sandbox/native.py's PID 1 is)."""
+    from passhat.sandbox.native import unsafe_folder
+
+    this = hashlib.sha256(Path(__file__).read_bytes() + jinja2.__version__.encode()).hexdigest()[:16]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "passhat", "templates", this)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if unsafe_folder(folder) is not None:
+            return None
+    except OSError:
+        return None
+    return _CompiledTemplates(folder)
+
+
 @cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("passhat.report", "templates"),
-                             autoescape=jinja2.select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True)
+                             autoescape=jinja2.select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True,
+                             bytecode_cache=_compiled_templates())
     env.globals["asset"] = asset
     env.filters["num"] = lambda x, d=3: "—" if x is None or isinstance(x, jinja2.Undefined) else f"{x:.{d}f}"
     env.filters["json"] = chunk_json

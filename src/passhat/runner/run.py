@@ -20,6 +20,7 @@ from typing import Any
 from passhat import __version__
 from passhat.agents.protocol import Agent
 from passhat.cases import Suite
+from passhat.cases.suite import suite_hash
 from passhat.errors import RunError
 from passhat.graders.judge import Judge
 from passhat.models import Manifest
@@ -98,15 +99,16 @@ class RunConfig:
 def build_manifest(cfg: RunConfig) -> Manifest:
     """The manifest of a new run (``extra_manifest`` adds the plan's, the models' and the gate's entries)."""
     suite = cfg.suite
+    cases, domains = suite.case_hashes(), suite.domain_hashes()  # each once: the suite's hash is made of them
     return Manifest.from_dict({
         "passhat_version": __version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "suite": {"name": suite.name, **suite_location(suite.folder, cfg.out), "hash": suite.content_hash(),
-                  "cases": suite.case_hashes(),
+        "suite": {"name": suite.name, **suite_location(suite.folder, cfg.out), "hash": suite_hash(cases, domains),
+                  "cases": cases,
                   "case_meta": {c.id: {"tags": c.tags, "group": c.group, "split": c.split, "domain": c.domain,
                                        "fixture": c.fixture, "identity": c.user.identity} for c in suite.cases},
-                  "domains": {n: d.content_hash() for n, d in suite.domains.items()},
+                  "domains": domains,
                   "fixtures": suite.fixture_hashes()},
         "agent": cfg.agent_spec,
         "trials": cfg.trials,

@@ -22,16 +22,19 @@ import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import to_json
 
 from passhat import sandbox
 from passhat.errors import RunError
-from passhat.models import Manifest, Summary
+from passhat.models import Manifest
 from passhat.redaction import Redactor
 from passhat.runner.records import TrialRecord, check_record_version
+
+if TYPE_CHECKING:  # the summary's models are built once a run has its summary, not before its first trial
+    from passhat.models import Summary
 
 MANIFEST, TRIALS, SUMMARY = "manifest.json", "trials.jsonl", "summary.json"
 LOCK = ".passhat.lock"
