@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from passhat.graders.base import Grade, TrialView
@@ -16,8 +17,9 @@ def grade_rules(view: TrialView) -> list[Grade]:
     calls = [c for c in view.calls if c.by == "agent"]  # the user's own calls (dual control) are not the agent's conduct
     grades: list[Grade] = []
 
-    signature, repeats = _worst_repeat(calls)
+    worst, repeats = _worst_repeat(calls)
     looped = repeats >= rules.loop_threshold
+    signature = (worst.signature() if worst is not None else "") if looped else ""
     grades.append(Grade(
         grader="rules", name="no_loop", passed=not looped, required=rules.loops_fail,
         reason=(f"loop: {signature.split('|')[0]} called {repeats} times with identical arguments and no other "
@@ -71,8 +73,15 @@ def repeat_counts(calls: list[ToolCall]) -> Iterator[tuple[ToolCall, int]]:
     progress = 0
     seen: dict[str, tuple[int, int]] = {}
     """signature → (repeats so far, committed writes seen when it was last called, its own included)"""
+    named = Counter(c.tool for c in calls if c.status != "unknown_tool")
     for c in calls:
         if c.status == "unknown_tool":
+            continue
+        if named[c.tool] == 1:  # the only call of its tool: no other call has its signature, so its count is 1
+            # (a signature is a JSON encoding, ~20 µs; most trials call each tool once)
+            if c.kind == "write" and c.committed:
+                progress += 1
+            yield c, 1
             continue
         sig = c.signature()
         count, mark = seen.get(sig, (0, -1))
@@ -83,11 +92,11 @@ def repeat_counts(calls: list[ToolCall]) -> Iterator[tuple[ToolCall, int]]:
         yield c, count
 
 
-def _worst_repeat(calls: list[ToolCall]) -> tuple[str, int]:
+def _worst_repeat(calls: list[ToolCall]) -> tuple[ToolCall | None, int]:
     """The call repeated most often without progress (:func:`repeat_counts`) and its count."""
     worst: ToolCall | None = None
     most = 0
     for c, count in repeat_counts(calls):
         if count > most:
             worst, most = c, count
-    return (worst.signature() if worst is not None else "", most)
+    return worst, most
