@@ -115,6 +115,55 @@ _canonical = json.JSONEncoder(sort_keys=True, default=str).encode
 for every call's signature in every trial)."""
 
 
+class _Call:
+    """A call while the boundary handles it: its :class:`ToolCall` fields as they are decided, made into the record
+    once the call has ended (:meth:`record`)."""
+
+    __slots__ = ("step", "tool", "by", "arguments", "started_at", "status", "kind", "idempotent", "result", "error",
+                 "fault", "fault_kind", "fault_not_applied", "committed", "hidden_result", "changed_rows", "traceback")
+
+    def __init__(self, step: int, tool: str, by: Caller, arguments: Any, started_at: float) -> None:
+        self.step, self.tool, self.by, self.arguments, self.started_at = step, tool, by, arguments, started_at
+        self.status: CallStatus = "ok"
+        self.kind: ToolKind | None = None
+        self.idempotent = False
+        self.result: Any = None
+        self.error: str | None = None
+        self.fault: str | None = None
+        self.fault_kind: FaultKind | None = None
+        self.fault_not_applied: str | None = None
+        self.committed = False
+        self.hidden_result: Any = None
+        self.changed_rows: list[tuple[str, list[Any]]] | None = None
+        self.traceback: str | None = None
+
+    def record(self, duration_ms: float) -> ToolCall:
+        """The call's record, made as ``model_construct`` makes a model, without validation: every value is the
+        boundary's own, of its field's type (the agent's name made a ``str``, its arguments JSON data, results
+        JSON data, statuses and kinds from the vocabularies, ``changed_rows`` as the world kinds declare it).
+        Validating them cost ~37 K instructions a call, and setting fields after a validated start (as before)
+        ~3.5 K each, eight a call; this costs ~3 K (tests/tools/test_boundary_records.py holds it to validation)."""
+        call = _new_call(ToolCall)
+        _set(call, "__dict__", {
+            "step": self.step, "tool": self.tool, "by": self.by, "arguments": self.arguments, "status": self.status,
+            "kind": self.kind, "idempotent": self.idempotent, "result": self.result, "error": self.error,
+            "fault": self.fault, "fault_kind": self.fault_kind, "fault_not_applied": self.fault_not_applied,
+            "committed": self.committed, "abandoned": False, "abandoned_when": None, "abandoned_at": None,
+            "hidden_result": self.hidden_result, "changed_rows": self.changed_rows, "started_at": self.started_at,
+            "duration_ms": duration_ms, "traceback": self.traceback,
+        })
+        _set(call, "__pydantic_fields_set__", set(_RECORDED))
+        _set(call, "__pydantic_extra__", None)
+        _set(call, "__pydantic_private__", None)
+        return call
+
+
+_new_call = object.__new__
+_set = object.__setattr__
+_RECORDED = frozenset(ToolCall.model_fields) - {"abandoned", "abandoned_when", "abandoned_at"}
+"""The fields a call's record is made with (the rest keep their defaults until a transport says otherwise)."""
+
+
 class ToolBoundary:
     """Dispatches calls for one trial and keeps the call log."""
 
@@ -164,16 +213,15 @@ class ToolBoundary:
         ``by="user"``: the user calls one of :attr:`user_tools`."""
         start = time.monotonic()
         name, arguments = str(name), as_json_data(arguments)
-        record = ToolCall(step=len(self.calls) + 1, tool=name, by=by, arguments=arguments, status="ok",
-                          started_at=start - self._t0)
+        call = _Call(len(self.calls) + 1, name, by, arguments, start - self._t0)
         try:
-            await self._dispatch(record)
+            await self._dispatch(call)
         finally:
-            record.duration_ms = (time.monotonic() - start) * 1000
+            record = call.record((time.monotonic() - start) * 1000)
             self.calls.append(record)
         return record
 
-    async def _dispatch(self, rec: ToolCall) -> None:
+    async def _dispatch(self, rec: _Call) -> None:
         if self.ended_by is not None:
             rec.status = "after_end"
             rec.error = f"the conversation has ended ({self.ended_by} was called); no more calls are accepted"
@@ -229,7 +277,7 @@ class ToolBoundary:
                 rec.hidden_result, rec.result = rec.result, corrupted
             rec.fault_not_applied = why_not
 
-    async def _run(self, tool: Tool, args: BaseModel, rec: ToolCall) -> None:
+    async def _run(self, tool: Tool, args: BaseModel, rec: _Call) -> None:
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
         if tool.is_async or self._one_at_a_time.locked():
             async with self._one_at_a_time:
@@ -237,7 +285,7 @@ class ToolBoundary:
         else:  # a plain function runs to its end without giving the loop a turn: no other call can come between
             await self._body(tool, kwargs, rec)
 
-    async def _body(self, tool: Tool, kwargs: dict[str, Any], rec: ToolCall) -> None:
+    async def _body(self, tool: Tool, kwargs: dict[str, Any], rec: _Call) -> None:
         """The tool itself inside the world's call scope: kept when it returns, undone when it raises. One call's
         at a time (:meth:`_run`): the calls of a trial share the world's connection and its savepoints."""
         mark = self.ctx.world.change_mark()  # None: this world cannot say which rows a call wrote
@@ -274,7 +322,7 @@ class ToolBoundary:
                 rec.changed_rows = self.ctx.world.changed_since(mark)
 
 
-def _arguments(tool: Tool, rec: ToolCall) -> BaseModel | None:
+def _arguments(tool: Tool, rec: _Call) -> BaseModel | None:
     """The call's arguments validated against the tool's model, or None with the call recorded as the agent's
     (or user's) bad request: arguments that are not a JSON object, or do not fit the tool's parameters."""
     if not isinstance(rec.arguments, dict):
