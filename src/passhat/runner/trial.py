@@ -229,12 +229,13 @@ async def run_trial(
     cassette: Cassette | None = None,
 ) -> TrialRecord:
     """Run and grade one trial. Raises only on infrastructure failure (the caller records ``error``)."""
-    timing = Timing(started_at=datetime.now(UTC).isoformat())
+    started_at = datetime.now(UTC).isoformat()
     t_start = time.perf_counter()
     # every part of the fixture's world (docs/design/019); kinds that block (file copies, a database to
     # clone) are opened off the event loop, so other trials' agents keep running
     world = await domain.open_world(case.fixture, seed)
-    timing.reset_ms = (time.perf_counter() - t_start) * 1000
+    reset_ms = (time.perf_counter() - t_start) * 1000
+    commands_s = judge_s = 0.0  # the Timing is made whole at the end: setting a model's fields costs ~3.5 K instructions each
     upstreams: TrialUpstreams | None = None
     try:
         t0 = time.monotonic()
@@ -255,7 +256,7 @@ async def run_trial(
         )
         t_agent = time.perf_counter()
         end_reason, error = await _drive(agent, episode, case.limits.max_seconds)
-        timing.agent_s = time.perf_counter() - t_agent
+        agent_s = time.perf_counter() - t_agent
         if upstreams is not None:  # stopped before the diff: a server may hold the trial's database open
             await upstreams.close()
 
@@ -263,34 +264,35 @@ async def run_trial(
         t_diff = time.perf_counter()
         state = await world.final_state()  # the row diff and the file diff, whatever kinds hold them
         diff, files = state.diff, state.files
-        timing.diff_ms = (time.perf_counter() - t_diff) * 1000
+        diff_ms = (time.perf_counter() - t_diff) * 1000
         commands = {}
         if state.workspace is not None:  # the project's own checks: after the diff, so their writes are not the agent's
             t_commands = time.perf_counter()
             commands = await run_commands(case, state.workspace, world.command_env)
-            timing.commands_s = time.perf_counter() - t_commands
+            commands_s = time.perf_counter() - t_commands
 
         t_grade = time.perf_counter()
         view = TrialView(case=case, calls=boundary.calls, messages=episode.messages, diff=diff,
-                         end_reason=end_reason, usage=episode.usage, agent_seconds=timing.agent_s,
+                         end_reason=end_reason, usage=episode.usage, agent_seconds=agent_s,
                          query=state.query, error=error, graders=domain.graders,
                          expected=expected_state(case, domain), files=files,
                          workspace=state.workspace, commands=commands, tables=state.tables)
         grades = grade_all(view, graders)
-        timing.grade_ms = (time.perf_counter() - t_grade) * 1000
+        grade_ms = (time.perf_counter() - t_grade) * 1000
         judged = None
         if needs_judge(view):  # model calls: timed apart from the harness's own grading overhead
             t_judge = time.perf_counter()
             judged = await judge_trial(view, judge, policy=domain.policy, seed=derive_seed("judge", seed))
             grades += judged.grades
-            timing.judge_s = time.perf_counter() - t_judge
+            judge_s = time.perf_counter() - t_judge
     finally:
         try:
             if upstreams is not None and not upstreams.logs:  # the agent's part raised: stop the servers all the same
                 await upstreams.close()
         finally:
             await world.aclose()  # every part discarded (blocking ones off the event loop, as they were made)
-    timing.total_s = time.perf_counter() - t_start
+    timing = Timing(started_at=started_at, total_s=time.perf_counter() - t_start, agent_s=agent_s, reset_ms=reset_ms,
+                    diff_ms=diff_ms, grade_ms=grade_ms, judge_s=judge_s, commands_s=commands_s)
     outcome: Outcome = "pass" if trial_passed(grades) else "fail"
     if session is not None:
         session.close()
@@ -300,7 +302,7 @@ async def run_trial(
         outcome, error = "error", upstreams.start_failure()
     calls = boundary.calls
     spans = build_spans(seed=seed, case_id=case.id, calls=calls, messages=episode.messages,
-                        model_calls=episode.model_calls, agent_s=timing.agent_s, grade_s=timing.grade_ms / 1000,
+                        model_calls=episode.model_calls, agent_s=agent_s, grade_s=grade_ms / 1000,
                         end_reason=end_reason, error=error,
                         attributes={"passhat.trial": trial, "passhat.domain": domain.name,
                                     "passhat.tool_schema_hash": domain.tool_schema_hash(),
