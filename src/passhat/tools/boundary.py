@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
+from passhat._trusted import trusted
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
 from passhat.tools.faults import Fault, FaultKind, corrupt, timeout_message
@@ -138,13 +139,12 @@ class _Call:
         self.traceback: str | None = None
 
     def record(self, duration_ms: float) -> ToolCall:
-        """The call's record, made as ``model_construct`` makes a model, without validation: every value is the
-        boundary's own, of its field's type (the agent's name made a ``str``, its arguments JSON data, results
-        JSON data, statuses and kinds from the vocabularies, ``changed_rows`` as the world kinds declare it).
-        Validating them cost ~37 K instructions a call, and setting fields after a validated start (as before)
-        ~3.5 K each, eight a call; this costs ~3 K (tests/tools/test_boundary_records.py holds it to validation)."""
-        call = _new_call(ToolCall)
-        _set(call, "__dict__", {
+        """The call's record, made without validation (passhat/_trusted.py): every value is the boundary's own, of
+        its field's type (the agent's name made a ``str``, its arguments JSON data, results JSON data, statuses and
+        kinds from their vocabularies, ``changed_rows`` as the world kinds declare it). Validating it cost ~37 K
+        instructions a call, and setting fields on a record validated at the start (as before) ~3.5 K each, eight
+        a call; this costs ~3 K (tests/tools/test_boundary_records.py holds it to validation)."""
+        return trusted(ToolCall, {
             "step": self.step, "tool": self.tool, "by": self.by, "arguments": self.arguments, "status": self.status,
             "kind": self.kind, "idempotent": self.idempotent, "result": self.result, "error": self.error,
             "fault": self.fault, "fault_kind": self.fault_kind, "fault_not_applied": self.fault_not_applied,
@@ -152,16 +152,6 @@ class _Call:
             "hidden_result": self.hidden_result, "changed_rows": self.changed_rows, "started_at": self.started_at,
             "duration_ms": duration_ms, "traceback": self.traceback,
         })
-        _set(call, "__pydantic_fields_set__", set(_RECORDED))
-        _set(call, "__pydantic_extra__", None)
-        _set(call, "__pydantic_private__", None)
-        return call
-
-
-_new_call = object.__new__
-_set = object.__setattr__
-_RECORDED = frozenset(ToolCall.model_fields) - {"abandoned", "abandoned_when", "abandoned_at"}
-"""The fields a call's record is made with (the rest keep their defaults until a transport says otherwise)."""
 
 
 class ToolBoundary:
