@@ -2,6 +2,7 @@
 again: what ``RunStore.encode`` stores does not depend on which of the two it took (docs/design/032)."""
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from passhat.agents import reference_agent
 from passhat.cases import load_suite
 from passhat.redaction import Redactor, _replaced
 from passhat.runner.records import TrialRecord
-from passhat.runner.store import RunStore
+from passhat.runner.store import RunStore, _compact
 from passhat.runner.trial import run_trial
 
 TRICKY: list[Any] = [
@@ -81,3 +82,20 @@ def test_a_replacement_that_is_another_string_is_not_replaced_again() -> None:
     changed = {first: then, then: b"[REDACTED:phone][REDACTED:phone]x123"}  # in the order that would go wrong
     assert _replaced(raw, raw.split(b'"'), changed) == to_json(redactor.value(
         {"a": first.decode(), "b": then.decode()}))
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
+def test_a_number_json_cannot_hold_is_left_to_json_dumps_and_a_record_writes_it_as_null(
+        tmp_path: Path, number: float) -> None:
+    # pydantic writes a real NaN in a plain value as the word, which no JSON reader takes: _compact leaves such a
+    # value to json.dumps, which refuses it (the check looks for the letter first, then the word); so are the words
+    # in a string, which json.dumps writes as they are. A record's models write null, whatever the value holds.
+    assert _compact({"total": number}) is None and _compact({"reply": "NaN Infinity"}) is None
+    assert _compact({"total": 1.5, "reply": "Nat Indigo"}) == b'{"total":1.5,"reply":"Nat Indigo"}'
+    record = asyncio.run(unredacted_records())[0]
+    store = RunStore(tmp_path, Redactor())
+    call = record.calls[0].model_copy(update={"result": {"total": number}})
+    odd = json.loads(store.encode(record.model_copy(update={"calls": [call, *record.calls[1:]]})))
+    assert odd["calls"][0]["result"] == {"total": None}
+    worded = record.model_copy(update={"reply": "NaN Infinity -Infinity"})
+    assert json.loads(store.encode(worded))["reply"] == "NaN Infinity -Infinity"

@@ -292,4 +292,5 @@ def _compact(value: Any) -> bytes | None:
         raw = to_json(value, inf_nan_mode="constants")
     except (ValueError, TypeError, UnicodeError):
         return None
-    return None if b"NaN" in raw or b"Infinity" in raw else raw
+    # a one-byte search (memchr) is ~10x cheaper than a search for the word, and most records hold no "N" or "I"
+    return None if (b"N" in raw and b"NaN" in raw) or (b"I" in raw and b"Infinity" in raw) else raw
