@@ -42,3 +42,34 @@ def test_every_kind_of_call_is_recorded_as_validation_would_make_it(notes_domain
     rec = b.calls[0]
     rec.abandoned, rec.abandoned_when = True, "after"  # a transport marks it afterwards (Episode.abandon)
     assert rec.abandoned and "abandoned" in rec.model_fields_set
+
+
+def test_a_result_is_what_the_json_round_trip_makes_of_it() -> None:
+    """Results are copied without the round trip where that is a copy; whatever they hold, the agent and the record
+    get what ``json.loads(json.dumps(...))`` gives."""
+    import json
+    import random
+
+    from passhat.tools.boundary import _jsonable, _plain
+
+    rng = random.Random(3)
+    scalars: list[Any] = ["a", "é", 1, -2**70, 1.5, float("inf"), True, False, None, (1, 2), b"x", 1 + 0j]
+
+    def value(depth: int) -> Any:
+        roll = rng.random()
+        if depth > 3 or roll < 0.4:
+            return rng.choice(scalars)
+        if roll < 0.7:
+            return {rng.choice(["a", "b", "c", 1, None, True]): value(depth + 1) for _ in range(rng.randint(0, 4))}
+        return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+
+    for _ in range(3000):
+        v = value(0)
+        try:
+            expected = json.loads(json.dumps(v, default=_plain))
+        except TypeError:  # a key json.dumps refuses: the boundary's round trip raises the same
+            continue
+        copied = _jsonable(v)
+        assert repr(copied) == repr(expected)  # repr tells 1 from "1" and a tuple from a list
+        if isinstance(v, dict | list):
+            assert copied is not v
