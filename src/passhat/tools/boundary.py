@@ -141,9 +141,9 @@ class _Call:
     def record(self, duration_ms: float) -> ToolCall:
         """The call's record, made without validation (passhat/_trusted.py): every value is the boundary's own, of
         its field's type (the agent's name made a ``str``, its arguments JSON data, results JSON data, statuses and
-        kinds from their vocabularies, ``changed_rows`` as the world kinds declare it). Validating it cost ~37 K
-        instructions a call, and setting fields on a record validated at the start (as before) ~3.5 K each, eight
-        a call; this costs ~3 K (tests/tools/test_boundary_records.py holds it to validation)."""
+        kinds from their vocabularies, ``changed_rows`` as the world kinds declare it). Validating it whole costs
+        ~37 K instructions, a record validated at the start (as before) ~25 K and then ~3.5 K for each field set
+        on it, eight a call; this ~20 K (tests/tools/test_boundary_records.py holds it to validation)."""
         return trusted(ToolCall, {
             "step": self.step, "tool": self.tool, "by": self.by, "arguments": self.arguments, "status": self.status,
             "kind": self.kind, "idempotent": self.idempotent, "result": self.result, "error": self.error,
