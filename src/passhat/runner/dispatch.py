@@ -134,6 +134,10 @@ class Dispatch:
         """Workers being asked whether they answer at all (an attempt of theirs is past its deadline)."""
         self.load = [0] * workers.count
         self.room = [lanes(concurrency, workers.count, i) + workers.ahead for i in range(workers.count)]
+        self.sent = [0] * workers.count
+        """Attempts sent to each worker so far."""
+        self.share = 0
+        """A worker's share of the run's first attempts (set by :meth:`run`)."""
         """Attempts each worker may hold: its share of ``-j`` (the trials it runs at once) and what it may queue."""
         self.final: list[TrialRecord] = []
         self.arrived: list[tuple[Flight, asyncio.Future[Any]]] = []
@@ -150,6 +154,7 @@ class Dispatch:
     async def run(self, pending: Sequence[tuple[Case, int]]) -> None:
         """Run every pair to a final record, handed to ``emit``."""
         self.queue.extend((case, trial, 1, 0) for case, trial in pending)
+        self.share = -(-len(pending) // self.workers.count)
         for worker in range(self.workers.count):
             self._watch(worker)
         try:
@@ -206,8 +211,8 @@ class Dispatch:
     def _send(self) -> None:
         up = self._up()
         while self.queue:
-            worker = min((w for w in up if self.load[w] < self.room[w]), key=self.load.__getitem__, default=None)
-            if worker is None:
+            worker = min((w for w in up if self.load[w] < self.room[w]), key=self._order, default=None)
+            if worker is None or self._past_share(worker, up):
                 break
             case, trial, attempt, spent = self.queue.popleft()
             call = self._track(self.workers.run(worker, case.id, trial, attempt))
@@ -215,7 +220,21 @@ class Dispatch:
             self.flying[call] = Flight(case, trial, attempt, spent, worker, time.perf_counter(), deadline)
             self._next_check = min(self._next_check, deadline)
             self.load[worker] += 1
+            self.sent[worker] += 1
 
+    def _order(self, worker: int) -> tuple[int, int]:
+        """Which open worker gets the next attempt: with attempts held ahead, the one sent the fewest so far (its
+        share of the run); otherwise the least loaded."""
+        return (self.sent[worker], self.load[worker]) if self.workers.ahead else (self.load[worker], 0)
+
+    def _past_share(self, worker: int, up: list[int]) -> bool:
+        """Whether ``worker``, the only one open, has had its share of the run while another worker that is up
+        has not: that one takes the attempt when one of its lanes frees. Workers that hold attempts ahead
+        would otherwise take more than their share whenever they ran a little faster, and at -j 256 over two
+        workers 544 trials to one is a fifth wave of 0.6 s for some of its lanes where the local executor's
+        lanes run four (docs/design/042). Without attempts ahead (Ray) a free lane takes what is left."""
+        return bool(self.workers.ahead) and self.sent[worker] >= self.share and any(
+            self.sent[w] < self.share for w in up if w != worker)
     def _settle(self, flight: Flight, record: TrialRecord, raised: bool, *, spends: bool = True) -> None:
         """An attempt's record is final, or (it raised) the trial goes back to the front of the queue."""
         spent = flight.spent + spends
