@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,12 @@ def test_local_and_processes_give_the_same_summary_and_records(tmp_path: Path, a
     assert a.keys() == b.keys() and len(a) == 16 * 3
     assert {k: deterministic(r) for k, r in a.items()} == {k: deterministic(r) for k, r in b.items()}
     assert forked.incomplete() is None
+    # the stored lines too, redaction included: the same bytes but for times (fields, spans, and the seconds a
+    # limits grade's reason quotes)
+    timed = ("duration_ms", "started_at", "at", "timing", "spans")
+    lines = [{(d["case_id"], d["trial"]): without(d, timed) for d in map(json.loads, re.sub(
+        r"\b\d+\.\d+s\b", "N.NNs", (r.folder / "trials.jsonl").read_text()).splitlines())} for r in (local, forked)]
+    assert lines[0] == lines[1] and "[REDACTED:email]" in json.dumps(list(lines[1].values()))
     if agent == "flaky":  # the seeded lapses happened, identically: the comparison had something to compare
         assert {r.outcome for r in a.values()} == {"pass", "fail"}
 
