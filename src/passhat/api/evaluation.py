@@ -57,11 +57,13 @@ class CpuBound:
         return cls(executor, time.perf_counter(), _busy_s(), time.process_time())
 
     def note(self, trials: int) -> str | None:
-        from passhat.runner.process_executor import usable_cpus
-
         wall, busy = time.perf_counter() - self.wall, _busy_s() - self.busy
+        if self.executor != "local" or wall < CPU_BOUND_AFTER_S or busy < CPU_BOUND_SHARE * wall:
+            return None
+        from passhat.runner.process_executor import usable_cpus  # only for a run that gets the note
+
         cpus = usable_cpus()
-        if self.executor != "local" or cpus < 2 or wall < CPU_BOUND_AFTER_S or busy < CPU_BOUND_SHARE * wall:
+        if cpus < 2:
             return None
         per_trial = (time.process_time() - self.cpu) / max(trials, 1) * 1000
         return (f"this process was busy {min(busy / wall, 1.0):.0%} of the {wall:.1f} s the trials took ({per_trial:.1f} "

@@ -71,14 +71,14 @@ def make_executor(options: RunOptions, *, suite: Suite, agent: Any, label: str,
     from passhat.runner.ray_worker import SuiteRef, WorkerRecipe
 
     if options.executor == "processes":
-        from passhat.runner.process_executor import ProcessExecutor
+        from passhat.runner.process_executor import ProcessExecutor, usable_cpus
 
         forked = functools.partial(worker_setup, None, worker_spec(agent), options) if isinstance(agent, str) \
             else functools.partial(worker_setup, agent, label, options)
         return ProcessExecutor(WorkerRecipe(suite=SuiteRef.of(suite), setup=forked, agent_spec=label,
                                             trials=options.trials, seed=options.seed, what="worker process",
                                             cassette=_absolute_cassette(cassette)),
-                               options.workers)
+                               min(options.workers or usable_cpus(), options.concurrency))
     from passhat.runner.ray_executor import RayExecutor
 
     limiters = None

@@ -119,7 +119,6 @@ class Dispatch:
     def __init__(self, workers: Workers, *, concurrency: int, emit: Emit, replaced: Replaced | None = None,
                  report: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> None:
         self.workers = workers
-        self.concurrency = concurrency
         self.emit = emit
         self.replaced = replaced
         self.report = report
@@ -134,11 +133,11 @@ class Dispatch:
         """Workers being asked whether they answer at all (an attempt of theirs is past its deadline)."""
         self.load = [0] * workers.count
         self.room = [lanes(concurrency, workers.count, i) + workers.ahead for i in range(workers.count)]
+        """Attempts each worker may hold: its share of ``-j`` (the trials it runs at once) and what it may queue."""
         self.sent = [0] * workers.count
         """Attempts sent to each worker so far."""
         self.share = 0
         """A worker's share of the run's first attempts (set by :meth:`run`)."""
-        """Attempts each worker may hold: its share of ``-j`` (the trials it runs at once) and what it may queue."""
         self.final: list[TrialRecord] = []
         self.arrived: list[tuple[Flight, asyncio.Future[Any]]] = []
         """Attempts that ended, their lanes free again, whose answers are still to be read: a worker's lanes are
@@ -228,13 +227,14 @@ class Dispatch:
         return (self.sent[worker], self.load[worker]) if self.workers.ahead else (self.load[worker], 0)
 
     def _past_share(self, worker: int, up: list[int]) -> bool:
-        """Whether ``worker``, the only one open, has had its share of the run while another worker that is up
+        """Whether ``worker``, the open one sent the fewest, has had its share of the run while another worker that is up
         has not: that one takes the attempt when one of its lanes frees. Workers that hold attempts ahead
         would otherwise take more than their share whenever they ran a little faster, and at -j 256 over two
         workers 544 trials to one is a fifth wave of 0.6 s for some of its lanes where the local executor's
         lanes run four (docs/design/042). Without attempts ahead (Ray) a free lane takes what is left."""
         return bool(self.workers.ahead) and self.sent[worker] >= self.share and any(
             self.sent[w] < self.share for w in up if w != worker)
+
     def _settle(self, flight: Flight, record: TrialRecord, raised: bool, *, spends: bool = True) -> None:
         """An attempt's record is final, or (it raised) the trial goes back to the front of the queue."""
         spent = flight.spent + spends

@@ -178,14 +178,13 @@ class ProcessWorkers:
         self.children: list[Child | None] = [None] * count
         self._ids = itertools.count()
 
-    async def start(self) -> list[int]:
-        """Fork every worker and wait until each is ready; their process ids. A worker that cannot prepare the
-        run (its suite's files changed, its agent does not build) stops them all: a :class:`PasshatError`."""
+    async def start(self) -> None:
+        """Fork every worker and wait until each is ready. A worker that cannot prepare the run (its suite's
+        files changed, its agent does not build) stops them all: a :class:`PasshatError`."""
         try:
             for worker in range(self.count):
                 await self._fork(worker)
-            return await asyncio.wait_for(asyncio.gather(*(c.ready for c in self.children if c is not None)),
-                                          READY_WITHIN_S)
+            await asyncio.wait_for(asyncio.gather(*(c.ready for c in self.children if c is not None)), READY_WITHIN_S)
         except BaseException:
             await self.stop()
             raise
@@ -202,13 +201,12 @@ class ProcessWorkers:
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
         if pid == 0:
-            child_main(self.recipe, child_trials, child_watch, inherited, driver)
+            child_main(self.recipe, self.lanes[worker], child_trials, child_watch, inherited, driver)
         child_trials.close()
         child_watch.close()
         child = Child(pid, trials, watch)
         self.children[worker] = child
         await child.open()
-        child.send(("lanes", self.lanes[worker]))
 
     def _child(self, worker: int) -> Child:
         child = self.children[worker]
@@ -285,8 +283,6 @@ class ProcessExecutor:
         check_fork()
         self.recipe = recipe
         self.workers = workers or usable_cpus()
-        self.pids: list[int] = []
-        """The last run's workers' process ids."""
 
     def describe(self) -> dict[str, object]:
         return {"kind": "processes", "workers": self.workers}
@@ -297,7 +293,7 @@ class ProcessExecutor:
             return
         concurrency = max(1, cfg.concurrency)
         workers = ProcessWorkers(self.recipe, min(self.workers, concurrency, len(pending)), concurrency)
-        self.pids = await workers.start()
+        await workers.start()
         try:
             await Dispatch(workers, concurrency=concurrency, emit=emit, replaced=replaced).run(pending)
         finally:

@@ -3,9 +3,9 @@
 It is a :class:`~passhat.runner.ray_worker.TrialWorker` (the suite loaded again from its name or folder, the
 agent, user and judge rebuilt from the recipe), reached over two sockets instead of through Ray:
 
-- the *trials line*, read and written by the worker's event loop: ``("lanes", n)`` (at most n trials at
-  once; attempts beyond wait for a lane, so the driver can send the next ones ahead) and
-  ``("run", id, case, trial, attempt)`` in, ``("done", id, record_json, raised)`` or ``("failed", id, why)``
+- the *trials line*, read and written by the worker's event loop: ``("run", id, case, trial, attempt)`` in
+  (at most the worker's lanes run at once; attempts beyond wait for a lane, so the driver can send the next
+  ones ahead), ``("done", id, record_json, raised)`` or ``("failed", id, why)``
   out; ``("close",)`` or the end of the line (the driver is gone) ends the worker;
 - the *watch line*, served by two threads of the worker's own, so that it answers while an agent holds the
   trials' loop: a byte in is answered ``("alive",)``; when the worker's watchdog gives up on a trial its
@@ -50,8 +50,8 @@ async def read_frame(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
         return None
 
 
-def child_main(recipe: WorkerRecipe, trials: socket.socket, watch: socket.socket, inherited: list[socket.socket],
-               driver: int) -> NoReturn:
+def child_main(recipe: WorkerRecipe, lanes: int, trials: socket.socket, watch: socket.socket,
+               inherited: list[socket.socket], driver: int) -> NoReturn:
     """What a forked worker runs; it never returns into the driver's code it was forked from.
 
     The fork copied the driver's state, its running event loop included: the worker starts a loop of its own,
@@ -67,7 +67,7 @@ def child_main(recipe: WorkerRecipe, trials: socket.socket, watch: socket.socket
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         asyncio.events._set_running_loop(None)  # the driver's loop, running in the thread that forked
-        contextvars.Context().run(asyncio.run, serve(recipe, trials, watch))
+        contextvars.Context().run(asyncio.run, serve(recipe, lanes, trials, watch))
         code = 0
     except BaseException:
         traceback.print_exc()
@@ -90,8 +90,9 @@ def _die_with_driver(driver: int) -> None:
         os._exit(1)
 
 
-async def serve(recipe: WorkerRecipe, trials: socket.socket, watch: socket.socket) -> None:
-    """Build the worker, say so (or why not), then run the attempts that come until told to stop."""
+async def serve(recipe: WorkerRecipe, lanes: int, trials: socket.socket, watch: socket.socket) -> None:
+    """Build the worker, say so (or why not), then run the attempts that come, at most ``lanes`` at once, until
+    told to stop."""
     reader, writer = await asyncio.open_connection(sock=trials)
     try:
         worker = TrialWorker(recipe)
@@ -103,13 +104,10 @@ async def serve(recipe: WorkerRecipe, trials: socket.socket, watch: socket.socke
     WatchLine(watch, worker).start()
     writer.write(frame(("ready", pid)))
     running: set[asyncio.Task[None]] = set()
-    lanes = asyncio.Semaphore(1)
+    free = asyncio.Semaphore(lanes)
     try:
-        while (message := await read_frame(reader)) is not None and message[0] != "close":
-            if message[0] == "lanes":
-                lanes = asyncio.Semaphore(message[1])
-                continue
-            task = asyncio.get_running_loop().create_task(_attempt(worker, writer, lanes, *message[1:]))
+        while (message := await read_frame(reader)) is not None and message[0] == "run":
+            task = asyncio.get_running_loop().create_task(_attempt(worker, writer, free, *message[1:]))
             running.add(task)
             task.add_done_callback(running.discard)
     finally:
