@@ -271,6 +271,9 @@ def test_a_local_run_whose_own_cpu_set_its_pace_is_pointed_at_worker_processes(
     import passhat.api.evaluation as evaluation
 
     monkeypatch.setattr(evaluation, "CPU_BOUND_AFTER_S", 0.05)
+    # a run this short spends more of its time writing its few records (0.83–0.91 busy, measured): the wiring is
+    # what is tested here; the next test holds a waiting agent's run below any such share
+    monkeypatch.setattr(evaluation, "CPU_BOUND_SHARE", 0.5)
     monkeypatch.setattr("passhat.runner.process_executor.usable_cpus", lambda: 4)
     notes: list[str] = []
     passhat.evaluate("refunds", "careful", trials=8, concurrency=16, out=tmp_path / "busy", sanity=False,
@@ -290,6 +293,7 @@ def test_a_local_run_that_waits_on_its_agent_gets_no_such_note(tmp_path: Path, m
     from passhat.agents import reference_agent
 
     monkeypatch.setattr(evaluation, "CPU_BOUND_AFTER_S", 0.05)
+    monkeypatch.setattr(evaluation, "CPU_BOUND_SHARE", 0.5)
     monkeypatch.setattr("passhat.runner.process_executor.usable_cpus", lambda: 4)
     careful = reference_agent("careful")
 
