@@ -78,5 +78,7 @@ class ChattyAfterHandOff(ExternalAgent):
 
 def test_an_agent_elsewhere_is_stopped_when_it_hands_off() -> None:
     rec = run(ChattyAfterHandOff())
-    assert rec.end_reason == "ended_by_tool" and rec.timing.agent_s < 5
+    # stopped at the hand-off, not left to run until its time limit (60 s) ended it: a bound on the order of
+    # the limit, not a timing, so a loaded machine does not fail it
+    assert rec.end_reason == "ended_by_tool" and rec.timing.agent_s < CASE.limits.max_seconds / 2
     assert rec.calls[0].tool == "transfer_to_human" and all(c.status == "after_end" for c in rec.calls[1:])
