@@ -146,7 +146,8 @@ class Case(BaseModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     """Unique within the suite; letters, digits, ``-``, ``_`` and ``.``."""
     domain: str
-    """Built-in domain name, ``package.module:attr``, or a ``.py`` path relative to the suite folder."""
+    """Built-in domain name, ``package.module:attr``, or a ``.py`` path relative to the folder of case files
+    (``../domain.py``)."""
     fixture: str = "default"
     """Named initial state of the domain."""
     instruction: str = Field(None, validate_default=True)
