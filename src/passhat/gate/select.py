@@ -74,7 +74,7 @@ def selection_problem(select: Selection, metas: Mapping[str, CaseMeta]) -> str |
             missing.append(f"no case has a tag {key!r} (tags: {', '.join(keys) or 'none'})")
         elif not set(values) & set(seen):
             missing.append(f"no case has {key}={'|'.join(values)} (values: {', '.join(seen)})")
-    if select.split and not {m.split for m in metas.values()} & set(select.split):
-        missing.append(f"no case is in split {'|'.join(select.split)} (splits: "
-                       f"{', '.join(sorted({m.split for m in metas.values()}))})")
+    splits = {m.split for m in metas.values() if m.split is not None}  # None: a manifest from before splits
+    if select.split and not splits & set(select.split):
+        missing.append(f"no case is in split {'|'.join(select.split)} (splits: {', '.join(sorted(splits)) or 'none'})")
     return "; ".join(missing) or "no case matches all of it at once"
