@@ -294,6 +294,10 @@ async def evaluate_async(
              "their assertions do not prove the work was done")
     for message in setup.warnings:
         warn(message)
+    judged = [c.id for c in plan.suite.cases if c.judge is not None and any(k.required for k in c.judge.criteria)]
+    if judged and setup.judge is None:  # fail closed, as graded; said before the trials rather than after them
+        warn(f"{len(judged)} case(s) have a judge: section but this run has no judge model (--judge MODEL): "
+             f"{', '.join(judged[:10])}{' …' if len(judged) > 10 else ''} — their judge criteria fail every trial")
     extra: dict[str, Any] = {"sanity": {"checked": noop is not None, "noop_passes": noop or []},
                              "isolate": opts.isolate, "options": opts.to_manifest(), **setup.manifest, **plan.manifest}
     if registered_gate is not None:
