@@ -177,3 +177,26 @@ def test_summary_json_is_the_models_dump(tmp_path: Path) -> None:
     assert on_disk["schema_version"] == "passhat.summary/3" and "format" not in on_disk
     assert json.loads(run.summary.to_json()) == on_disk
     assert on_disk["suite"]["pass_hat_k"]["2"]["ci_low"] == run.summary.suite.pass_hat_k[2].low
+
+
+def test_judge_cases_without_a_judge_model_are_said_before_the_first_trial(tmp_path: Path) -> None:
+    """A judge: section fails closed without --judge; the run used to say so only in each failed trial's grade."""
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    notes = Path(__file__).parents[1] / "data" / "notes"
+    for name in ("domain.py", "fixture.yaml"):
+        (tmp_path / name).write_text((notes / name).read_text())
+    (folder / "add-note.yaml").write_text(
+        (notes / "cases" / "add-note.yaml").read_text()
+        + "judge: {criteria: [{name: tone, question: Is it polite?, levels: {1: rude, 5: polite}}]}\n")
+    said: list[tuple[str, int]] = []
+    out = tmp_path / "run"
+
+    def warned(message: str) -> None:
+        said.append((message, len((out / "trials.jsonl").read_text().splitlines())
+                     if (out / "trials.jsonl").exists() else 0))
+
+    run = passhat.evaluate(folder, f"{notes / 'agents.py'}:good", trials=1, out=out, sanity=False, on_warning=warned)
+    assert said == [("1 case(s) have a judge: section but this run has no judge model (--judge MODEL): add-note — "
+                     "their judge criteria fail every trial", 0)]
+    assert run.summary.cases[0].successes == 0

@@ -155,3 +155,19 @@ def test_gating_a_run_made_without_a_report_writes_none(cli: Any, suite: Path, t
     assert run(cli, suite, out, "--no-report").exit_code == 0
     assert cli("gate", out, "--gate", gate_file(NEVER)).exit_code == 0
     assert not (out / "report.html").exists()
+
+
+def test_another_gate_file_is_refused_as_another_gate_not_as_an_edit(cli: Any, suite: Path, tmp_path: Path,
+                                                                       gate_file: Any) -> None:
+    """``passhat gate RUN --gate OTHER.yaml`` used to say OTHER.yaml "changed after the run started": it never did."""
+    gate = gate_file(NEVER)
+    out = tmp_path / "run"
+    assert run(cli, suite, out, "--gate", gate).exit_code == 0
+    other = gate_file("rules:\n  - case_success_rate: {min: 0.1}\n", "other.yaml")
+    r = cli("gate", out, "--gate", other)
+    assert r.exit_code == 2 and "changed after the run started" not in said(r)
+    assert f"other.yaml: this is not the gate registered for this run ({gate}, registered " in said(r)
+    assert "Choosing another gate after seeing results (moving the goalposts) is refused" in said(r)
+    assert cli("gate", out, "--gate", other, "--allow-gate-change").exit_code == 0
+    override = json.loads((out / "gate.json").read_text())["gate"]["override"]
+    assert override["message"] == f"a gate other than the registered {gate}; evaluated anyway (--allow-gate-change)"

@@ -92,3 +92,37 @@ def test_the_run_warns_and_the_report_shows_it(tmp_path: Path) -> None:
     text = console.export_text()
     assert "warning: 1 planned fault(s) did not apply in some trials, which therefore did not test them:" in text
     assert "add-note: malformed on list_notes call 1: no field 'bodyy' in the result" in text and "(2 of 2 trial(s))" in text
+
+
+def test_a_fault_no_call_reached_is_warned_about(tmp_path: Path) -> None:
+    """A fault on a call the agent never made (a tool its task does not need, a second call it never makes) acted
+    on nothing: the trial passed without testing it, and the run says so; a fault that acted does not warn."""
+    from passhat import evaluate
+
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    shutil.copy(NOTES / "domain.py", tmp_path / "domain.py")
+    shutil.copy(NOTES / "fixture.yaml", tmp_path / "fixture.yaml")
+    (folder / "add-note.yaml").write_text((NOTES / "cases" / "add-note.yaml").read_text()
+                                          + "faults: [{tool: get_note, kind: timeout}, {tool: add_note, kind: error, "
+                                            "on_call: 2}, {tool: list_notes, kind: latency, seconds: 0.001}]\n")
+    warnings: list[str] = []
+    run = evaluate(folder, f"{NOTES / 'agents.py'}:good", trials=2, out=tmp_path / "run", sanity=False,
+                   on_warning=warnings.append)
+    assert run.summary.cases[0].successes == 2  # passing, which is why it must be said
+    assert warnings == [
+        "add-note: the planned fault timeout on get_note call 1 was never reached in trial 0: the agent made 0 call(s) "
+        "of get_note — that trial did not test it",
+        "add-note: the planned fault error on add_note call 2 was never reached in trial 0: the agent made 1 call(s) "
+        "of add_note — that trial did not test it"]
+
+
+def test_not_reached_counts_only_calls_that_got_to_the_fault() -> None:
+    from passhat.tools.boundary import ToolCall
+    from passhat.tools.faults import not_reached
+
+    fault = Fault(tool="add_note", kind="error", on_call=1)
+    refused = ToolCall(step=1, tool="add_note", arguments={}, status="invalid_arguments")
+    assert not_reached([fault], [refused]) == [(fault, 0)]
+    hit = ToolCall(step=2, tool="add_note", arguments={"title": "x"}, status="fault", fault=fault.describe())
+    assert not_reached([fault], [refused, hit]) == []

@@ -32,6 +32,7 @@ from passhat.runner.collector import run_collector
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.tools.cassette import Cassette
+from passhat.tools.faults import not_reached
 
 P = ParamSpec("P")
 CPU_BOUND_AFTER_S = 5.0
@@ -293,6 +294,10 @@ async def evaluate_async(
              "their assertions do not prove the work was done")
     for message in setup.warnings:
         warn(message)
+    judged = [c.id for c in plan.suite.cases if c.judge is not None and any(k.required for k in c.judge.criteria)]
+    if judged and setup.judge is None:  # fail closed, as graded; said before the trials rather than after them
+        warn(f"{len(judged)} case(s) have a judge: section but this run has no judge model (--judge MODEL): "
+             f"{', '.join(judged[:10])}{' …' if len(judged) > 10 else ''} — their judge criteria fail every trial")
     extra: dict[str, Any] = {"sanity": {"checked": noop is not None, "noop_passes": noop or []},
                              "isolate": opts.isolate, "options": opts.to_manifest(), **setup.manifest, **plan.manifest}
     if registered_gate is not None:
@@ -321,6 +326,12 @@ async def evaluate_async(
                 warn(f"{rec.case_id}: the planned fault {call.fault} did not apply in trial {rec.trial} (step "
                      f"{call.step}): {call.fault_not_applied} — that trial did not test it; each such call is "
                      "flagged fault_not_applied in trials.jsonl")
+        if rec.outcome != "error":  # an infrastructure error is no trial of the agent's: nothing to say of its faults
+            for fault, made in not_reached(plan.suite.case(rec.case_id).faults, rec.calls):
+                if (rec.case_id, fault.describe()) not in unapplied:
+                    unapplied.add((rec.case_id, fault.describe()))
+                    warn(f"{rec.case_id}: the planned fault {fault.describe()} was never reached in trial {rec.trial}: "
+                         f"the agent made {made} call(s) of {fault.tool} — that trial did not test it")
         if progress is not None:
             progress(Progress(done, total, rec, plan.suite.name, folder))
 

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion
 from passhat.cases.assertions.expected import ExpectState
 from passhat.cases.assertions.fixture import Fixture, check_regex
+from passhat.cases.call_checks import call_problems
 from passhat.cases.expected import ReferenceFailed, expected_state
 from passhat.cases.fault_checks import fault_problems
 from passhat.cases.model import Case
@@ -107,7 +108,7 @@ def check_references(case: Case, file: str, domain: Any) -> None:
         known_tool(c.then, f"order.{i}.then")
     for i, f in enumerate(case.faults):
         known_tool(f.tool, f"faults.{i}.tool")
-    for problem in fault_problems(case, file, domain):
+    for problem in [*fault_problems(case, file, domain), *call_problems(case, file, domain)]:
         raise problem
     if case.fixture not in domain.fixture_names:
         raise CaseError(file, "fixture", f"unknown fixture {case.fixture!r}; domain has: {', '.join(domain.fixture_names)}")

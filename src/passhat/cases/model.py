@@ -58,7 +58,11 @@ class UserSpec(BaseModel):
 
 
 class RequiredCall(BaseModel):
-    """A tool that must be called successfully at least once, optionally with given arguments."""
+    """A tool that must be called successfully at least once, optionally with given arguments.
+
+    A required call no trial could make is refused when the suite loads: a tool the case forbids or leaves out
+    of ``allowed_tools``, an argument the tool does not take, or a value of a type its parameter refuses
+    (``book_id: 10`` for a string parameter)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     tool: str
@@ -88,6 +92,8 @@ class OrderConstraint(BaseModel):
     """A real dependency: every successful call of ``then`` must come after a successful call of ``first``.
 
     Declare order only where it matters (check before a write); independent reads may come in any order.
+    A rule on a tool the case forbids or leaves out of ``allowed_tools`` is refused when the suite loads: it
+    could never check an order.
     """
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -140,7 +146,8 @@ class Case(BaseModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     """Unique within the suite; letters, digits, ``-``, ``_`` and ``.``."""
     domain: str
-    """Built-in domain name, ``package.module:attr``, or a ``.py`` path relative to the suite folder."""
+    """Built-in domain name, ``package.module:attr``, or a ``.py`` path relative to the folder of case files
+    (``../domain.py``)."""
     fixture: str = "default"
     """Named initial state of the domain."""
     instruction: str = Field(None, validate_default=True)

@@ -137,6 +137,8 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
             options = RunOptions.build(options, sequential=looks)
     except PasshatError as exc:
         fail(str(exc))
+    from rich.markup import escape  # a warning quotes case ids, paths and rule labels ("never fails [risk=high]")
+
     progress = None if quiet or not stderr().is_terminal else progress_bar()  # a bar in a CI log is noise (and a blank line)
     with progress or nullcontext():
         bar: list[TaskID] = []
@@ -154,7 +156,7 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
         try:
             run = passhat.api.evaluate(
                 suite, agent_spec, options, out=out, resume=resume, progress=advance,
-                on_warning=lambda w: stderr().print(f"[yellow]warning:[/yellow] {w}", highlight=False))
+                on_warning=lambda w: stderr().print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False))
         except (PasshatError, ValueError) as exc:
             fail(suite_hint(str(exc), suite))
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM (passhat.shutdown): say where the records are
@@ -168,7 +170,6 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
     # what only the end of a run needs loads here, not before the first trial: the gate's statistics (scipy),
     # the report's templates, the CI writers, rich (passhat run's start-up is the user's wait for the first trial)
     from rich.console import Console
-    from rich.markup import escape
 
     from passhat.commands.report import after_run
     from passhat.report.headline import headline

@@ -19,6 +19,7 @@ from passhat.gate.rules_budget import cost_per_success, judge_agreement, latency
 from passhat.gate.rules_canary import canary
 from passhat.gate.rules_cases import MORE_CASES, MORE_EITHER, case_success_rate, never_fails, suite_pass_k
 from passhat.gate.schema import GateFile
+from passhat.gate.select import selection_problem
 
 Evaluator = Callable[[Any, GateInput, float], Verdict]
 EVALUATORS: dict[str, Evaluator] = {
@@ -202,9 +203,18 @@ def _cases(rule: Any, inp: GateInput) -> int:
 
 def unreachable_rules(gate: GateFile, inp: GateInput) -> list[str]:
     """One line per suite-mean rule that no run of ``inp``'s cases can PASS, at the planned trials or at 16
-    times as many: said before the first trial, when the bar can still be changed without moving goalposts."""
+    times as many, and per rule whose ``select`` names no case of the run (a misspelt tag, id or split: the rule
+    could only be INCONCLUSIVE): said before the first trial, when the bar can still be changed without moving
+    goalposts."""
     lines = []
+    metas = {cid: inp.run.meta(cid) for cid in inp.run.suite.cases}
     for i, (rule, alpha) in enumerate(zip(gate.rules, rule_alphas(gate, inp), strict=True)):
+        select = getattr(rule, "select", None)  # every rule about cases has one
+        if select is not None and (problem := selection_problem(select, metas)) is not None:
+            verdict = "can only be INCONCLUSIVE" if not inp.selected(select) else "looks at fewer cases than it names"
+            label = rule.label() if rule.name is None else f"{rule.label()}, select {select.describe()}"
+            lines.append(f"gate rule {i} ({label}): {problem} — the rule {verdict}; fix the selection or the cases")
+            continue
         best = reachable(rule, inp, alpha)
         if best is None or best.outcome == "PASS" or best.low is None:  # no bound (k > trials): the verdict says so
             continue

@@ -77,16 +77,22 @@ def resolve_gate(manifest: Manifest, gate_path: Path | None, *, allow_gate_chang
     loaded = load_gate(path)
     if loaded.sha256 == registered.sha256:
         return ResolvedGate(loaded.gate, loaded.path, _info(loaded, registered, preregistered=True))
+    other = Path(path).resolve() != Path(registered.path).resolve()  # --gate names another file than the registered
     if not allow_gate_change:
+        what = (f"this is not the gate registered for this run ({registered.path}, registered "
+                f"{registered.registered_at} with sha256 {registered.sha256[:12]}…; this file's is {loaded.sha256[:12]}…). "
+                "Choosing another gate after seeing results" if other else
+                f"this gate file changed after the run started (registered {registered.registered_at} with sha256 "
+                f"{registered.sha256[:12]}…, now {loaded.sha256[:12]}…). Changing the bar after seeing results")
         raise GateError(str(path), "", (
-            f"this gate file changed after the run started (registered {registered.registered_at} with sha256 "
-            f"{registered.sha256[:12]}…, now {loaded.sha256[:12]}…). Changing the bar after seeing results "
-            "(moving the goalposts) is refused; pass --allow-gate-change to evaluate it anyway — the override "
+            f"{what} (moving the goalposts) is refused; pass --allow-gate-change to evaluate it anyway — the override "
             "is recorded in gate.json and reported"))
     info = _info(loaded, registered, preregistered=False)
+    why = (f"a gate other than the registered {registered.path}" if other
+           else "gate file changed after the run started")
     info.override = GateOverride(allowed_gate_change=True, at=datetime.now(UTC).isoformat(),
                                  registered_sha256=registered.sha256, used_sha256=loaded.sha256,
-                                 message="gate file changed after the run started; evaluated anyway (--allow-gate-change)")
+                                 message=f"{why}; evaluated anyway (--allow-gate-change)")
     return ResolvedGate(loaded.gate, loaded.path, info)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -12,7 +13,9 @@ from passhat.models import CaseMeta
 
 
 class Selection(BaseModel):
-    """Cases a rule applies to. Every field given must match (AND); an empty selection is every case."""
+    """Cases a rule applies to. Every field given must match (AND); an empty selection is every case. A
+    selection that names a case id the run does not have, or matches no case of the run (a tag key, value or
+    split no case carries), is warned about by ``passhat run --gate`` before the first trial."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     tags: dict[str, list[str]] = Field(default_factory=dict)
@@ -51,3 +54,27 @@ class Selection(BaseModel):
         if self.cases:
             parts.append(f"cases={','.join(self.cases)}")
         return " ".join(parts) or "all cases"
+
+
+def selection_problem(select: Selection, metas: Mapping[str, CaseMeta]) -> str | None:
+    """What in ``select`` names nothing among these cases (id → manifest meta): case ids the run does not have,
+    or, when it matches no case at all, the tag keys, values and splits no case carries. ``None`` when every
+    listed id exists and some case matches. A selection of no case leaves its rule INCONCLUSIVE whatever the
+    agent does, and a misspelt id silently narrows it: both are said before the first trial."""
+    unknown = [c for c in select.cases if c not in metas]
+    if unknown:
+        return f"no case {', '.join(map(repr, unknown))} in this run"
+    if any(select.matches(cid, meta) for cid, meta in metas.items()):
+        return None
+    missing = []
+    for key, values in select.tags.items():
+        seen = sorted({m.tags[key] for m in metas.values() if key in m.tags})
+        if not seen:
+            keys = sorted({k for m in metas.values() for k in m.tags})
+            missing.append(f"no case has a tag {key!r} (tags: {', '.join(keys) or 'none'})")
+        elif not set(values) & set(seen):
+            missing.append(f"no case has {key}={'|'.join(values)} (values: {', '.join(seen)})")
+    splits = {m.split for m in metas.values() if m.split is not None}  # None: a manifest from before splits
+    if select.split and not splits & set(select.split):
+        missing.append(f"no case is in split {'|'.join(select.split)} (splits: {', '.join(sorted(splits)) or 'none'})")
+    return "; ".join(missing) or "no case matches all of it at once"

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from passhat.cases import Case
 from passhat.cases.assertions import CustomAssertion
 from passhat.cases.assertions.fixture import Fixture, check_regex
+from passhat.cases.call_checks import Contradiction, call_problems
 from passhat.cases.fault_checks import CannotFire, fault_problems
 from passhat.cases.load import (
     _field_path,
@@ -108,7 +109,8 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
                                                         f"user tools: {', '.join(sorted(user_tools)) or 'none'}")
     for problem in fault_problems(case, file, domain):
         add("cannot-fire" if isinstance(problem, CannotFire) else "schema", problem.field, problem.message)
-    out += _contradictions(case, file)
+    for problem in call_problems(case, file, domain):
+        add("contradiction" if isinstance(problem, Contradiction) else "cannot-fire", problem.field, problem.message)
     for i, turn in enumerate(case.user.turns):
         try:
             check_regex(turn.when, file, f"user.turns.{i}.when")
@@ -147,16 +149,6 @@ def reference_findings(case: Case, file: str, domain: Domain) -> list[Finding]:
             check_reference(case, file, domain)
         except CaseError as exc:
             add("bad-reference", exc.field, exc.message)
-    return out
-
-
-def _contradictions(case: Case, file: str) -> list[Finding]:
-    """A required tool the case itself forbids or leaves out of ``allowed_tools``: the case can never pass."""
-    out = []
-    for i, r in enumerate(case.required_tools):
-        if r.tool in case.forbidden_tools or (case.allowed_tools is not None and r.tool not in case.allowed_tools):
-            out.append(Finding("contradiction", file, f"required_tools.{i}.tool",
-                               f"{r.tool!r} is required but forbidden or not in allowed_tools: the case can never pass", case.id))
     return out
 
 

@@ -8,6 +8,7 @@ an error status, a field returned in the wrong shape, and added latency.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,7 +23,9 @@ class Fault(BaseModel):
 
     A fault no trial could exercise is refused when the suite loads: on a tool the case forbids or leaves out
     of ``allowed_tools``, on a call past ``limits.max_steps``, on calls an earlier fault already takes, a
-    ``latency`` of 0 s, or with an option its kind does not use (``field`` on a ``timeout``)."""
+    ``latency`` of 0 s, or with an option its kind does not use (``field`` on a ``timeout``). A fault that no
+    call of a trial reached (the agent never made that call of the tool) did not test that trial: the run
+    warns, once per case and fault."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -105,3 +108,18 @@ def _shape(result: Any) -> str:
     if isinstance(result, list):
         return "an empty list" if not result else f"a list of {len(result)}, first: {_shape(result[0])}"
     return f"a {type(result).__name__}, which has no fields"
+
+
+REFUSED_BEFORE_FAULTS = frozenset({"unknown_tool", "invalid_arguments", "not_allowed", "forbidden", "after_end"})
+"""Call statuses the boundary gives before a planned fault is counted: such a call is not a call of the tool."""
+
+
+def not_reached(faults: Sequence[Fault], calls: Sequence[Any]) -> list[tuple[Fault, int]]:
+    """Each planned fault that acted on none of a trial's calls, with how many calls of its tool the agent made
+    (fewer than ``on_call``, or refused before the fault's turn). Such a trial did not test the fault, whatever
+    its verdict: the case may plan it on a call its task never needs, or the agent took another way. ``calls``
+    are the trial's ``ToolCall`` records (a fault acts on the agent's calls only)."""
+    fired = {c.fault for c in calls if c.fault is not None}
+    return [(fault, sum(1 for c in calls if c.tool == fault.tool and c.by == "agent"
+                        and c.status not in REFUSED_BEFORE_FAULTS))
+            for fault in faults if fault.describe() not in fired]
