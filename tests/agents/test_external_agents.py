@@ -124,6 +124,12 @@ def test_a_program_agent_passes_with_its_reply_on_stdout_and_logs_on_stderr(run_
     assert rec.usage.input_tokens == 1000 and rec.usage.models == ["gpt-4o-mini"] and rec.usage.cost > 0
 
 
+def test_a_last_line_nested_100_000_deep_is_the_reply_as_text(run_suite: Any, notes_cases: Any) -> None:
+    rec = run_suite(notes_cases(), program("deep_reply"))[0]
+    assert rec.end_reason == "completed" and rec.error is None
+    assert rec.reply == '{"reply": ' + "[" * 100_000 + "]" * 100_000 + "}"  # as any last line that is not a reply
+
+
 def test_usage_from_the_agents_own_opentelemetry_spans_is_recorded(run_suite: Any, notes_cases: Any) -> None:
     pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="needs passhat[otel]")
     rec = run_suite(notes_cases(), program("traced"))[0]
