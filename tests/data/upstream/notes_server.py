@@ -18,7 +18,8 @@ result whose ``content`` is not a list); ``truncated`` (half a JSON line); ``bad
 whose schema is not JSON Schema); ``exit-at-start`` (exits before ``initialize``); ``hang-at-start``
 (never answers ``initialize``); ``many-tools`` (lists 1,000 more tools); ``deep-result`` (a text result
 nested 100,000 levels deep); ``huge-result`` (a 50 MB text result); ``endless-line`` (a line that does not
-end for a minute); ``endless-body`` (over HTTP: a result whose body does not end); ``exit-in-trials`` (exits at start when ``NOTES_IDENTITY`` is set, as
+end for a minute); ``endless-body`` (over HTTP: a result whose body does not end); ``exit-in-trials`` (exits at start when
+``NOTES_IDENTITY`` is set, as
 it is in a trial and not when the run lists the tools); ``chatty`` (writes 100 kB on stderr at start).
 """
 
