@@ -17,10 +17,9 @@ not JSON-RPC and never answers); ``garbage-then-answer`` (prints one, then answe
 result whose ``content`` is not a list); ``truncated`` (half a JSON line); ``bad-schema`` (lists a tool
 whose schema is not JSON Schema); ``exit-at-start`` (exits before ``initialize``); ``hang-at-start``
 (never answers ``initialize``); ``many-tools`` (lists 1,000 more tools); ``deep-result`` (a text result
-nested 100,000 levels deep); ``huge-result`` (a 50 MB text result); ``endless-line`` (a line that does not
-end for a minute); ``endless-body`` (over HTTP: a result whose body does not end); ``exit-in-trials`` (exits at start when
-``NOTES_IDENTITY`` is set, as
-it is in a trial and not when the run lists the tools); ``chatty`` (writes 100 kB on stderr at start).
+nested 100,000 levels deep); ``endless-body`` (over HTTP: a result whose body does not end);
+``exit-in-trials`` (exits at start when ``NOTES_IDENTITY`` is set, as it is in a trial and not when the run
+lists the tools); ``chatty`` (writes 100 kB on stderr at start).
 """
 
 from __future__ import annotations
@@ -113,15 +112,6 @@ def misbehave(request_id: int) -> bool:
         return True
     if MODE == "deep-result":
         send({"jsonrpc": "2.0", "id": request_id, "result": text("[" * 100_000 + "]" * 100_000)})
-        return True
-    if MODE == "huge-result":
-        send({"jsonrpc": "2.0", "id": request_id, "result": text("x" * (50 << 20))})
-        return True
-    if MODE == "endless-line":
-        block = "x" * 65536
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            sys.stdout.write(block)
         return True
     if MODE == "truncated":
         sys.stdout.write(f'{{"jsonrpc": "2.0", "id": {request_id}, "result": {{"content": [\n')
