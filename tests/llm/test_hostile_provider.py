@@ -56,6 +56,11 @@ class _Hostile(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         headers, _ = read_request(self.rfile)
         self.server.headers.append(headers)
+        if self.server.mode == "huge_error":
+            body = json.dumps({"error": {"type": "overloaded_error", "message": "x" * 200_000}}).encode()
+            self.wfile.write(b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\n"
+                             b"content-length: %d\r\n\r\n%s" % (len(body), body))
+            return
         self.wfile.write(SSE_HEAD)
         try:
             if self.server.mode == "endless":
@@ -115,3 +120,10 @@ def test_tool_arguments_nested_100_000_deep_are_passed_on_as_text(provider: Any)
     reply = ask(model("openai", provider("deep_arguments")))
     [call] = reply.tool_calls
     assert call.name == "add_note" and call.arguments == DEEP  # the boundary records them as invalid arguments
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_huge_error_body_is_kept_short_in_the_error(provider: Any, kind: str) -> None:
+    with pytest.raises(InfrastructureError, match="still failing after 2 attempts: InternalServerError") as caught:
+        ask(model(kind, provider("huge_error")))
+    assert len(str(caught.value)) < 1200  # the SDK's message holds all 200 KB of the body; the record need not
