@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).parents[1] / "src" / "passhat"
 
 LAYERS: list[tuple[str, set[str]]] = [
     ("foundations", {"errors", "outages", "shutdown", "inputs", "validation", "seeding", "imports", "sources", "metric_names",
-                     "redaction", "docgen", "console", "models", "stats", "localhttp", "sequential", "rounding",
+                     "redaction", "docgen", "console", "models", "stats", "localhttp", "capped_http", "sequential", "rounding",
                      "_docstrings", "_trusted"}),
     ("the world a trial acts on", {"sandbox", "workspace", "world", "worlds"}),
     ("the tool boundary", {"tools", "episode", "tracing"}),

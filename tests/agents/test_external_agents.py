@@ -63,6 +63,9 @@ class ReferenceService:
                 if style == "html":
                     self._send(200, b"<html>the agent is thinking</html>")
                     return
+                if style == "deep":
+                    self._send(200, b'{"reply": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+                    return
                 reply = asyncio.run(service.play(style, start))
                 self._send(200, json.dumps({"reply": reply}).encode())
 
@@ -122,6 +125,12 @@ def test_a_program_agent_passes_with_its_reply_on_stdout_and_logs_on_stderr(run_
     rec = run_suite(notes_cases(name="again"), program("json_reply"))[0]
     assert rec.outcome == "pass" and rec.reply == "added the note"
     assert rec.usage.input_tokens == 1000 and rec.usage.models == ["gpt-4o-mini"] and rec.usage.cost > 0
+
+
+def test_a_last_line_nested_100_000_deep_is_the_reply_as_text(run_suite: Any, notes_cases: Any) -> None:
+    rec = run_suite(notes_cases(), program("deep_reply"))[0]
+    assert rec.end_reason == "completed" and rec.error is None
+    assert rec.reply == '{"reply": ' + "[" * 100_000 + "]" * 100_000 + "}"  # as any last line that is not a reply
 
 
 def test_usage_from_the_agents_own_opentelemetry_spans_is_recorded(run_suite: Any, notes_cases: Any) -> None:
@@ -188,6 +197,9 @@ def test_a_service_that_crashes_or_answers_garbage_fails_the_trial(run_suite: An
     assert (crash.outcome, crash.end_reason) == ("fail", "agent_error") and "answered HTTP 500" in crash.error
     html = run_suite(notes_cases(name="html"), service.url("html"))[0]
     assert html.outcome == "fail" and "something other than" in html.error and "<html>" in html.error
+    deep = run_suite(notes_cases(name="deep"), service.url("deep"))[0]
+    assert (deep.outcome, deep.end_reason) == ("fail", "agent_error") and "recursion limit exceeded" in deep.error
+    assert "Traceback" not in deep.error
 
 
 def test_a_service_that_cannot_be_reached_is_an_infrastructure_error(run_suite: Any, notes_cases: Any) -> None:

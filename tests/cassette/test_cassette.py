@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from passhat.cli import main
@@ -104,6 +106,51 @@ def test_missing_cassette_and_bad_options(tmp_path: Path) -> None:
                                   "--record", str(tmp_path / "c")])
     [line] = r.output.splitlines()
     assert r.exit_code == 2 and line.startswith("error: --record: no domain of suite 'refunds' has an external tool")
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cassette folder recorded once for the module."""
+    cassettes = tmp_path_factory.mktemp("recorded") / "cassettes"
+    run(WEATHER / "cases", cassettes.parent / "rec", "--record", str(cassettes))
+    return cassettes
+
+
+def _unfit_changes(path: Path) -> None:
+    doc = json.loads(path.read_text())
+    doc["interactions"][1]["changes"] = {"outbox": [{"kind": "inserted"}]}
+    path.write_text(json.dumps(doc))
+
+
+BROKEN = {
+    "truncated": (lambda p: p.write_text('{"interactions": ['), "CASSETTE: not a cassette: not JSON (Expecting value"),
+    "nested": (lambda p: p.write_text('{"interactions": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+               "CASSETTE: nested too deeply to parse"),
+    "no interactions": (lambda p: p.write_text("{}"), "CASSETTE: interactions: expected a list of recorded calls"),
+    "not a call": (lambda p: p.write_text('{"interactions": [5]}'),
+                   "CASSETTE: interactions[0]: expected an object with 'tool' (a name) and 'arguments'"),
+    "bad outcome": (lambda p: p.write_text('{"interactions": [{"tool": "get_forecast", "arguments": {}}]}'),
+                    "CASSETTE: interactions[0].outcome: expected one of ok, denied, tool_error, exception, got None"),
+    "a FIFO": (lambda p: (p.unlink(), os.mkfifo(p)), "CASSETTE: is a named pipe (FIFO); expected a regular file (cassette)"),
+    "changes": (_unfit_changes, "send_sms call #1 (CASSETTE): the recorded side effects are malformed (KeyError"),
+}
+"""Damage done to trial 0's cassette, and what its error must say (CASSETTE: the file's path)."""
+
+
+@pytest.mark.parametrize("broken", list(BROKEN))
+def test_a_broken_cassette_is_an_infrastructure_error_naming_the_file(recorded: Path, tmp_path: Path,
+                                                                      broken: str) -> None:
+    cassettes = tmp_path / "cassettes"
+    shutil.copytree(recorded, cassettes)
+    path = cassettes / "picnic" / "trial-0.json"
+    damage, words = BROKEN[broken]
+    damage(path)
+    records = {r["trial"]: r for r in run(WEATHER / "cases", tmp_path / "run", "--replay", str(cassettes),
+                                           code=EXIT_INCOMPLETE)}
+    assert records[1]["outcome"] == "pass"  # trial 1's cassette is whole
+    error = records[0]["error"]  # never the agent's fail, never a traceback, never a hang on the FIFO
+    assert records[0]["outcome"] == "error" and "not counted against the agent" in error and "Traceback" not in error
+    assert words.replace("CASSETTE", str(path)) in error
 
 
 def test_argument_diff_names_each_field() -> None:

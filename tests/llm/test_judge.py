@@ -68,6 +68,12 @@ def test_malformed_json_fails_every_criterion_with_the_reason(serve: Any) -> Non
     assert all("judge answer rejected: not a single JSON object" in x.reason for x in g.values())
 
 
+def test_an_answer_nested_100_000_deep_fails_every_criterion_with_the_reason(serve: Any) -> None:
+    g = grades(serve, '{"criteria": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert not any(x.passed for x in g.values())
+    assert all(x.reason.startswith("judge answer rejected: nested too deeply to parse") for x in g.values())
+
+
 def test_out_of_range_score_fails_that_criterion(serve: Any) -> None:
     g = grades(serve, verdict({"explanation": 7, "tone": 5}))
     assert not g["explanation"].passed and "score 7 is out of range 1-5" in g["explanation"].reason

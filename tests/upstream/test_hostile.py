@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from passhat import capped_http
 from passhat.cli import main
+from passhat.domain import Domain
 from passhat.errors import DomainError
+from passhat.upstream import Upstream
 from tests.upstream.conftest import NOTES_SERVER, NOTES_WS, notes_domain, trial
 
 AFTER = [("write_note", {"name": "plans", "text": "go north"}), ("read_note", {"name": "todo"})]
@@ -65,6 +68,7 @@ BEFORE_ANY_TRIAL = {
     "hang-at-start": r"upstream server 'notes' did not answer initialize and tools/list within 0.5s",
     "bad-schema": r"upstream server 'notes': tool 'broken_tool': inputSchema is not a valid JSON Schema at "
                   r"properties/x/type: 'nonsense' is not valid",
+    "many-tools": r"upstream server 'notes' lists more than 1000 tools \(1004 so far\); no agent is given that many",
 }
 
 
@@ -102,6 +106,25 @@ def test_a_server_that_fails_to_start_in_a_trial_makes_it_an_infrastructure_erro
     assert "fatal: cannot open the notes folder" in record.error
     assert [c.status for c in record.calls] == ["exception", "exception"]  # what the agent saw is kept
     assert record.upstreams[0].failed_to_start == record.error
+
+
+def test_a_text_result_nested_100_000_deep_reaches_the_agent_as_the_text_it_is() -> None:
+    record = trial(notes_domain("deep-result"), AFTER)
+    assert [c.status for c in record.calls] == ["ok", "ok"]
+    assert record.calls[0].result == "[" * 100_000 + "]" * 100_000  # not parsed: past any parser's stack
+
+
+@pytest.mark.usefixtures("quick_shutdown")
+def test_an_answer_over_http_that_never_ends_is_dropped_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(capped_http, "MAX_ANSWER_BYTES", 1 << 20)  # 64 MB in a run
+    http = Upstream("http://127.0.0.1:{port}/mcp", name="notes",
+                    start=f"{{python}} {NOTES_SERVER} {{workspace}} --http {{port}} --mode endless-body")
+    record = trial(Domain("notebook", workspace=NOTES_WS, policy="", tools=[], mcp=http), AFTER)
+    write = record.calls[0]
+    assert write.status == "exception" and write.error == (
+        "UpstreamError: upstream server 'notes' sent an answer larger than 1 MB and the connection was dropped "
+        "there; tools/call 'write_note' not answered")
+    assert record.end_reason == "completed"  # the agent saw a tool error and went on
 
 
 def test_a_servers_stderr_is_kept_bounded() -> None:

@@ -101,7 +101,7 @@ def parse_stdout(raw: bytes) -> AgentReply:
     if last.startswith("{") and last.endswith("}"):
         try:
             data = json.loads(last)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack: plain text
             data = None
         if isinstance(data, dict) and ("reply" in data or "usage" in data):
             try:

@@ -189,6 +189,8 @@ def load_single_object(text: str) -> dict[str, Any]:
         value = json.loads(body)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not a single JSON object ({exc.msg} at char {exc.pos}); answer begins {text[:120]!r}") from None
+    except RecursionError:  # the answer is the judge model's: garbage it may send fails closed like any other
+        raise ValueError(f"nested too deeply to parse; answer begins {text[:120]!r}") from None
     if not isinstance(value, dict):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     return value

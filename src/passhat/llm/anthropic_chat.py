@@ -73,7 +73,9 @@ class AnthropicChat(SdkChat):
         return {**super().describe(), "seed_supported": False}
 
     def _make_client(self, api_key: str) -> Any:
-        return _import_sdk().AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s)
+        sdk = _import_sdk()
+        return sdk.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s,
+                                    http_client=self._http_client(sdk))
 
     def _request(self, system: str, messages: list[ChatMessage], tools: list[Tool], o: CallOptions) -> dict[str, Any]:
         req: dict[str, Any] = {

@@ -58,7 +58,7 @@ def parse_arguments(raw: str) -> Any:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's stack: invalid arguments like any other
         return raw
     return value if isinstance(value, dict) else raw
 
@@ -73,7 +73,9 @@ class OpenAIChat(SdkChat):
         super().__init__(model, api_key_env=api_key_env, **options)
 
     def _make_client(self, api_key: str) -> Any:
-        return _import_sdk().AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s)
+        sdk = _import_sdk()
+        return sdk.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s,
+                                 http_client=self._http_client(sdk))
 
     def _request(self, system: str, messages: list[ChatMessage], tools: list[Tool], o: CallOptions) -> dict[str, Any]:
         req: dict[str, Any] = {

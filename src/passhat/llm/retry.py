@@ -86,6 +86,15 @@ def inspect_error(exc: BaseException) -> tuple[Verdict, float | None] | None:
     return classify_status(status if isinstance(status, int) else None), retry_after
 
 
+FAILURE_CHARS = 1000
+"""How much of a failed attempt's text is kept: an SDK puts the provider's whole error body in its message,
+and a provider decides how large that is (up to the 64 MB answer cap)."""
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= FAILURE_CHARS else f"{text[:FAILURE_CHARS]}… ({len(text) - FAILURE_CHARS:,} characters left out)"
+
+
 def unanswered(exc: BaseException) -> bool:
     """The provider did not answer at all (refused, timed out, dropped) or answered 5xx: what a circuit
     breaker counts. A 429 is an answer: the provider is alive and asks us to slow down."""
@@ -125,7 +134,7 @@ async def with_retries(
                 if seen is None or seen[0] == "agent":
                     raise
                 verdict, retry_after = seen
-                last = f"{type(exc).__name__}: {exc}"
+                last = _bounded(f"{type(exc).__name__}: {exc}")
                 progress.failures.append(last)
                 if breaker is not None and unanswered(exc):
                     breaker.failure(last)

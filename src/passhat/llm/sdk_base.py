@@ -12,15 +12,21 @@ import os
 import time
 from typing import Any
 
-from passhat.errors import PasshatError
+from passhat import capped_http
+from passhat.errors import InfrastructureError, PasshatError
 from passhat.llm.chat import CallOptions, ChatMessage, ModelReply
 from passhat.llm.ratelimit import Limiter, estimate_tokens
-from passhat.llm.retry import RetryPolicy, inspect_error, with_retries
+from passhat.llm.retry import IncompleteAnswer, RetryPolicy, inspect_error, with_retries
 from passhat.outages import CircuitBreaker
 from passhat.tools import Tool
 
 PLACEHOLDER_KEY = "not-needed"
 """Sent when a --base-url server needs no key (the SDKs refuse an empty one)."""
+
+
+class AnswerTooLarge(InfrastructureError):
+    """The provider's answer went past :data:`~passhat.capped_http.MAX_ANSWER_BYTES`: not retried (a provider
+    that sent this much once is broken, not busy), and not the agent's doing."""
 
 
 class SdkChat:
@@ -52,6 +58,17 @@ class SdkChat:
 
     def _make_client(self, api_key: str) -> Any:
         raise NotImplementedError
+
+    def _http_client(self, sdk: Any) -> Any:
+        """The SDK's own default HTTP client, reading each answer within
+        :data:`~passhat.capped_http.MAX_ANSWER_BYTES` (the SDKs buffer an SSE line however long it grows)."""
+        what = f"{self.provider}:{self.model}"
+
+        def too_large() -> Exception:
+            return AnswerTooLarge(f"{what}: the provider's answer is larger than "
+                                  f"{capped_http.MAX_ANSWER_BYTES // 2**20} MB; not read further")
+
+        return sdk.DefaultAsyncHttpxClient(**capped_http.capped_options(too_large))
 
     def _request(self, system: str, messages: list[ChatMessage], tools: list[Tool], o: CallOptions) -> dict[str, Any]:
         raise NotImplementedError
@@ -85,11 +102,11 @@ class SdkChat:
         """One attempt, after the rate limit's permit (every attempt is a request the provider counts)."""
         limiter = self.limiter
         if limiter is None:
-            return await self._stream(request)
+            return await self._attempt(request, what)
         self._sdk_client()  # the first call imports the SDK and builds the client: before its turn, not after
         reserved = await limiter.acquire(what, estimate_tokens(request))
         try:
-            reply = await self._stream(request)
+            reply = await self._attempt(request, what)
         except Exception as exc:
             seen = inspect_error(exc)
             status = getattr(exc, "status_code", None)
@@ -99,3 +116,19 @@ class SdkChat:
         used = reply.input_tokens + reply.output_tokens
         limiter.finished(reserved, used or None)
         return reply
+
+    async def _attempt(self, request: dict[str, Any], what: str) -> ModelReply:
+        """:meth:`_stream`, with JSON nested past the parser's stack in the provider's stream (the SDKs decode
+        each event with ``json.loads``) said as what it is, and retried like any other unreadable answer; an
+        answer past the cap as :class:`AnswerTooLarge`, also where an SDK wrapped it in a connection error."""
+        try:
+            return await self._stream(request)
+        except RecursionError:
+            raise IncompleteAnswer(f"{what}: the provider's stream holds JSON nested too deeply to parse") from None
+        except Exception as exc:
+            cause: BaseException | None = exc
+            while cause is not None and not isinstance(cause, AnswerTooLarge):
+                cause = cause.__cause__
+            if cause is not None and cause is not exc:
+                raise cause from None
+            raise

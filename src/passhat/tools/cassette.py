@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from passhat.errors import PasshatError
+from passhat.inputs import check_depth, read_input_text, too_deep
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool
 from passhat.world.diff import Diff, same_value
@@ -30,6 +31,8 @@ from passhat.world.replay import ReplayError, apply_diff, changes_since, log_pos
 
 CassetteMode = Literal["record", "replay"]
 FORMAT = "passhat-cassette/1"
+OUTCOMES = ("ok", "denied", "tool_error", "exception")
+"""What a recorded call ended as (the replay answers each as it was)."""
 
 
 class CassetteMismatch(Exception):
@@ -93,6 +96,33 @@ class Cassette:
         return {"mode": self.mode, "folder": str(self.folder)}
 
 
+def load_interactions(path: Path) -> list[dict[str, Any]]:
+    """The recorded calls of one cassette file, under the input rules (a regular file within the size and
+    nesting caps, :mod:`passhat.inputs`); a :class:`PasshatError` naming the file and the field otherwise."""
+    text = read_input_text(path, "cassette")
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise too_deep(str(path)) from None
+    except ValueError as exc:
+        raise PasshatError(f"{path}: not a cassette: not JSON ({exc})") from None
+    check_depth(data, str(path))
+    interactions = data.get("interactions") if isinstance(data, dict) else None
+    if not isinstance(interactions, list):
+        raise PasshatError(f"{path}: interactions: expected a list of recorded calls (a cassette written by --record)")
+    for n, entry in enumerate(interactions):
+        where = f"{path}: interactions[{n}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("tool"), str) or "arguments" not in entry:
+            raise PasshatError(f"{where}: expected an object with 'tool' (a name) and 'arguments'")
+        if entry.get("outcome") not in OUTCOMES:
+            raise PasshatError(f"{where}.outcome: expected one of {', '.join(OUTCOMES)}, got {entry.get('outcome')!r:.60}")
+        if entry["outcome"] != "ok" and not isinstance(entry.get("error"), str):
+            raise PasshatError(f"{where}.error: expected the recorded error text")
+        if not isinstance(entry.get("changes", {}), dict):
+            raise PasshatError(f"{where}.changes: expected an object (the rows the call changed)")
+    return interactions
+
+
 class CassetteSession:
     """One trial's view of its cassette: wraps the external tools, then writes or checks the file."""
 
@@ -106,8 +136,13 @@ class CassetteSession:
         """Refused requests; any makes the trial an infrastructure error."""
         self._calls: Counter[str] = Counter()
         self._loaded: list[dict[str, Any]] | None = None
-        if cassette.mode == "replay" and self.path.exists():
-            self._loaded = json.loads(self.path.read_text("utf-8"))["interactions"]
+        self._unreadable: str | None = None
+        """Why the trial's cassette cannot be replayed (a file edited, truncated, not a cassette at all)."""
+        if cassette.mode == "replay" and os.path.lexists(self.path):
+            try:
+                self._loaded = load_interactions(self.path)
+            except PasshatError as exc:
+                self._unreadable = str(exc)
 
     @property
     def replayed(self) -> bool:
@@ -151,6 +186,8 @@ class CassetteSession:
             self._calls[tool.name] += 1
             n = self._calls[tool.name]
             where = f"{tool.name} call #{n} ({self.path})"
+            if self._unreadable is not None:
+                raise self._refuse(self._unreadable)
             if self._loaded is None:
                 raise self._refuse(f"no cassette recorded for case {self.case_id!r} trial {self.trial}: {self.path}")
             recorded = [i for i in self._loaded if i["tool"] == tool.name]
@@ -164,6 +201,9 @@ class CassetteSession:
                 apply_diff(ctx.world, Diff.from_json(entry.get("changes", {})))
             except ReplayError as exc:
                 raise self._refuse(f"{where}: the recorded side effects do not fit this trial's state: {exc}") from None
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:  # changes not in the shape --record writes
+                raise self._refuse(f"{where}: the recorded side effects are malformed ({type(exc).__name__}: "
+                                   f"{exc})") from None
             self.served += 1
             outcome = entry["outcome"]
             if outcome == "denied":
@@ -172,7 +212,7 @@ class CassetteSession:
                 raise ToolFailure(entry["error"])
             if outcome == "exception":
                 raise RuntimeError(f"(replayed) {entry['error']}")
-            return entry["result"]
+            return entry.get("result")
 
         return replayed
 
@@ -191,5 +231,7 @@ class CassetteSession:
         """The trial's error when a request was refused (``None`` otherwise)."""
         if not self.problems:
             return None
+        if self._unreadable is not None:
+            return f"cassette unreadable (re-record with --record); not counted against the agent:\n{self._unreadable}"
         return ("cassette mismatch — the recording is stale for this trial (re-record with --record); "
                 "not counted against the agent:\n" + "\n".join(self.problems))

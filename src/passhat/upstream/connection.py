@@ -26,9 +26,14 @@ from dataclasses import dataclass, field
 from typing import IO, Any, TextIO, cast
 from urllib.parse import urlsplit
 
+from passhat import capped_http
+from passhat.capped_http import capped_options
 from passhat.upstream.log import UpstreamLog, bounded_text
 from passhat.upstream.tools import UpstreamError
 
+MAX_TOOLS = 1000
+"""The most tools one server may list: providers take 128 per request, real servers list dozens; 100,000
+listed took 90 s and 2 GB to check and bind before this bound."""
 PROBLEMS_KEPT = 20
 """Protocol problems (lines that are not JSON-RPC, ...) kept per connection."""
 BASE_ENV = ("HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "USER")
@@ -75,6 +80,8 @@ class Connection:
         self._stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix="passhat-mcp-")
         self._session: Any = None
         self._failure: str | None = None
+        self._too_large: str | None = None
+        """Set when an answer over HTTP went past the cap: the SDK then reports only a closed connection."""
         self._ready = asyncio.Event()
         self._closing = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -160,8 +167,9 @@ class Connection:
 
             if launch.command:
                 await self._start_http_process()
-            http = await stack.enter_async_context(httpx2.AsyncClient(headers=launch.headers, verify=False,
-                                                                      timeout=launch.timeout))
+            capped = capped_options(self._answer_too_large)
+            http = await stack.enter_async_context(httpx2.AsyncClient(
+                headers={**capped.pop("headers"), **launch.headers}, verify=False, timeout=launch.timeout, **capped))
             streams = await stack.enter_async_context(streamable_http_client(launch.url, http_client=http))
         session = await stack.enter_async_context(ClientSession(*streams, message_handler=self._on_message))
         try:
@@ -183,10 +191,18 @@ class Connection:
         for _ in range(100):  # a paginator that never ends cannot hang the start
             page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
             tools.extend(page.tools)
+            if len(tools) > MAX_TOOLS:
+                raise UpstreamError(f"upstream server {self.launch.name!r} lists more than {MAX_TOOLS} tools "
+                                    f"({len(tools)} so far); no agent is given that many")
             cursor = page.next_cursor
             if not cursor:
                 break
         return tools
+
+    def _answer_too_large(self) -> Exception:
+        self._too_large = (f"upstream server {self.launch.name!r} sent an answer larger than "
+                           f"{capped_http.MAX_ANSWER_BYTES // 2**20} MB and the connection was dropped there")
+        return UpstreamError(self._too_large)
 
     async def _on_message(self, message: Any) -> None:
         """The SDK hands over what it could not read as a message: keep it (bounded) for the errors."""
@@ -249,6 +265,8 @@ class Connection:
             return await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except MCPError as exc:
             code = exc.error.code
+            if code == CONNECTION_CLOSED and self._too_large:
+                raise UpstreamError(f"{self._too_large}; tools/call {tool!r} not answered") from None
             if code == CONNECTION_CLOSED:
                 raise UpstreamError(self._with_garbage(
                     f"upstream server {name!r} closed the connection during tools/call {tool!r} (it exited or "

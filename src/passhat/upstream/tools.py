@@ -135,6 +135,6 @@ def _part(content: Any) -> Any:
     if getattr(content, "type", None) == "text" and isinstance(text, str):
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack: the text as sent
             return text
     return content.model_dump(mode="json", by_alias=True, exclude_none=True)

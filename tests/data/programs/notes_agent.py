@@ -46,6 +46,9 @@ def main(behaviour):
     elif behaviour == "garbage":
         call("add_note", {"title": "call mom", "priority": 2})
         sys.stdout.buffer.write(b"\xff\xfe\x00added\x00")
+    elif behaviour == "deep_reply":  # a last line that looks like a reply, nested past any parser's stack
+        call("add_note", {"title": "call mom", "priority": 2})
+        print('{"reply": ' + "[" * 100_000 + "]" * 100_000 + "}")
     elif behaviour == "orphan":
         # a child in a session of its own that would hold stdout open for an hour, named by the marker
         # in its argv (sys.argv[2]) so the test can look for it; passhat must neither wait for it nor let it live

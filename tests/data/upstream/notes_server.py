@@ -16,8 +16,10 @@ Modes (each misbehaves on the first ``write_note`` call unless said otherwise):
 not JSON-RPC and never answers); ``garbage-then-answer`` (prints one, then answers); ``malformed`` (a
 result whose ``content`` is not a list); ``truncated`` (half a JSON line); ``bad-schema`` (lists a tool
 whose schema is not JSON Schema); ``exit-at-start`` (exits before ``initialize``); ``hang-at-start``
-(never answers ``initialize``); ``exit-in-trials`` (exits at start when ``NOTES_IDENTITY`` is set, as
-it is in a trial and not when the run lists the tools); ``chatty`` (writes 100 kB on stderr at start).
+(never answers ``initialize``); ``many-tools`` (lists 1,000 more tools); ``deep-result`` (a text result
+nested 100,000 levels deep); ``endless-body`` (over HTTP: a result whose body does not end);
+``exit-in-trials`` (exits at start when ``NOTES_IDENTITY`` is set, as it is in a trial and not when the run
+lists the tools); ``chatty`` (writes 100 kB on stderr at start).
 """
 
 from __future__ import annotations
@@ -108,6 +110,9 @@ def misbehave(request_id: int) -> bool:
     if MODE == "malformed":
         send({"jsonrpc": "2.0", "id": request_id, "result": {"content": "not a list"}})
         return True
+    if MODE == "deep-result":
+        send({"jsonrpc": "2.0", "id": request_id, "result": text("[" * 100_000 + "]" * 100_000)})
+        return True
     if MODE == "truncated":
         sys.stdout.write(f'{{"jsonrpc": "2.0", "id": {request_id}, "result": {{"content": [\n')
         sys.stdout.flush()
@@ -124,6 +129,9 @@ def answer(message: dict) -> dict | None:
         return {"jsonrpc": "2.0", "id": request_id, "result": {
             "protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
             "serverInfo": {"name": "notes", "version": "1.0"}}}
+    if method == "tools/list" and MODE == "many-tools":
+        many = [{"name": f"tool_{i}", "inputSchema": {"type": "object"}} for i in range(1000)]
+        return {"jsonrpc": "2.0", "id": request_id, "result": {"tools": TOOLS + many}}
     if method == "tools/list":
         return {"jsonrpc": "2.0", "id": request_id, "result": {"tools": TOOLS}}
     if method == "tools/call":
@@ -154,6 +162,15 @@ def serve_http(port: int) -> None:
         def do_POST(self) -> None:  # noqa: N802 (the http.server API)
             global ROOT, IDENTITY  # a shared server: each request says whose notes (one request at a time)
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            if MODE == "endless-body" and body.get("method") == "tools/call":
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text", "text": "'
+                                 % body["id"])
+                for _ in range(1 << 14):  # 1 GB at most, for the test's own sake: passhat stops reading far sooner
+                    self.wfile.write(b"x" * 65536)
+                return
             ROOT = Path(self.headers.get("x-notes-root") or sys.argv[1])
             IDENTITY = self.headers.get("x-notes-identity", os.environ.get("NOTES_IDENTITY", ""))
             response = answer(body)
