@@ -194,3 +194,24 @@ def test_a_run_folder_file_that_is_not_a_file_is_refused(run_notes: Callable[...
         result = invoke(args)
         assert_refused(result, args)
         assert f"{path}: is a" in result.output and "a run folder holds regular files" in result.output
+
+
+def test_gate_refuses_every_bad_gate_file_and_rule_file(run_notes: Callable[..., Path], tmp_path: Path) -> None:
+    # a named pipe as the gate file (or as a judge_agreement calibration file) blocked `passhat gate` and
+    # `passhat run --gate` for ever, and /dev/zero was read until memory ran out
+    run = run_notes("good", trials=1)
+    bad = special_files(tmp_path, "gate.yaml")
+    for name in ("fifo", "dev_zero", "huge", "deep"):
+        args = ["gate", str(run), "--gate", str(bad[name])]
+        result = invoke(args)
+        assert_refused(result, args)
+        assert str(bad[name]) in result.output
+    (tmp_path / "calibration").mkdir()
+    calibration = special_files(tmp_path / "calibration", "calibration.json")
+    for name in ("fifo", "dev_zero"):
+        gate = tmp_path / f"judge-{name}.yaml"
+        gate.write_text(f"rules:\n  - judge_agreement: {{file: {calibration[name]}, min: 0.6}}\n")
+        args = ["gate", str(run), "--gate", str(gate)]
+        result = invoke(args)
+        assert_refused(result, args)
+        assert "rules.0.judge_agreement.file: calibration file" in result.output and "expected a regular file" in result.output
