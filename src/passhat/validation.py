@@ -175,7 +175,13 @@ def _path_to(root: yaml.Node, target: yaml.Node) -> str:
 
 
 def yaml_problem(exc: Exception) -> tuple[str, str]:
-    """(where, message) for a YAML error: the field when known, then line and column when PyYAML knows them."""
+    """(where, message) for a YAML error: the field when known, then line and column when PyYAML knows them.
+
+    A character YAML does not allow (a control character, bytes that are not UTF-8) is a ``ReaderError``,
+    which has no mark but a position, and a two-line message of which the second names ``<unicode string>``.
+    """
+    if isinstance(exc, yaml.reader.ReaderError):
+        return f"character {exc.position + 1}", f"invalid YAML: {str(exc).splitlines()[0]}"
     mark = getattr(exc, "problem_mark", None)
     line = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
     field = getattr(exc, "field", "")

@@ -114,6 +114,8 @@ def write(path: Path, rows: list[dict[str, object]]) -> Path:
     ('{"version": "v", "outcome": "success", "latency_s": 1, "cost": "$1"}', "cost"),
     ('{"outcome": "success", "latency_s": 1}', "version"),
     ("not json", "not valid JSON"),
+    ('{"version": "v", "outcome": "success", "latency_s": 1' + "0" * 400 + "}", "latency_s"),  # past float's range
+    ('{"version": "v", "outcome": "success", "latency_s": 1' + "0" * 5000 + "}", "not valid JSON"),  # past int()'s
 ])
 def test_a_malformed_line_exits_2_naming_file_line_and_field(tmp_path: Path, line: str, field: str) -> None:
     good = write(tmp_path / "b.jsonl", [{"version": "v", "outcome": "success", "latency_s": 1}])

@@ -120,6 +120,19 @@ def test_a_yaml_alias_bomb_is_rejected_before_anything_expands_it(tmp_path: Path
     assert not out.exists()
 
 
+@pytest.mark.parametrize("command", ["run", "lint"])
+def test_a_control_character_is_one_line_naming_where(tmp_path: Path, command: str) -> None:
+    # PyYAML's ReaderError has no mark and a second line: in "<unicode string>", position N
+    folder = suite_with(tmp_path, GOOD.replace("weekend", "week\x07end"))
+    args = ["run", str(folder), "--agent", "careful", "--out", str(tmp_path / "run")] if command == "run" else \
+        ["cases", "lint", str(folder)]
+    result = CliRunner().invoke(main, args)
+    [line] = [x for x in result.output.splitlines() if "bad.yaml" in x]
+    assert result.exit_code == (2 if command == "run" else 1), result.output
+    assert "bad.yaml: character " in line and "unacceptable character #x0007" in line
+    assert "<unicode string>" not in result.output
+
+
 def test_anchors_that_expand_a_little_are_fine(tmp_path: Path) -> None:
     text = GOOD.replace('facts: {body: "about the weekend"}', 'facts: {body: &b "about the weekend", again: *b}')
     [case] = load_suite(str(suite_with(tmp_path, text))).cases

@@ -1,6 +1,6 @@
 """Everything read from outside is bounded (issue 25, item 5): `shadow`, `canary`, `cases import --format
-tau-bench` and `cases expected` meet malformed, huge, deeply nested and special-file input with a one-line
-error and exit 2 — never a traceback (exit 70), a `MemoryError` or a hang.
+tau-bench`, `cases expected` and the readers of a run folder meet malformed, huge, deeply nested and
+special-file input with a one-line error and exit 2 — never a traceback (exit 70), a `MemoryError` or a hang.
 
 The committed corpora (tests/data/fuzz/) hold small malformed files; the rest is generated here: a FIFO,
 `/dev/zero`, a directory, a sparse file past the size cap, nesting past the depth cap, a gzip bomb.
@@ -179,3 +179,39 @@ def test_tau_bench_import_refuses_every_broken_checkout(tmp_path: Path) -> None:
         assert_refused(result, [*args, f"({name})"])
         assert not (tmp_path / f"out{i}").exists()  # nothing written on error
 
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "trials.jsonl", "summary.json"])
+@pytest.mark.parametrize("how", ["fifo", "dev_zero"])
+def test_a_run_folder_file_that_is_not_a_file_is_refused(run_notes: Callable[..., Path], tmp_path: Path, name: str,
+                                                         how: str) -> None:
+    # a named pipe blocked every reader of the folder for ever (`passhat show` hung); /dev/zero never ends
+    run = run_notes("good", trials=1)
+    path = run / name
+    path.unlink(missing_ok=True)  # a run through the library writes no summary.json
+    os.mkfifo(path) if how == "fifo" else path.symlink_to("/dev/zero")
+    for args in (["show", str(run)], ["report", str(run)], ["compare", str(run), str(run)]):
+        result = invoke(args)
+        assert_refused(result, args)
+        assert f"{path}: is a" in result.output and "a run folder holds regular files" in result.output
+
+
+def test_gate_refuses_every_bad_gate_file_and_rule_file(run_notes: Callable[..., Path], tmp_path: Path) -> None:
+    # a named pipe as the gate file (or as a judge_agreement calibration file) blocked `passhat gate` and
+    # `passhat run --gate` for ever, and /dev/zero was read until memory ran out
+    run = run_notes("good", trials=1)
+    bad = special_files(tmp_path, "gate.yaml")
+    for name in ("fifo", "dev_zero", "huge", "deep"):
+        args = ["gate", str(run), "--gate", str(bad[name])]
+        result = invoke(args)
+        assert_refused(result, args)
+        assert str(bad[name]) in result.output
+    (tmp_path / "calibration").mkdir()
+    calibration = special_files(tmp_path / "calibration", "calibration.json")
+    for name in ("fifo", "dev_zero"):
+        gate = tmp_path / f"judge-{name}.yaml"
+        gate.write_text(f"rules:\n  - judge_agreement: {{file: {calibration[name]}, min: 0.6}}\n")
+        args = ["gate", str(run), "--gate", str(gate)]
+        result = invoke(args)
+        assert_refused(result, args)
+        assert "rules.0.judge_agreement.file: calibration file" in result.output and "expected a regular file" in result.output

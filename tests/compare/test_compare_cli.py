@@ -115,6 +115,26 @@ def test_a_folder_that_is_not_a_run_is_bad_input(cli: Any, tmp_path: Path, write
     assert r.exit_code == 2 and line.startswith(f"error: {tmp_path / 'empty'}") and "not a run folder" in line
 
 
+@pytest.mark.parametrize("lost", ["emptied", "removed"])
+def test_a_run_without_recorded_trials_is_bad_input_for_compare_and_gate(cli: Any, tmp_path: Path, write_suite: Any,
+                                                                        plan_run: Any, lost: str) -> None:
+    # with its trials.jsonl emptied or left out of an artifact, the base said "no significant new failures"
+    # and a gate of no_new_failures against it PASSed (exit 0)
+    suite = write_suite({f"c{i}": "base=pppp cand=pppf" for i in range(4)})
+    base, cand = plan_run(suite, "base", 4, "base"), plan_run(suite, "cand", 4, "cand")
+    trials = base / "trials.jsonl"
+    trials.write_text("") if lost == "emptied" else trials.unlink()
+    said = "holds no trial record" if lost == "emptied" else "is missing"
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("rules:\n  - no_new_failures:\n")
+    for args, role in [(("compare", base, cand), "base"), (("compare", cand, base), "candidate"),
+                       (("gate", cand, "--gate", gate, "--baseline", base), "--baseline")]:
+        r = cli(*args)
+        [line] = r.output.splitlines()
+        assert r.exit_code == 2, r.output
+        assert line == f"error: {trials}: {said}; the {role} run has no recorded trial to compare with"
+
+
 def test_strata_are_holm_corrected_within_each_metric(cli: Any, write_suite: Any, plan_run: Any) -> None:
     plans = {f"f{i}": "base=pppp cand=pfff" if i < 4 else "base=pppp cand=pppp" for i in range(6)}
     plans |= {f"n{i}": "base=pppp cand=pppf" if i < 2 else "base=pppp cand=pppp" for i in range(6)}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,30 @@ def test_report_command_and_no_report_flag(tmp_path: Path, run_copy: Path) -> No
                                   "-q", "--no-report", "--no-sanity"])
     assert r.exit_code == 0, r.output
     assert not (out / "report.html").exists() and not (out / "report").exists()
+
+
+def test_a_stale_summary_json_is_recomputed_not_shown(run_copy: Path, careful_run: Path) -> None:
+    # another run's summary.json copied in (or one left from before the run was resumed or edited): the page
+    # showed its numbers beside this run's trials
+    shutil.copyfile(careful_run / "summary.json", run_copy / "summary.json")
+    r = CliRunner().invoke(main, ["report", str(run_copy)])
+    assert r.exit_code == 0, r.output
+    page = (run_copy / "report.html").read_text("utf-8")
+    row = re.search(r'<tr class="case (\w+)" [^>]*data-search="timeout-after-write .*?</tr>', page, re.S)
+    assert row and row.group(1) == "fail" and "0/2" in row.group(0), "hasty fails it; careful's summary says 2/2"
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    (b"\n", "not a trial record (an empty line)"),
+    (b"\x00\xffbinary\n", "not a trial record (Invalid JSON"),
+])
+def test_a_broken_line_fails_the_report_instead_of_leaving_a_trial_out(run_copy: Path, line: bytes, said: str) -> None:
+    path = run_copy / "trials.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([*lines[:3], line, *lines[3:]]))
+    r = CliRunner().invoke(main, ["report", str(run_copy)])
+    assert r.exit_code == 2, r.output
+    assert f"trials.jsonl:4: {said}" in r.output and len(r.output.strip().splitlines()) == 1
 
 
 def test_json_for_script_tags_cannot_close_the_tag() -> None:

@@ -96,3 +96,26 @@ def test_a_trials_file_that_vanishes_mid_run_fails_the_run(tmp_path: Path, how: 
         asyncio.run(go())
     assert os.path.exists(out / "manifest.json")
     assert json.loads((out / "manifest.json").read_text())["status"] != "complete"
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("timing", {"started_at": "x", "agent_s": "slow"}, "not a trial record: timing.agent_s: Input should be a valid number"),
+    ("outcome", None, "not a trial record: outcome: Field required"),
+])
+@pytest.mark.parametrize("command", ["show", "compare"])
+def test_a_record_with_a_bad_field_names_the_field(recorded: Path, field: str, value: Any, said: str,
+                                                    command: str) -> None:
+    # the error said "1 validation error for TallyRecord": a model the user never wrote, and no field
+    path = recorded / "trials.jsonl"
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[1])
+    if value is None:
+        del record[field]
+    else:
+        record[field] = value
+    lines[1] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    args = [command, str(recorded)] + ([str(recorded)] if command == "compare" else [])
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert f"trials.jsonl:2: {said}" in result.output and len(result.output.strip().splitlines()) == 1

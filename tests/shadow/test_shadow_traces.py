@@ -43,6 +43,10 @@ def one_error(r: Any) -> str:
 
 @pytest.mark.parametrize(("second", "where", "what"), [
     ("{not json\n", ":2: not valid JSON", "column 2"),
+    ('{"id": ' + "9" * 5000 + "}\n", ":2: not valid JSON", "4300 digits"),  # json.loads: ValueError, not a decode error
+    (line(id="c2", turns=[{"role": "user", "text": "hi"},
+                          {"role": "tool", "name": "get_order", "arguments": '{"order_id": ' + "9" * 5000 + "}"}]),
+     ":2: turns.1.arguments:", "a string holding one"),
     ('["a list"]\n', ":2: expected a JSON object", "list"),
     (line(id="c2", turns=[{"role": "bot", "text": "hi"}]), ":2: turns.0.role:",
      "expected one of user, assistant, tool, got 'bot'"),

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import threading
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from passhat.cases import load_suite
@@ -118,3 +121,26 @@ def test_a_run_s_manifest_holds_the_hashes_the_suite_gives(tmp_path: Path) -> No
     block = Manifest.load(tmp_path / "run" / "manifest.json").suite
     assert (block.hash, block.cases, block.domains) == (suite.content_hash(), suite.case_hashes(),
                                                         {n: d.content_hash() for n, d in suite.domains.items()})
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (b"\xff\xfe\x00", "not UTF-8 text (invalid start byte at byte 0)"),  # was UnicodeDecodeError: exit 70
+    (b'{"format":\n', "line 2, column 1: cannot read suite snapshot: invalid YAML:"),  # was three lines
+    (None, "is a named pipe (FIFO); expected a regular file (suite snapshot)"),  # was a hang
+])
+def test_a_bad_snapshot_is_one_line_of_bad_input(split_suite: Path, tmp_path: Path, content: bytes | None,
+                                                 said: str) -> None:
+    snapshot = tmp_path / "snapshot.json"
+    snapshot.write_bytes(content) if content is not None else os.mkfifo(snapshot)
+    for args in (["suite", "verify", str(split_suite), "--frozen", str(snapshot)],
+                 ["run", str(split_suite), "--agent", f"{AGENTS}:good", "--frozen", str(snapshot),
+                  "--out", str(tmp_path / "run")]):
+        box: list[tuple[int, str]] = []
+        worker = threading.Thread(target=lambda a=args, b=box: b.append(cli(*a)), daemon=True)
+        worker.start()
+        worker.join(30)
+        assert box, f"hung: passhat {' '.join(args)}"
+        code, output = box[0]
+        [line] = output.splitlines()
+        assert code == 2 and line.startswith(f"error: {snapshot}: {said}"), output
+        assert not (tmp_path / "run").exists()

@@ -69,6 +69,8 @@ def _parse(line: str, where: str) -> OutcomeRecord:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise PasshatError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from exc
+    except ValueError as exc:  # an integer of more digits than Python converts (4,300): not a decode error
+        raise PasshatError(f"{where}: not valid JSON ({str(exc).partition(':')[0]})") from None
     except RecursionError:
         raise too_deep(where) from None
     if not isinstance(data, dict):
@@ -91,7 +93,20 @@ def _number(data: dict[str, object], field: str, where: str, *, required: bool) 
     value = data.get(field)
     if value is None and not required:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+    number = _as_float(value)
+    if number is None or not math.isfinite(number) or number < 0:
         what = "a number ≥ 0" if required else "a number ≥ 0 when present"
-        raise PasshatError(f"{where}: {field}: expected {what}, got {value!r}")
-    return float(value)
+        shown = "an integer past the float range" if isinstance(value, int) and number is None else repr(value)
+        raise PasshatError(f"{where}: {field}: expected {what}, got {shown}")
+    return number
+
+
+def _as_float(value: object) -> float | None:
+    """``value`` as a float when it is a JSON number that has one; None for anything else, including an
+    integer past the float range (JSON integers are unbounded: ``1`` followed by 400 zeros)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None

@@ -11,7 +11,7 @@ from passhat.compare.comparison import (
     fully_passes,
     write_comparison,
 )
-from passhat.compare.runs import CompareError, Excluded, LoadedRun, Matching, load_run, match_cases
+from passhat.compare.runs import CompareError, Excluded, LoadedRun, Matching, load_run, match_cases, require_trials
 
 __all__ = [
     "CompareError",
@@ -25,5 +25,6 @@ __all__ = [
     "fully_passes",
     "load_run",
     "match_cases",
+    "require_trials",
     "write_comparison",
 ]

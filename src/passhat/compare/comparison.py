@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from passhat.compare.paired import MDE_ALPHA, MDE_POWER, common_max_k, compare_columns, compare_metrics
-from passhat.compare.runs import LoadedRun, Matching, load_run, match_cases
+from passhat.compare.runs import LoadedRun, Matching, load_run, match_cases, require_trials
 from passhat.metric_names import metric_key
 from passhat.models import CaseChange, Changes, ComparedCases, Comparison, ExcludedCase, PairedMetric, StratumComparison
 from passhat.models.comparison import MdeSettings
@@ -67,7 +67,7 @@ def compare_folders(
     paired BCa bootstrap instead of the t-interval (binary metrics keep Tango's score interval); ``seed``
     only matters then. See ``compare.paired``.
     """
-    base, cand = load_run(base_folder), load_run(cand_folder)
+    base, cand = require_trials(load_run(base_folder), "base"), require_trials(load_run(cand_folder), "candidate")
     matching = match_cases(base, cand, allow_changed_cases=allow_changed_cases)
     return comparison(base, cand, matching, by=by, seed=seed, confidence=confidence, interval=interval)
 

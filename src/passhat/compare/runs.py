@@ -14,7 +14,7 @@ from pathlib import Path
 from passhat.errors import PasshatError, RunError
 from passhat.models import CaseMeta, Manifest, RunRef, SuiteInfo
 from passhat.results.tally import CaseTally, tally
-from passhat.runner.store import RunStore
+from passhat.runner.store import TRIALS, RunStore
 from passhat.suites.changes import changed_cases, describe_changes
 
 
@@ -56,6 +56,21 @@ def load_run(folder: Path) -> LoadedRun:
     except RunError as exc:
         raise CompareError(str(exc)) from None
     return LoadedRun(Path(folder), manifest, tally(store.iter_records(), manifest.suite.cases))
+
+
+def require_trials(run: LoadedRun, role: str) -> LoadedRun:
+    """``run`` when it has at least one recorded trial; else bad input naming its ``trials.jsonl``.
+
+    A finished run always has records, so none means the file was lost (an artifact upload that left the
+    large file out), emptied, or the run had not finished a trial yet. Compared as it was, a base of no
+    trials gave "no significant new failures" and a gate's ``no_new_failures`` PASS: no evidence read as
+    good news. ``role`` names the run in the message (``base``, ``--baseline``).
+    """
+    if any(t.n or t.errors for t in run.tallies.values()):
+        return run
+    path = run.folder / TRIALS
+    state = "holds no trial record" if path.exists() else "is missing"
+    raise CompareError(f"{path}: {state}; the {role} run has no recorded trial to compare with")
 
 
 @dataclass(frozen=True)

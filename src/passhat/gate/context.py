@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from passhat.compare import LoadedRun, Matching
 from passhat.gate.select import Selection
+from passhat.inputs import special_kind
 from passhat.results.tally import CaseTally
 
 
@@ -74,6 +77,12 @@ def read_rule_file(path: Path, field: str, what: str, limit: int, hint: str) -> 
     a growing log) is refused without being loaded into memory. The caller hashes and parses these same
     bytes, so what gate.json records is exactly what decided the verdict.
     """
+    try:
+        mode: int | None = os.stat(path).st_mode
+    except OSError:
+        mode = None  # the open says why
+    if mode is not None and not stat.S_ISREG(mode):  # a named pipe blocked the open for ever
+        raise RuleInputError(field, f"{what} {path} is {special_kind(path)}; expected a regular file")
     try:
         with path.open("rb") as fh:
             raw = fh.read(limit + 1)

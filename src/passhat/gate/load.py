@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from passhat.errors import PasshatError
 from passhat.gate.schema import RULE_KINDS, GateFile
 from passhat.gate.select import Selection
+from passhat.inputs import read_input
 from passhat.validation import first_problem, load_yaml, yaml_problem
 
 
@@ -39,10 +40,10 @@ class LoadedGate:
 
 def load_gate(path: Path) -> LoadedGate:
     """Read, hash and validate a gate file; raises :class:`GateError` on the first problem."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise GateError(str(path), "", f"cannot read gate file: {exc.strerror or exc}") from None
+    try:  # a regular file within the input cap: a named pipe blocked the read for ever, /dev/zero never ended
+        raw = read_input(Path(path), "gate file")
+    except PasshatError as exc:
+        raise GateError(str(path), "", str(exc).removeprefix(f"{path}: ")) from None
     try:
         data = load_yaml(raw.decode("utf-8"))  # alias bombs refused like in case files
     except (yaml.YAMLError, UnicodeDecodeError) as exc:

@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from passhat import __version__
-from passhat.compare import CompareError, LoadedRun, case_changes, load_run, match_cases
+from passhat.compare import CompareError, LoadedRun, case_changes, load_run, match_cases, require_trials
 from passhat.errors import RunError
 from passhat.gate.context import GateInput
 from passhat.gate.evaluate import evaluate_rules, unreachable_rules
@@ -54,7 +54,7 @@ def evaluate_gate(
     block = manifest.sequential
     if block is not None:
         baseline_folder = recorded_baseline(run_folder, block, baseline_folder)
-    baseline = load_run(baseline_folder) if baseline_folder is not None else None
+    baseline = require_trials(load_run(baseline_folder), "--baseline") if baseline_folder is not None else None
     sequential = None
     if block is not None:
         sequential = gate_sequential_run(run_folder, manifest, resolved.gate, resolved.path.parent, str(resolved.path),

@@ -6,6 +6,8 @@ when the run completes; a resumed run keeps its start time and adds to ``resumed
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.errors import RunError
+from passhat.inputs import special_kind
 from passhat.models.files import FileModel
 
 _DOCS = ConfigDict(use_attribute_docstrings=True)
@@ -338,6 +341,10 @@ class RegradeInfo(BaseModel):
     """Trials whose outcome changed."""
 
 
+RUN_FILES = ("manifest.json", "trials.jsonl", "summary.json")
+"""The files of a run folder that its readers open."""
+
+
 class Manifest(FileModel):
     """``manifest.json``: everything needed to say what a run measured and to resume it exactly.
 
@@ -416,7 +423,20 @@ class Manifest(FileModel):
 
     @classmethod
     def of_run(cls, folder: Path | str) -> Manifest:
-        """The ``manifest.json`` of a run folder; a folder without one is not a run folder."""
+        """The ``manifest.json`` of a run folder; a folder without one is not a run folder.
+
+        Every reader of a run folder starts here, so here the folder's files are checked to be files: a
+        named pipe in place of ``manifest.json``, ``trials.jsonl`` or ``summary.json`` blocked the reader
+        for ever (``passhat show`` hung), and a device (a link to ``/dev/null``) read as a run of no trials.
+        """
+        for name in RUN_FILES:
+            path = Path(folder) / name
+            try:
+                mode = os.stat(path).st_mode
+            except OSError:
+                continue  # missing, or unreadable: the reader's own error says so
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a directory fails at once, naming itself
+                raise RunError(f"{path}: is {special_kind(path)}; a run folder holds regular files")
         try:
             return cls.load(Path(folder) / "manifest.json")
         except FileNotFoundError:

@@ -25,7 +25,6 @@ from typing import Any
 import jinja2
 import jinja2.bccache
 
-from passhat.errors import RunError
 from passhat.gate.stored import read_gate_result
 from passhat.metric_names import shown_ks
 from passhat.models import Comparison, GateResult, Interval, Manifest, Summary
@@ -33,8 +32,8 @@ from passhat.report import figures
 from passhat.report.files import write_atomic
 from passhat.report.headline import ANCHORS, DEFINITIONS, DOCS, LABELS, headline
 from passhat.report.trials import TrialData, chunk_json
-from passhat.results import build_summary, tag_keys
-from passhat.runner.store import SUMMARY, RunStore
+from passhat.results import build_summary, read_current_summary, tag_keys
+from passhat.runner.store import RunStore
 
 REPORT = "report.html"
 
@@ -102,26 +101,22 @@ def asset(name: str) -> str:
     return (files("passhat.report") / "static" / name).read_text("utf-8")
 
 
-def _read_summary(folder: Path) -> Summary | None:
-    """``summary.json`` through its model (None when missing or of another version: the report rebuilds it)."""
-    try:
-        return Summary.load(folder / SUMMARY)
-    except (FileNotFoundError, RunError):
-        return None
 
 
 def write_report(folder: Path, *, summary: Summary | None = None) -> ReportFiles:
     """Write ``report.html`` and its trial chunks for the run in ``folder``; returns what was written.
 
-    The summary is taken from ``summary`` or ``summary.json`` when it already has strata (or the cases
-    have no tags); otherwise it is rebuilt from the records, stratified by every tag key, in the same
-    streaming pass that writes the chunks.
+    The summary is taken from ``summary`` or from ``summary.json`` when that is current (the summary of
+    exactly the records now in ``trials.jsonl``, with a stratum for every tag key); otherwise it is
+    rebuilt from the records, stratified by every tag key, in the same streaming pass that writes the
+    chunks. A stale ``summary.json`` (the run resumed or edited after it was written, another run's file
+    copied in) would put numbers on the page that its trials do not show.
     """
     folder = Path(folder)
     store = RunStore(folder)
     manifest = store.manifest()
-    summary = summary if summary is not None else _read_summary(folder)
     keys = tag_keys(manifest)
+    summary = summary if summary is not None else read_current_summary(folder, keys)
     data = TrialData(folder)
     data.reset(manifest.suite.cases)
     try:

@@ -31,7 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from passhat.runner.records import TrialRecord, check_record_version
-from passhat.runner.store import check_finite
+from passhat.runner.store import check_finite, not_a_record
 
 DATA_DIR = "report"
 TRIALS_DIR = "trials"
@@ -149,8 +149,8 @@ class TrialData:
                     check_record_version(raw, f"{path}:{number}")
                     try:
                         head = TrialHead.model_validate_json(raw)
-                    except ValueError:
-                        continue
+                    except ValueError as exc:  # the summary's readers refuse it too: never shown one trial short
+                        raise not_a_record(path, number, raw, exc) from None
                     self.add(head, raw)
         self.flush()
 

@@ -24,14 +24,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 
 from passhat import sandbox
 from passhat.errors import RunError
 from passhat.models import Manifest
 from passhat.redaction import Redactor
-from passhat.runner.records import TrialRecord, check_record_version
+from passhat.runner.records import NOT_A_RECORD, TrialRecord, check_record_version
 
 if TYPE_CHECKING:  # the summary's models are built once a run has its summary, not before its first trial
     from passhat.models import Summary
@@ -60,12 +60,27 @@ def read_records(path: Path, model: type[Parsed]) -> Iterator[Parsed]:
             try:
                 record = model.model_validate_json(raw)
             except ValueError as exc:
-                first = str(exc).splitlines()[0]
-                raise RunError(f"{path}:{number}: not a trial record ({first}); "
-                               "fix or remove that line — passhat never skips a recorded trial") from None
+                raise not_a_record(path, number, raw, exc) from None
             if plan is not None:
                 plan.check(getattr(record, "case_id", None), getattr(record, "trial", None), path, number)
             yield record
+
+
+def not_a_record(path: Path, number: int, raw: bytes, exc: ValueError) -> RunError:
+    """The error for a stored line that does not parse as a record: ``file:line``, then the field and what is
+    wrong with it (pydantic's first problem), or what the line is instead (empty, not JSON, not an object).
+    The model's own summary ("1 validation error for TallyRecord") names neither the field nor anything the
+    user wrote."""
+    from passhat.validation import first_problem  # only on this error path: readers need not import YAML
+
+    if not raw.strip():
+        problem = " (an empty line)"
+    elif isinstance(exc, ValidationError):
+        first, field, more = first_problem(exc)
+        problem = f": {field}: {first['msg']}{more}" if first["loc"] else f" ({first['msg']})"
+    else:
+        problem = f" ({str(exc).splitlines()[0]})"
+    return RunError(f"{path}:{number}: not a trial record{problem}; {NOT_A_RECORD}")
 
 
 class _Plan:

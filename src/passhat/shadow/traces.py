@@ -324,6 +324,8 @@ def _read(text: IO[str], path: Path, redactor: Redactor) -> list[Recorded]:
                 if kind is None and line.lstrip().startswith("{"):  # perhaps one document over many lines
                     return _document(line + text.read(), path, number, redactor)
                 raise PasshatError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            except ValueError as exc:  # an integer of more digits than Python converts (4,300): not a decode error
+                raise PasshatError(f"{where}: not valid JSON ({str(exc).partition(':')[0]})") from None
             except RecursionError:
                 raise too_deep(where) from None
             check_depth(data, where)
@@ -349,6 +351,8 @@ def _document(text: str, path: Path, first: int, redactor: Redactor) -> list[Rec
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PasshatError(f"{path}:{first + exc.lineno - 1}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError as exc:  # an integer past Python's 4,300 digits
+        raise PasshatError(f"{path}:{first}: not valid JSON ({str(exc).partition(':')[0]})") from None
     except RecursionError:
         raise too_deep(f"{path}:{first}") from None
     check_depth(document, f"{path}:{first}")

@@ -20,9 +20,10 @@ from pydantic import ValidationError
 from passhat import __version__
 from passhat.cases import Suite
 from passhat.errors import PasshatError
+from passhat.inputs import read_input_text
 from passhat.models import CaseMeta, FrozenCheck, SuiteInfo
 from passhat.suites.changes import SuiteChanges, changed_cases, describe_changes
-from passhat.validation import dump_yaml, load_yaml
+from passhat.validation import dump_yaml, load_yaml, yaml_problem
 
 FORMAT = "passhat-suite-snapshot/1"
 
@@ -67,11 +68,16 @@ def write_snapshot(path: Path, snapshot: dict[str, Any]) -> None:
 
 
 def load_snapshot(path: Path) -> dict[str, Any]:
-    """Read a snapshot file; anything else is bad input naming the file."""
+    """Read a snapshot file; anything else is bad input naming the file (one line: where, and what is wrong).
+
+    Read as an input from outside (``inputs.read_input_text``): a named pipe blocked ``run --frozen`` and
+    ``suite verify`` for ever, and bytes that are not UTF-8 were a passhat bug (exit 70)."""
+    text = read_input_text(Path(path), "suite snapshot")
     try:
-        data = load_yaml(Path(path).read_text("utf-8"))  # JSON is YAML
-    except (OSError, yaml.YAMLError) as exc:
-        raise PasshatError(f"{path}: cannot read suite snapshot: {exc}") from None
+        data = load_yaml(text)  # JSON is YAML
+    except yaml.YAMLError as exc:
+        where, problem = yaml_problem(exc)
+        raise PasshatError(f"{path}: {where + ': ' if where else ''}cannot read suite snapshot: {problem}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("suite"), dict):
         raise PasshatError(f"{path}: not a passhat suite snapshot (expected format: {FORMAT}; "
                            "write one with `passhat suite freeze SUITE --out FILE`)")
