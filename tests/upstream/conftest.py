@@ -67,8 +67,8 @@ def notes() -> Domain:
 
 @pytest.fixture
 def quick_shutdown(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A hung server is given 2 s to exit after its stdin closes (the SDK's grace period); 0.2 s in tests."""
-    import mcp.client.stdio
+    """A hung server is given 2 s to exit after its stdin closes, and 2 s after SIGTERM; 0.2 s in tests."""
+    from passhat.upstream import stdio
 
-    monkeypatch.setattr(mcp.client.stdio, "PROCESS_TERMINATION_TIMEOUT", 0.2)
-    monkeypatch.setattr(mcp.client.stdio, "FORCE_KILL_TIMEOUT", 0.2)
+    monkeypatch.setattr(stdio, "GRACE_SECONDS", 0.2)
+    monkeypatch.setattr(stdio, "KILL_SECONDS", 0.2)

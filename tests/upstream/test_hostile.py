@@ -127,6 +127,35 @@ def test_an_answer_over_http_that_never_ends_is_dropped_at_the_cap(monkeypatch: 
     assert record.end_reason == "completed"  # the agent saw a tool error and went on
 
 
+@pytest.mark.usefixtures("quick_shutdown")
+def test_a_line_over_stdio_that_never_ends_is_failed_at_the_cap_and_the_server_stopped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(capped_http, "MAX_ANSWER_BYTES", 1 << 20)  # 64 MB in a run
+    record = trial(notes_domain("endless-line", timeout=60), AFTER)  # at the time-out, the error would say so
+    write, read = record.calls
+    too_long = "upstream server 'notes' wrote a line longer than 1 MB on stdout (a JSON-RPC message is one line) " \
+               "and was stopped there"
+    assert write.status == "exception" and write.error == f"UpstreamError: {too_long}; tools/call 'write_note' not answered"
+    assert read.status == "exception" and read.error == f"UpstreamError: {too_long}; tools/call 'read_note' not answered"
+    assert record.end_reason == "completed"  # the agent saw tool errors and went on
+
+
+@pytest.mark.usefixtures("quick_shutdown")
+def test_a_line_that_never_ends_at_start_is_bad_input_naming_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(capped_http, "MAX_ANSWER_BYTES", 1 << 20)
+    domain = notes_domain("endless-line-at-start", start_timeout=60)
+    with pytest.raises(DomainError, match=r"^domain 'notebook': upstream server 'notes' wrote a line longer than "
+                                          r"1 MB on stdout \(a JSON-RPC message is one line\) and was stopped there; "
+                                          r"initialize and tools/list not answered"):
+        assert domain.tools
+
+
+def test_a_large_result_over_stdio_reaches_the_agent_whole() -> None:
+    record = trial(notes_domain("large-result"), AFTER)  # 8 MB on one line
+    assert [c.status for c in record.calls] == ["ok", "ok"]
+    assert record.calls[0].result == "".join(f"{i:07d}\n" for i in range(1_000_000))
+
+
 def test_a_servers_stderr_is_kept_bounded() -> None:
     record = trial(notes_domain("chatty"), [("list_notes", {})])
     [log] = record.upstreams

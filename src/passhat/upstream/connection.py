@@ -1,29 +1,30 @@
-"""One running upstream MCP server and the client session to it, with the official ``mcp`` SDK.
+"""One running upstream MCP server and the client session to it, with the official ``mcp`` SDK's session.
 
-The SDK's transports are async context managers that must be entered and left in one task, while a
-trial's tool calls come from the agent's task. So a connection owns a task of its own: it starts the
-server, runs ``initialize`` and ``tools/list``, signals ready, and holds the session open until
-:meth:`Connection.close`. Starting is begun at the start of a trial and awaited by the first call, so
-the server's start-up overlaps whatever the agent does first (a model call, typically).
+The transports (passhat's own over stdio, :mod:`passhat.upstream.stdio`; the SDK's over HTTP) are async
+context managers that must be entered and left in one task, while a trial's tool calls come from the
+agent's task. So a connection owns a task of its own: it starts the server, runs ``initialize`` and
+``tools/list``, signals ready, and holds the session open until :meth:`Connection.close`. Starting is
+begun at the start of a trial and awaited by the first call, so the server's start-up overlaps whatever
+the agent does first (a model call, typically).
 
 Everything that goes wrong is turned into words naming the server and the tool: the process cannot be
-started, exits, hangs, or writes what is not JSON-RPC on its stdout (the SDK skips such a line and
-hands it to the message handler, which keeps it here so a later time-out can say what came instead).
-The server's stderr goes to a temporary file and is kept, bounded, in the trial's record.
+started, exits, hangs, writes what is not JSON-RPC on its stdout (the transport hands such a line to the
+message handler, which keeps it here so a later time-out can say what came instead), or writes a line
+longer than the cap (:mod:`passhat.upstream.stdio`). The server's stderr goes to a temporary file and
+is kept, bounded, in the trial's record.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import signal
 import socket
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import IO, Any, TextIO, cast
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 from passhat import capped_http
@@ -108,8 +109,8 @@ class Connection:
         return self._failure
 
     async def close(self) -> UpstreamLog:
-        """Stop the server (stdin closed, then SIGTERM, then SIGKILL: the SDK's sequence) and say what it
-        wrote on stderr. Safe to call more than once."""
+        """Stop the server (stdin closed, then SIGTERM, then SIGKILL: MCP's shutdown sequence) and say what
+        it wrote on stderr. Safe to call more than once."""
         self._closing.set()
         if self._task is not None:
             with contextlib.suppress(BaseException):
@@ -154,13 +155,12 @@ class Connection:
                                 "pip install 'passhat[mcp]'") from None
 
         launch = self.launch
+        streams: tuple[Any, Any]  # the session's read and write streams, from either transport
         if launch.transport == "stdio":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from passhat.upstream.stdio import stdio_server
 
-            quiet_sdk_logs()
-            params = StdioServerParameters(command=launch.command[0], args=launch.command[1:], env=launch.env,
-                                           cwd=launch.cwd, encoding_error_handler="replace")
-            streams = await stack.enter_async_context(stdio_client(params, errlog=cast(TextIO, self._stderr)))
+            streams = await stack.enter_async_context(stdio_server(
+                launch.command, env=launch.env, cwd=launch.cwd, errlog=self._stderr, line_too_long=self._line_too_long))
         else:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
@@ -204,8 +204,13 @@ class Connection:
                            f"{capped_http.MAX_ANSWER_BYTES // 2**20} MB and the connection was dropped there")
         return UpstreamError(self._too_large)
 
+    def _line_too_long(self, limit: int) -> None:
+        self._too_large = (f"upstream server {self.launch.name!r} wrote a line longer than {limit // 2**20} MB on "
+                           "stdout (a JSON-RPC message is one line) and was stopped there")
+
     async def _on_message(self, message: Any) -> None:
-        """The SDK hands over what it could not read as a message: keep it (bounded) for the errors."""
+        """The session hands over what the transport could not read as a message: keep it (bounded) for the
+        errors."""
         if isinstance(message, Exception) and len(self.problems) < PROBLEMS_KEPT:
             self.problems.append(f"not JSON-RPC on stdout: {_unreadable(message)}")
 
@@ -292,7 +297,9 @@ class Connection:
         """Why the start failed, in words, with the end of the server's stderr (start-up errors are there)."""
         inner = _innermost(exc)
         name, shown = self.launch.name, self.launch.shown()
-        if isinstance(inner, UpstreamError):
+        if self._too_large:
+            text = f"{self._too_large}; initialize and tools/list not answered"
+        elif isinstance(inner, UpstreamError):
             text = str(inner)
         elif isinstance(inner, FileNotFoundError | PermissionError):
             text = f"upstream server {name!r}: cannot start {self.launch.command[0]!r}: {inner.strerror or inner}"
@@ -323,21 +330,6 @@ def _unreadable(exc: Exception) -> str:
         if first is not None and isinstance(first.get("input"), str):
             return f"{_short(first['input'], 200)!r} ({_short(first['msg'], 100)})"
     return _short(str(exc))
-
-
-class _QuietParseErrors(logging.Filter):
-    """The SDK logs every line it cannot parse with a traceback; the connection keeps it as a problem of the
-    trial instead (its record and the error the agent gets), so the run's console stays readable."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("Failed to parse JSONRPC message")
-
-
-def quiet_sdk_logs() -> None:
-    """Install the filter once (the SDK is imported by then)."""
-    logger = logging.getLogger("mcp.client.stdio")
-    if not any(isinstance(f, _QuietParseErrors) for f in logger.filters):
-        logger.addFilter(_QuietParseErrors())
 
 
 def _innermost(exc: BaseException) -> BaseException:

@@ -18,6 +18,10 @@ result whose ``content`` is not a list); ``truncated`` (half a JSON line); ``bad
 whose schema is not JSON Schema); ``exit-at-start`` (exits before ``initialize``); ``hang-at-start``
 (never answers ``initialize``); ``many-tools`` (lists 1,000 more tools); ``deep-result`` (a text result
 nested 100,000 levels deep); ``endless-body`` (over HTTP: a result whose body does not end);
+``endless-line`` (over stdio: a result line that never ends, no newline); ``endless-line-at-start``
+(the same as the answer to ``initialize``); ``large-result`` (a correct
+text result of about ``NOTES_RESULT_BYTES`` characters, 8,000,000 unless set, on one line: numbered
+lines of 8 characters, see :func:`large_text`);
 ``exit-in-trials`` (exits at start when ``NOTES_IDENTITY`` is set, as it is in a trial and not when the run
 lists the tools); ``chatty`` (writes 100 kB on stderr at start).
 """
@@ -67,6 +71,11 @@ def text(value: str, error: bool = False) -> dict:
     return {"content": [{"type": "text", "text": value}], "isError": error}
 
 
+def large_text(size: int) -> str:
+    """``size // 8`` numbered lines (``0000000\\n``, ``0000001\\n``, ...): a lost or repeated piece shows."""
+    return "".join(f"{i:07d}\n" for i in range(size // 8))
+
+
 def note(name: str) -> Path:
     return ROOT / "notes" / f"{name}.txt"
 
@@ -95,6 +104,14 @@ def call(name: str, args: dict) -> dict:
     return text(f"unknown tool {name}", error=True)
 
 
+def endless_line(request_id: int) -> None:
+    """The start of an answer whose line never ends."""
+    sys.stdout.write(f'{{"jsonrpc": "2.0", "id": {request_id}, "result": {{"content": [{{"type": "text", "text": "')
+    for _ in range(1 << 14):  # 1 GB at most, for the test's own sake: passhat stops reading far sooner
+        sys.stdout.write("x" * 65536)
+    sys.stdout.flush()
+
+
 def misbehave(request_id: int) -> bool:
     """Misbehave as MODE says on a write_note call; True when the call was answered (or never will be)."""
     if MODE == "crash":
@@ -112,6 +129,13 @@ def misbehave(request_id: int) -> bool:
         return True
     if MODE == "deep-result":
         send({"jsonrpc": "2.0", "id": request_id, "result": text("[" * 100_000 + "]" * 100_000)})
+        return True
+    if MODE == "endless-line":
+        endless_line(request_id)
+        return True
+    if MODE == "large-result":
+        size = int(os.environ.get("NOTES_RESULT_BYTES", 8_000_000))
+        send({"jsonrpc": "2.0", "id": request_id, "result": text(large_text(size))})
         return True
     if MODE == "truncated":
         sys.stdout.write(f'{{"jsonrpc": "2.0", "id": {request_id}, "result": {{"content": [\n')
@@ -147,6 +171,8 @@ def serve_stdio() -> None:
         message = json.loads(line)
         if message.get("method") == "initialize" and MODE == "hang-at-start":
             time.sleep(3600)
+        if message.get("method") == "initialize" and MODE == "endless-line-at-start":
+            endless_line(message["id"])
         if message.get("method") == "tools/call" and message["params"]["name"] == "write_note" \
                 and misbehave(message["id"]):
             continue
