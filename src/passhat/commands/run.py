@@ -137,8 +137,6 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
             options = RunOptions.build(options, sequential=looks)
     except PasshatError as exc:
         fail(str(exc))
-    from rich.markup import escape  # a warning quotes case ids, paths and rule labels ("never fails [risk=high]")
-
     progress = None if quiet or not stderr().is_terminal else progress_bar()  # a bar in a CI log is noise (and a blank line)
     with progress or nullcontext():
         bar: list[TaskID] = []
@@ -156,7 +154,7 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
         try:
             run = passhat.api.evaluate(
                 suite, agent_spec, options, out=out, resume=resume, progress=advance,
-                on_warning=lambda w: stderr().print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False))
+                on_warning=_print_warning)
         except (PasshatError, ValueError) as exc:
             fail(suite_hint(str(exc), suite))
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM (passhat.shutdown): say where the records are
@@ -170,6 +168,7 @@ def run(ctx: click.Context, suite: str, agent_spec: str, out: Path | None, resum
     # what only the end of a run needs loads here, not before the first trial: the gate's statistics (scipy),
     # the report's templates, the CI writers, rich (passhat run's start-up is the user's wait for the first trial)
     from rich.console import Console
+    from rich.markup import escape
 
     from passhat.commands.report import after_run
     from passhat.report.headline import headline
@@ -228,3 +227,11 @@ def finish_outputs(run: Run, *, junit: Path | None, summary_md: Path | None, qui
         stderr().print(f"wrote {path}", highlight=False)
     return run.gate_result.exit_code if run.gate_result is not None else 0
 
+
+def _print_warning(text: str) -> None:
+    """A run's warning on stderr, its text escaped: it quotes case ids, paths and rule labels ("never fails
+    [risk=high]") that rich would read as markup. rich loads here, at the first warning, not before the first
+    trial of a quiet run."""
+    from rich.markup import escape
+
+    stderr().print(f"[yellow]warning:[/yellow] {escape(text)}", highlight=False)
