@@ -336,6 +336,7 @@ async def evaluate_async(
         progress(Progress(done, total, suite=plan.suite.name, folder=folder))
 
     unapplied: set[tuple[str, str]] = set()
+    planned = {c.id: c.faults for c in plan.suite.cases if c.faults}  # looked up per record: not a scan of the suite
     reported = None if resume else ReportedTally(redactor)  # a resumed run's earlier records are in the file only
 
     def recorded(rec: TrialRecord) -> None:
@@ -349,12 +350,13 @@ async def evaluate_async(
                 warn(f"{rec.case_id}: the planned fault {call.fault} did not apply in trial {rec.trial} (step "
                      f"{call.step}): {call.fault_not_applied} — that trial did not test it; each such call is "
                      "flagged fault_not_applied in trials.jsonl")
-        if rec.outcome != "error":  # an infrastructure error is no trial of the agent's: nothing to say of its faults
-            for fault, made in not_reached(plan.suite.case(rec.case_id).faults, rec.calls):
+        if rec.outcome != "error" and rec.case_id in planned:  # an infrastructure error is no trial of the agent's
+            for fault, made in not_reached(planned[rec.case_id], rec.calls):
                 if (rec.case_id, fault.describe()) not in unapplied:
                     unapplied.add((rec.case_id, fault.describe()))
                     warn(f"{rec.case_id}: the planned fault {fault.describe()} was never reached in trial {rec.trial}: "
-                         f"the agent made {made} call(s) of {fault.tool} — that trial did not test it")
+                         f"the agent made {made} call(s) of {fault.tool} — that trial did not test it; the trials "
+                         "that never reached it are counted per case in summary.json (faults_not_reached)")
         if progress is not None:
             progress(Progress(done, total, rec, plan.suite.name, folder))
 
