@@ -200,3 +200,49 @@ def test_judge_cases_without_a_judge_model_are_said_before_the_first_trial(tmp_p
     assert said == [("1 case(s) have a judge: section but this run has no judge model (--judge MODEL): add-note — "
                      "their judge criteria fail every trial", 0)]
     assert run.summary.cases[0].successes == 0
+
+
+def test_custom_judge_graders_without_a_judge_model_are_said_before_the_first_trial(tmp_path: Path) -> None:
+    """A required assertion on a grader of kind `judge` fails closed without --judge, as a judge: section does; the
+    run said so for the section only. An optional one (required: false) decides nothing and is not named."""
+    data = Path(__file__).parents[1] / "data" / "refund_approvals"
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    for name in ("domain.py", "fixture.yaml"):
+        (tmp_path / name).write_text((data / name).read_text())
+    case = (data / "cases" / "refund-o1.yaml").read_text()
+    (folder / "refund-o1.yaml").write_text(case + "  - apologises: {min_score: 3}\n")
+    (folder / "refund-o2.yaml").write_text(case.replace("id: refund-o1", "id: refund-o2")
+                                           + "  - apologises: {required: false}\n")
+    (folder / "refund-o3.yaml").write_text(
+        case.replace("id: refund-o1", "id: refund-o3")
+        + "judge: {criteria: [{name: tone, question: Is it polite?, levels: {1: rude, 5: polite}}]}\n")
+    said: list[tuple[str, int]] = []
+    out = tmp_path / "run"
+
+    def warned(message: str) -> None:
+        said.append((message, len((out / "trials.jsonl").read_text().splitlines())
+                     if (out / "trials.jsonl").exists() else 0))
+
+    run = passhat.evaluate(folder, f"{data / 'agents.py'}:careful", trials=1, out=out, sanity=False, on_warning=warned)
+    assert said == [("2 case(s) have a judge: section or an assertion on a judge grader (apologises) but this run has "
+                     "no judge model (--judge MODEL): refund-o1, refund-o3 — their judge criteria and judge-graded "
+                     "assertions fail every trial", 0)]
+    assert {c.id: c.successes for c in run.summary.cases} == {"refund-o1": 0, "refund-o2": 1, "refund-o3": 0}
+
+
+def test_a_judge_grader_alone_is_named_as_such(tmp_path: Path) -> None:
+    from passhat.api.evaluation import no_judge_warning
+    from passhat.cases import load_suite
+
+    data = Path(__file__).parents[1] / "data" / "refund_approvals"
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    for name in ("domain.py", "fixture.yaml"):
+        (tmp_path / name).write_text((data / name).read_text())
+    (folder / "refund-o1.yaml").write_text((data / "cases" / "refund-o1.yaml").read_text() + "  - apologises\n")
+    assert no_judge_warning(load_suite(folder)) == (
+        "1 case(s) have an assertion on a judge grader (apologises) but this run has no judge model "
+        "(--judge MODEL): refund-o1 — their judge-graded assertions fail every trial")
+    (folder / "refund-o1.yaml").write_text((data / "cases" / "refund-o1.yaml").read_text())
+    assert no_judge_warning(load_suite(folder)) is None

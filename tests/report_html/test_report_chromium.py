@@ -152,3 +152,33 @@ def test_a_fault_that_did_not_apply_and_an_abandoned_call_are_shown_on_their_ste
     assert "⚠ abandoned: the client went away before the tool ran; the agent never saw this answer" in second
     assert errors == []
     page.close()
+
+
+def test_a_planned_fault_no_call_reached_is_shown_on_its_case_and_its_trial(browser: Any, run_copy: Path) -> None:
+    """A trial that never reached a planned fault did not test it: the case row counts such trials (summary.json's
+    faults_not_reached) and the trial's trajectory names the fault, where a fault that did not apply is shown."""
+    out = []
+    planned = None
+    for line in (run_copy / "trials.jsonl").read_text("utf-8").splitlines():
+        record = json.loads(line)
+        if record["case_id"] == "timeout-after-write" and record["trial"] == 0:
+            (acted,) = [c for c in record["calls"] if c["fault"]]
+            planned = acted["fault"]
+            acted.update(fault=None, fault_kind=None)  # as if the agent had never made that call
+        out.append(json.dumps(record))
+    (run_copy / "trials.jsonl").write_text("\n".join(out) + "\n", "utf-8")
+    write_report(run_copy)
+    page, errors, _ = open_page(browser, run_copy / "report.html")
+    row = page.locator("#case-table tr.case", has_text="timeout-after-write")
+    assert f"⚠ {planned} — never reached in 1 of 2 graded trial(s)" in row.inner_text()
+    row.locator("button.expand").click()
+    first = page.locator("tr.detail details.trial[data-trial='0'] > summary")
+    first.wait_for()
+    assert "⚠ 1 planned fault(s) never reached" in first.inner_text()
+    assert "never reached" not in page.locator("tr.detail details.trial[data-trial='1'] > summary").inner_text()
+    first.click()
+    note = page.locator("tr.detail div.not-reached")
+    note.wait_for()
+    assert note.inner_text() == f"⚠ never reached: {planned} — no call of this trial got to it, so the trial did not test it"
+    assert errors == []
+    page.close()

@@ -51,6 +51,7 @@ def test_the_tallies_are_those_of_the_stored_lines(tmp_path: Path, redactor: Red
     assert kept == from_file and list(kept) == ["a", "b"]
     assert kept["a"].failure_reasons[0] == f"reply_contains(added): last reply: {redactor.value(MAIL)}"
     assert list(kept["a"].faults_not_applied) == [f"timeout: nothing to withhold from {redactor.value(MAIL)}"]
+    assert kept["a"].faults_acted == {"timeout": 6}  # what faults_not_reached is counted against
 
 
 def test_nothing_is_vouched_for_that_the_file_may_hold_otherwise(tmp_path: Path) -> None:

@@ -110,11 +110,123 @@ def test_a_fault_no_call_reached_is_warned_about(tmp_path: Path) -> None:
     run = evaluate(folder, f"{NOTES / 'agents.py'}:good", trials=2, out=tmp_path / "run", sanity=False,
                    on_warning=warnings.append)
     assert run.summary.cases[0].successes == 2  # passing, which is why it must be said
+    counted = "the trials that never reached it are counted per case in summary.json (faults_not_reached)"
     assert warnings == [
         "add-note: the planned fault timeout on get_note call 1 was never reached in trial 0: the agent made 0 call(s) "
-        "of get_note — that trial did not test it",
+        f"of get_note — that trial did not test it; {counted}",
         "add-note: the planned fault error on add_note call 2 was never reached in trial 0: the agent made 1 call(s) "
-        "of add_note — that trial did not test it"]
+        f"of add_note — that trial did not test it; {counted}"]
+
+
+def _unreached_run(tmp_path: Path, trials: int = 2) -> Any:
+    """add-note with a fault its agent reaches (latency on list_notes) and two it never does."""
+    from passhat import evaluate
+
+    folder = tmp_path / "cases"
+    folder.mkdir(exist_ok=True)
+    shutil.copy(NOTES / "domain.py", tmp_path / "domain.py")
+    shutil.copy(NOTES / "fixture.yaml", tmp_path / "fixture.yaml")
+    (folder / "add-note.yaml").write_text((NOTES / "cases" / "add-note.yaml").read_text()
+                                          + "faults: [{tool: get_note, kind: timeout}, {tool: add_note, kind: error, "
+                                            "on_call: 2}, {tool: list_notes, kind: latency, seconds: 0.001}]\n")
+    return evaluate(folder, f"{NOTES / 'agents.py'}:good", trials=trials, out=tmp_path / "run", sanity=False,
+                    on_warning=lambda _: None)
+
+
+NOT_REACHED = {"timeout on get_note call 1": 2, "error on add_note call 2": 2}
+
+
+def test_never_reached_is_counted_in_the_summary_and_shown(tmp_path: Path) -> None:
+    """The warning alone was gone once the run ended: summary.json now counts, per case and planned fault, the
+    graded trials that never reached it, and `passhat show` and the report say so."""
+    from click.testing import CliRunner
+
+    from passhat.cli import main
+    from passhat.models import Manifest
+    from passhat.report.html import write_report
+    from passhat.report.terminal import print_summary
+
+    run = _unreached_run(tmp_path)
+    (case,) = run.summary.cases
+    assert case.faults_not_reached == NOT_REACHED  # the latency fault acted in both trials: not listed
+    manifest = Manifest.load(run.folder / "manifest.json")
+    assert manifest.case_meta("add-note").faults == ["timeout on get_note call 1", "error on add_note call 2",
+                                                     "latency on list_notes call 1"]
+    on_disk = json.loads((run.folder / "summary.json").read_text())
+    assert on_disk["cases"][0]["faults_not_reached"] == NOT_REACHED
+    console = Console(record=True, width=200)
+    print_summary(run.summary, console)
+    text = console.export_text()
+    assert ("warning: 2 planned fault(s) were never reached in some trials (no call got to them), which therefore did "
+            "not test them:") in text
+    assert "add-note: timeout on get_note call 1 (2 of 2 graded trial(s))" in text
+    shown = CliRunner().invoke(main, ["show", str(run.folder)])
+    assert shown.exit_code == 0, shown.output
+    assert "add-note: error on add_note call 2 (2 of 2 graded trial(s))" in shown.output
+    write_report(run.folder)
+    page = (run.folder / "report.html").read_text()
+    assert "⚠ timeout on get_note call 1 — never reached in 2 of 2 graded trial(s)" in page
+    assert 'data-faults="[&#34;timeout on get_note call 1&#34;' in page  # what a trial's view checks its calls against
+
+
+def test_never_reached_is_the_same_from_the_records_alone(tmp_path: Path) -> None:
+    """Recomputed from trials.jsonl (a summary deleted, a re-grade into a new folder), the counts are the run's:
+    they come from the records' calls and the manifest's plan, not from what the run saw while it ran."""
+    from passhat.regrade.run import regrade_run
+    from passhat.results.summary import summarize_run
+
+    run = _unreached_run(tmp_path)
+    written = (run.folder / "summary.json").read_bytes()
+    (run.folder / "summary.json").unlink()
+    recomputed = summarize_run(run.folder, by=list(run.summary.strata))  # the run's strata: its tag keys
+    assert recomputed.cases[0].faults_not_reached == NOT_REACHED
+    assert (run.folder / "summary.json").read_bytes() == written
+    regrade_run(run.folder, tmp_path / "regraded")
+    again = json.loads((tmp_path / "regraded" / "summary.json").read_text())
+    assert again["cases"][0]["faults_not_reached"] == NOT_REACHED
+
+
+def test_a_resumed_run_counts_the_trials_it_did_before(tmp_path: Path) -> None:
+    """A resumed run's summary is read from trials.jsonl (its earlier records were never seen by this process):
+    it counts the earlier trial's missed faults too."""
+    from passhat import evaluate
+
+    run = _unreached_run(tmp_path)
+    path = run.folder / "trials.jsonl"
+    path.write_text(path.read_text().splitlines(keepends=True)[0])  # killed after its first trial
+    (run.folder / "summary.json").unlink()
+    resumed = evaluate(tmp_path / "cases", f"{NOTES / 'agents.py'}:good", trials=2, out=run.folder, sanity=False,
+                       resume=True, on_warning=lambda _: None)
+    assert resumed.summary.cases[0].faults_not_reached == NOT_REACHED
+
+
+def test_an_infrastructure_error_is_not_counted_as_a_trial_that_missed_a_fault(tmp_path: Path) -> None:
+    """A trial that ended in an infrastructure error is no trial of the agent's: it is in `errors`, and the
+    counts stay of graded trials."""
+    from passhat.results.summary import summarize_run
+
+    run = _unreached_run(tmp_path)
+    path = run.folder / "trials.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    records[0].update(outcome="error", end_reason="harness_error", grades=[], error="the sandbox died")
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    case = summarize_run(run.folder).cases[0]
+    assert case.errors == 1 and case.faults_not_reached == {"timeout on get_note call 1": 1,
+                                                             "error on add_note call 2": 1}
+
+
+def test_a_run_that_reached_every_fault_has_the_summary_it_had(tmp_path: Path) -> None:
+    """Only the field is new: a summary with every planned fault reached holds no faults_not_reached key."""
+    from passhat import evaluate
+
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    shutil.copy(NOTES / "domain.py", tmp_path / "domain.py")
+    shutil.copy(NOTES / "fixture.yaml", tmp_path / "fixture.yaml")
+    (folder / "add-note.yaml").write_text((NOTES / "cases" / "add-note.yaml").read_text()
+                                          + "faults: [{tool: list_notes, kind: latency, seconds: 0.001}]\n")
+    run = evaluate(folder, f"{NOTES / 'agents.py'}:good", trials=2, out=tmp_path / "run", sanity=False)
+    assert "faults_not_reached" not in json.loads((run.folder / "summary.json").read_text())["cases"][0]
 
 
 def test_not_reached_counts_only_calls_that_got_to_the_fault() -> None:

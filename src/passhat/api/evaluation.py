@@ -25,6 +25,7 @@ from passhat.api.options import RunOptions, continue_options
 from passhat.api.run import Run
 from passhat.cases import Suite, load_suite
 from passhat.errors import PasshatError, RunError
+from passhat.graders.judge import judge_grader_assertions
 from passhat.models import Manifest, Selection
 from passhat.redaction import Redactor
 from passhat.results.tally import ReportedTally
@@ -148,6 +149,30 @@ def check_same_selection(out: Path, selection: Selection | None) -> None:
         raise PasshatError(f"cannot resume {out}: it ran {'the cases selected by ' + before if before else 'every case'}, "
                            f"this command selects {'the cases selected by ' + now if now else 'every case'}; "
                            "choose the same cases (--split, --tag; cases= from Python) as when it started")
+
+
+def no_judge_warning(suite: Suite) -> str | None:
+    """What a run with no judge model says before its first trial when some cases need one: a ``judge:`` section
+    with a required criterion, or a required assertion on a custom grader of kind ``judge``. Both fail closed
+    in every trial (``graders.judge``), which the trials' grades alone would say only after the run."""
+    rubric: set[str] = set()
+    graders: dict[str, None] = {}  # the judge graders asked, each once, in the order the cases ask them
+    judged: list[str] = []
+    for case in suite.cases:
+        if case.judge is not None and any(k.required for k in case.judge.criteria):
+            rubric.add(case.id)
+        asked = [g.name for a, g in judge_grader_assertions(case, suite.domain_of(case).graders) if a.required]
+        graders.update(dict.fromkeys(asked))
+        if case.id in rubric or asked:
+            judged.append(case.id)
+    if not judged:
+        return None
+    having = [*(["a judge: section"] if rubric else []),
+              *([f"an assertion on a judge grader ({', '.join(graders)})"] if graders else [])]
+    failing = [*(["judge criteria"] if rubric else []), *(["judge-graded assertions"] if graders else [])]
+    return (f"{len(judged)} case(s) have {' or '.join(having)} but this run has no judge model (--judge MODEL): "
+            f"{', '.join(judged[:10])}{' …' if len(judged) > 10 else ''} — their {' and '.join(failing)} fail every "
+            "trial")
 
 
 def _busy_s() -> float:
@@ -294,10 +319,8 @@ async def evaluate_async(
              "their assertions do not prove the work was done")
     for message in setup.warnings:
         warn(message)
-    judged = [c.id for c in plan.suite.cases if c.judge is not None and any(k.required for k in c.judge.criteria)]
-    if judged and setup.judge is None:  # fail closed, as graded; said before the trials rather than after them
-        warn(f"{len(judged)} case(s) have a judge: section but this run has no judge model (--judge MODEL): "
-             f"{', '.join(judged[:10])}{' …' if len(judged) > 10 else ''} — their judge criteria fail every trial")
+    if setup.judge is None and (unjudged := no_judge_warning(plan.suite)) is not None:
+        warn(unjudged)  # fail closed, as graded; said before the trials rather than after them
     extra: dict[str, Any] = {"sanity": {"checked": noop is not None, "noop_passes": noop or []},
                              "isolate": opts.isolate, "options": opts.to_manifest(), **setup.manifest, **plan.manifest}
     if registered_gate is not None:
@@ -313,6 +336,7 @@ async def evaluate_async(
         progress(Progress(done, total, suite=plan.suite.name, folder=folder))
 
     unapplied: set[tuple[str, str]] = set()
+    planned = {c.id: c.faults for c in plan.suite.cases if c.faults}  # looked up per record: not a scan of the suite
     reported = None if resume else ReportedTally(redactor)  # a resumed run's earlier records are in the file only
 
     def recorded(rec: TrialRecord) -> None:
@@ -326,12 +350,13 @@ async def evaluate_async(
                 warn(f"{rec.case_id}: the planned fault {call.fault} did not apply in trial {rec.trial} (step "
                      f"{call.step}): {call.fault_not_applied} — that trial did not test it; each such call is "
                      "flagged fault_not_applied in trials.jsonl")
-        if rec.outcome != "error":  # an infrastructure error is no trial of the agent's: nothing to say of its faults
-            for fault, made in not_reached(plan.suite.case(rec.case_id).faults, rec.calls):
+        if rec.outcome != "error" and rec.case_id in planned:  # an infrastructure error is no trial of the agent's
+            for fault, made in not_reached(planned[rec.case_id], rec.calls):
                 if (rec.case_id, fault.describe()) not in unapplied:
                     unapplied.add((rec.case_id, fault.describe()))
                     warn(f"{rec.case_id}: the planned fault {fault.describe()} was never reached in trial {rec.trial}: "
-                         f"the agent made {made} call(s) of {fault.tool} — that trial did not test it")
+                         f"the agent made {made} call(s) of {fault.tool} — that trial did not test it; the trials "
+                         "that never reached it are counted per case in summary.json (faults_not_reached)")
         if progress is not None:
             progress(Progress(done, total, rec, plan.suite.name, folder))
 

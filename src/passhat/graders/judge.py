@@ -11,8 +11,9 @@ Pairwise mode compares two trials in both orders and calls a tie when the orders
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from passhat.cases.assertions import CustomAssertion
 from passhat.cases.rubric import JudgeSpec
@@ -33,6 +34,9 @@ from passhat.graders.judge_prompt import (
 from passhat.llm.accounting import add_reply
 from passhat.llm.chat import CallOptions, ChatMessage, ChatModel
 from passhat.llm.pricing import PriceTable
+
+if TYPE_CHECKING:
+    from passhat.cases.model import Case
 
 NO_JUDGE = "the case has a judge: section but this run has no judge model (pass --judge openai:MODEL or anthropic:MODEL)"
 
@@ -168,11 +172,17 @@ def _failed(rubric: JudgeSpec, reason: str, details: dict[str, Any]) -> list[Gra
 
 def judge_assertions(view: TrialView) -> list[tuple[CustomAssertion, CustomGrader]]:
     """The case's assertions on custom judge graders (model-based), with their graders."""
+    return judge_grader_assertions(view.case, view.graders)
+
+
+def judge_grader_assertions(case: Case, graders: Mapping[str, CustomGrader]) -> list[tuple[CustomAssertion, CustomGrader]]:
+    """A case's assertions on the custom judge graders among its domain's ``graders``, with their graders (a run
+    says before its first trial which cases have some and no judge model to grade them)."""
     out = []
-    for a in view.case.assertions:
+    for a in case.assertions:
         if not isinstance(a, CustomAssertion):
             continue
-        g = view.graders.get(a.kind)
+        g = graders.get(a.kind)
         if g is not None and g.uses_judge:
             out.append((a, g))
     return out

@@ -38,6 +38,11 @@ class CaseMeta(BaseModel):
     identity: str | None = None
     """Who the agent acted for (the case's ``user.identity``), so a trial exported as a trace says whose
     conversation it was (older manifests do not say)."""
+    faults: list[str] = Field(default_factory=list)
+    """The case's planned faults, each as a call's ``fault`` names it when it acts (``timeout on get_note call
+    1``), so that a summary recomputed from the records alone counts the trials that never reached one
+    (``CaseSummary.faults_not_reached``). Left out when the case plans none; older manifests do not say, and
+    their summaries count none."""
 
 
 class SuiteInfo(BaseModel):

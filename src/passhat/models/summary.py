@@ -200,6 +200,11 @@ class CaseSummary(BaseModel):
     faults_not_applied: dict[str, int] = Field(default_factory=dict)
     """``fault: why it did not apply`` → trials in which a planned fault changed nothing (a ``malformed``
     field the result did not hold, a fault on a call that failed anyway): those trials did not test it."""
+    faults_not_reached: dict[str, int] = Field(default_factory=dict)
+    """Planned fault → graded trials in which no call reached it (the agent made fewer calls of the tool than
+    ``on_call``, or they were refused before the fault's turn): those trials did not test it either. Counted
+    against the faults the manifest records for the case (``case_meta.faults``), so a run whose manifest
+    predates them counts none."""
 
     @property
     def failed(self) -> int:

@@ -27,7 +27,7 @@ import jinja2.bccache
 
 from passhat.gate.stored import read_gate_result
 from passhat.metric_names import shown_ks
-from passhat.models import Comparison, GateResult, Interval, Manifest, Summary
+from passhat.models import CaseSummary, Comparison, GateResult, Interval, Manifest, Summary
 from passhat.report import figures
 from passhat.report.files import write_atomic
 from passhat.report.headline import ANCHORS, DEFINITIONS, DOCS, LABELS, headline
@@ -134,7 +134,15 @@ def write_report(folder: Path, *, summary: Summary | None = None) -> ReportFiles
     return ReportFiles(folder / REPORT, len(page), data.lazy_bytes, sum(data.trials.values()))
 
 
-def case_rows(summary: Summary, data: TrialData, ks: list[int]) -> list[dict[str, Any]]:
+def untested_notes(c: CaseSummary) -> list[str]:
+    """Why some of a case's trials did not test a planned fault: it did not apply, or no call reached it."""
+    return [*(f"{why} — did not apply in {k} of {c.n + c.errors} trial(s)" for why, k in c.faults_not_applied.items()),
+            *(f"{fault} — never reached in {k} of {c.n} graded trial(s)" for fault, k in c.faults_not_reached.items())]
+
+
+def case_rows(summary: Summary, data: TrialData, ks: list[int], manifest: Manifest) -> list[dict[str, Any]]:
+    """The case table; ``faults`` (the case's planned faults, from the manifest) lets a trial's view say which of
+    them no call of that trial reached."""
     rows = []
     for c in summary.cases:
         cats = c.failure_categories
@@ -147,6 +155,7 @@ def case_rows(summary: Summary, data: TrialData, ks: list[int]) -> list[dict[str
             "tags": " ".join(f"{k}={v}" for k, v in c.tags.items()),
             "chunk": data.chunk_path(c.id) if c.id in data.case_index else None,
             "trials": data.trials.get(c.id, 0),
+            "untested": untested_notes(c), "faults": manifest.case_meta(c.id).faults,
         })
     return rows
 
@@ -175,7 +184,7 @@ def render_report(summary: Summary, manifest: Manifest, data: TrialData, *, titl
         curve=figures.curve_svg(suite, n), strata=strata_figures(summary, n),
         categories=figures.bars_svg(suite.failure_categories),
         latency=figures.histogram_svg(data.latencies, "s"), cost=figures.histogram_svg(data.costs, "$"),
-        exp=suite.experience, rows=case_rows(summary, data, ks), version=data.version,
+        exp=suite.experience, rows=case_rows(summary, data, ks, manifest), version=data.version,
         hat_curve=[(k, suite.pass_hat_k.get(k)) for k in ks],
         headline=headline(summary), gate=gate, definitions=DEFINITIONS, anchors=ANCHORS, docs=DOCS,
         labels={k: v[0].upper() + v[1:] for k, v in LABELS.items()},

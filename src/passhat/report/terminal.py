@@ -132,6 +132,17 @@ def unapplied_fault_lines(summary: Summary) -> list[str]:
             *rows]
 
 
+def unreached_fault_lines(summary: Summary) -> list[str]:
+    """Planned faults that no call reached in some graded trials (``faults_not_reached``): the agent never made
+    the call they were planned on, so those trials did not test them, whatever the case table says."""
+    rows = [f"  {c.id}: {fault} ({k} of {c.n} graded trial(s))"
+            for c in summary.cases for fault, k in c.faults_not_reached.items()]
+    if not rows:
+        return []
+    return [f"warning: {len(rows)} planned fault(s) were never reached in some trials (no call got to them), which "
+            "therefore did not test them:", *rows]
+
+
 def print_summary(summary: Summary, console: Console | None = None, *, strata: Sequence[str] | None = None) -> None:
     """Print the case table, the suite curve with 95 % intervals, strata and experience figures.
 
@@ -151,7 +162,7 @@ def print_summary(summary: Summary, console: Console | None = None, *, strata: S
             continue
         for value, block in values.items():
             console.print(curve_table(block, n, f"{key} = {value} ({block.cases} cases)"))
-    for line in unapplied_fault_lines(summary):
+    for line in [*unapplied_fault_lines(summary), *unreached_fault_lines(summary)]:
         console.print(line, highlight=False, markup=False, style="yellow")
     if suite.errors:
         console.print(f"[yellow]{suite.errors} trial(s) ended in infrastructure errors "

@@ -57,13 +57,16 @@ def case_entry(t: CaseTally, meta: CaseMeta) -> CaseSummary:
     """One case's summary (every field given, so that summary.json holds each of them)."""
     low, high = wilson(t.passes, t.n, CONFIDENCE) if t.n else (None, None)
     hat, at = _curves(t.n, t.passes)
-    unapplied: dict[str, Any] = {"faults_not_applied": dict(t.faults_not_applied)} if t.faults_not_applied else {}
+    untested: dict[str, Any] = {"faults_not_applied": dict(t.faults_not_applied)} if t.faults_not_applied else {}
+    missed = {fault: t.n - t.faults_acted.get(fault, 0) for fault in meta.faults}
+    if any(missed.values()):  # set only then, so a run whose every fault was reached has the summary it had
+        untested["faults_not_reached"] = {fault: k for fault, k in missed.items() if k}
     return CaseSummary(
         id=t.case_id, n=t.n, successes=t.passes, errors=t.errors, pass_hat_k=hat, pass_at_k=at, wilson_low=low,
         wilson_high=high, tags=meta.tags, group=meta.group, split=meta.split, latency_s=_dist(t.latencies),
         cost=_dist(t.costs), steps=_dist(t.steps), top_failure=top_failure(t.failure_reasons),
         top_failure_trial=top_failure_trial(t.failure_reasons, t.failure_trials),
-        failure_categories=dict(sorted(t.categories.items(), key=lambda kv: -kv[1])), **unapplied, replayed=t.replayed,
+        failure_categories=dict(sorted(t.categories.items(), key=lambda kv: -kv[1])), **untested, replayed=t.replayed,
     )
 
 

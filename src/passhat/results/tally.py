@@ -56,10 +56,17 @@ class CaseTally:
     """Trials whose external tools were answered from a cassette (``--replay``)."""
     faults_not_applied: dict[str, int] = field(default_factory=dict)
     """``fault: why it did not apply`` → trials (``ToolCall.fault_not_applied``)."""
+    faults_acted: dict[str, int] = field(default_factory=dict)
+    """Fault (as a call's ``fault`` names it) → graded trials in which it acted on at least one call. A planned
+    fault's graded trials less these are those that never reached it (``case_entry``: the plan is the
+    manifest's, not the records')."""
 
     def add(self, r: TallySource) -> None:
         for why in {f"{c.fault}: {c.fault_not_applied}" for c in r.calls if c.fault_not_applied is not None}:
             self.faults_not_applied[why] = self.faults_not_applied.get(why, 0) + 1
+        if r.outcome != "error":  # an infrastructure error is no trial of the agent's: it reached no fault or all
+            for fault in {c.fault for c in r.calls if c.fault is not None}:
+                self.faults_acted[fault] = self.faults_acted.get(fault, 0) + 1
         failure = r.failure
         if failure is not None:
             self.categories[failure.category] = self.categories.get(failure.category, 0) + 1
@@ -119,7 +126,7 @@ class _Failure(BaseModel):
 
 
 class _Call(BaseModel):
-    """Counted; only a planned fault that did not apply is read."""
+    """Counted; only the fault that acted on it, and why it did not apply, are read."""
 
     fault: str | None = None
     fault_not_applied: str | None = None
@@ -272,7 +279,7 @@ class _Stored:
         self.user_usage, self.judge_usage = record.user_usage, record.judge_usage
         self.replayed = record.replayed
         calls: Sequence[_CallFields] = record.calls
-        if any(c.fault_not_applied is not None for c in calls):  # only then are a call's strings read
+        if any(c.fault is not None for c in calls):  # only then are a call's strings read
             calls = [_Call(fault=None if c.fault is None else text(c.fault),
                            fault_not_applied=None if c.fault_not_applied is None else text(c.fault_not_applied))
                      for c in record.calls]

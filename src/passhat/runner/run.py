@@ -35,6 +35,7 @@ from passhat.runner.watchdog import TrialSlot, watching_loop
 from passhat.seeding import trial_seed
 from passhat.suites.locate import suite_location
 from passhat.tools.cassette import Cassette
+from passhat.tools.faults import planned_faults
 
 __all__ = ["MAX_ATTEMPTS", "MAX_CONCURRENCY", "MAX_PLANNED_TRIALS", "MAX_TRIALS", "RunConfig", "build_manifest",
            "check_limits", "check_resumable", "execute"]
@@ -107,7 +108,8 @@ def build_manifest(cfg: RunConfig) -> Manifest:
         "suite": {"name": suite.name, **suite_location(suite.folder, cfg.out), "hash": suite_hash(cases, domains),
                   "cases": cases,
                   "case_meta": {c.id: {"tags": c.tags, "group": c.group, "split": c.split, "domain": c.domain,
-                                       "fixture": c.fixture, "identity": c.user.identity} for c in suite.cases},
+                                       "fixture": c.fixture, "identity": c.user.identity,
+                                       **planned_faults(c.faults)} for c in suite.cases},
                   "domains": domains,
                   "fixtures": suite.fixture_hashes()},
         "agent": cfg.agent_spec,

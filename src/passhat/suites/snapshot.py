@@ -23,6 +23,7 @@ from passhat.errors import PasshatError
 from passhat.inputs import read_input_text
 from passhat.models import CaseMeta, FrozenCheck, SuiteInfo
 from passhat.suites.changes import SuiteChanges, changed_cases, describe_changes
+from passhat.tools.faults import planned_faults
 from passhat.validation import dump_yaml, load_yaml, yaml_problem
 
 FORMAT = "passhat-suite-snapshot/1"
@@ -45,8 +46,8 @@ def suite_block(suite: Suite) -> SuiteInfo:
     """The hashes that define a suite: a manifest's ``suite`` block, without where the suite is."""
     return SuiteInfo(
         name=suite.name, hash=suite.content_hash(), cases=suite.case_hashes(),
-        case_meta={c.id: CaseMeta(split=c.split, group=c.group, tags=c.tags, domain=c.domain, fixture=c.fixture)
-                   for c in suite.cases},
+        case_meta={c.id: CaseMeta(split=c.split, group=c.group, tags=c.tags, domain=c.domain, fixture=c.fixture,
+                                  **planned_faults(c.faults)) for c in suite.cases},
         domains={n: d.content_hash() for n, d in sorted(suite.domains.items())}, fixtures=fixture_hashes(suite),
     )
 

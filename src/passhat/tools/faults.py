@@ -25,7 +25,8 @@ class Fault(BaseModel):
     of ``allowed_tools``, on a call past ``limits.max_steps``, on calls an earlier fault already takes, a
     ``latency`` of 0 s, or with an option its kind does not use (``field`` on a ``timeout``). A fault that no
     call of a trial reached (the agent never made that call of the tool) did not test that trial: the run
-    warns, once per case and fault."""
+    warns, once per case and fault, and ``summary.json`` counts such trials per case (``faults_not_reached``),
+    which ``passhat show`` and the report repeat."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -123,3 +124,10 @@ def not_reached(faults: Sequence[Fault], calls: Sequence[Any]) -> list[tuple[Fau
     return [(fault, sum(1 for c in calls if c.tool == fault.tool and c.by == "agent"
                         and c.status not in REFUSED_BEFORE_FAULTS))
             for fault in faults if fault.describe() not in fired]
+
+
+def planned_faults(faults: Sequence[Fault]) -> dict[str, list[str]]:
+    """A case's entry for its planned faults in the manifest (``CaseMeta.faults``): each as a call's ``fault``
+    names it, which is what a summary needs to count the trials that never reached one from the records
+    alone. Nothing for a case that plans none, so that its manifest entry is what it was before."""
+    return {"faults": [f.describe() for f in faults]} if faults else {}

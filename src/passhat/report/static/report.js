@@ -41,14 +41,24 @@
     document.head.appendChild(s);
   }
 
-  function trialSummary(t) {
+  // Planned faults of the case (the row's data-faults, from the manifest) that no call of this trial reached:
+  // the trial did not test them. An infrastructure error is no trial of the agent's: nothing is said of it.
+  function unreached(t, planned) {
+    if (t.outcome === "error") return [];
+    var acted = {};
+    t.calls.forEach(function (c) { if (c.fault) acted[c.fault] = true; });
+    return planned.filter(function (f) { return !acted[f]; });
+  }
+
+  function trialSummary(t, missed) {
     var f = t.failure;
     return el("summary", {},
       "trial " + t.trial + " · ", el("span", { "class": "outcome", text: t.outcome }),
       f ? el("span", {}, " · ", el("span", { "class": "cat", text: f.category }),
         f.step ? " at step " + f.step : "") : null,
       " · " + t.calls.length + " call(s) · " + t.end_reason + " · " + t.timing.agent_s.toFixed(3) + " s" +
-      (t.usage.cost ? " · $" + t.usage.cost.toFixed(4) : "") + (t.attempt > 1 ? " · retried" : ""));
+      (t.usage.cost ? " · $" + t.usage.cost.toFixed(4) : "") + (t.attempt > 1 ? " · retried" : ""),
+      missed.length ? el("span", { "class": "bad", text: " · ⚠ " + missed.length + " planned fault(s) never reached" }) : null);
   }
 
   function stepsTable(t) {
@@ -131,8 +141,13 @@
     return el("table", { "class": "grades" }, body);
   }
 
-  function trajectory(t) {
-    var left = el("div", {}, el("h3", { text: "Trajectory" }), stepsTable(t), el("h3", { text: "Conversation" }));
+  function trajectory(t, missed) {
+    var left = el("div", {}, el("h3", { text: "Trajectory" }), stepsTable(t));
+    missed.forEach(function (f) {
+      left.appendChild(el("div", { "class": "bad not-reached",
+        text: "⚠ never reached: " + f + " — no call of this trial got to it, so the trial did not test it" }));
+    });
+    left.appendChild(el("h3", { text: "Conversation" }));
     var msgs = el("div", { "class": "msgs" });
     t.messages.forEach(function (m) { msgs.appendChild(el("p", {}, el("span", { "class": "role", text: m.role }), m.text)); });
     left.appendChild(msgs);
@@ -154,10 +169,12 @@
 
   function renderTrials(row, cell) {
     var trials = (P.data[row.dataset.idx] || []).slice().sort(function (a, b) { return a.trial - b.trial; });
+    var planned = JSON.parse(row.dataset.faults || "[]");
     cell.textContent = "";
     trials.forEach(function (t) {
-      var d = el("details", { "class": "trial " + t.outcome, "data-trial": t.trial }, trialSummary(t));
-      d.addEventListener("toggle", function () { if (d.open && d.children.length === 1) d.appendChild(trajectory(t)); });
+      var missed = unreached(t, planned);
+      var d = el("details", { "class": "trial " + t.outcome, "data-trial": t.trial }, trialSummary(t, missed));
+      d.addEventListener("toggle", function () { if (d.open && d.children.length === 1) d.appendChild(trajectory(t, missed)); });
       cell.appendChild(d);
     });
   }
