@@ -246,3 +246,26 @@ def test_a_judge_grader_alone_is_named_as_such(tmp_path: Path) -> None:
         "(--judge MODEL): refund-o1 — their judge-graded assertions fail every trial")
     (folder / "refund-o1.yaml").write_text((data / "cases" / "refund-o1.yaml").read_text())
     assert no_judge_warning(load_suite(folder)) is None
+
+
+def test_a_warning_points_at_the_line_that_called_evaluate(tmp_path: Path) -> None:
+    """Under pytest a PasshatWarning names the caller's file and line, wherever in the run it was raised:
+    before the first trial (a gate bar no run of these cases can pass: runner/run.py) and as a record became
+    durable (a planned fault that did not apply: runner/commit.py)."""
+    import shutil
+
+    notes = Path(__file__).parents[1] / "data" / "notes"
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    shutil.copy(notes / "domain.py", tmp_path / "domain.py")
+    shutil.copy(notes / "fixture.yaml", tmp_path / "fixture.yaml")
+    (folder / "add-note.yaml").write_text((notes / "cases" / "add-note.yaml").read_text()
+                                          + "faults: [{tool: list_notes, kind: malformed, field: bodyy, value: x}]\n")
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("rules:\n  - pass_hat_k: {k: 1, min: 0.95}\n")
+    with pytest.warns(passhat.PasshatWarning) as caught:
+        line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        passhat.evaluate(folder, f"{notes / 'agents.py'}:good", trials=1, out=tmp_path / "run", sanity=False, gate=gate)
+    said = {str(w.message).split(":")[0]: (w.filename, w.lineno) for w in caught}
+    assert set(said) == {"gate rule 0 (pass^1 ≥ 0.95)", "add-note"}, said
+    assert set(said.values()) == {(__file__, line)}

@@ -146,3 +146,24 @@ def test_per_segment_output(tmp_path: Path) -> None:
     assert segments["web"]["cost_per_success_ratio"]["estimate"] == pytest.approx(95 / 60)
     assert out["decision"] == "FAIL" and out["exit_code"] == 1 and out["versions"] == {"baseline": ["v1"],
                                                                                       "candidate": ["v2"]}
+
+
+def test_costs_adding_up_past_the_float_range_are_bad_input(tmp_path: Path) -> None:
+    """Σ cost of 1e308 twice is inf: refused at the line where the sum leaves the float range (exit 2)."""
+    good = write(tmp_path / "b.jsonl", [{"version": "v", "outcome": "success", "latency_s": 1, "cost": 1}])
+    huge = write(tmp_path / "c.jsonl", [{"version": "v", "outcome": "success", "latency_s": 1, "cost": 1e308}] * 3)
+    r = CliRunner().invoke(main, ["canary", str(good), str(huge), "--json", str(tmp_path / "out.json")])
+    assert r.exit_code == 2 and f"{huge}:2: cost:" in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "out.json").exists()
+
+
+def test_json_output_has_no_infinity_for_a_zero_cost_baseline(tmp_path: Path) -> None:
+    """Cost per success of a free baseline: the ratio is undefined, written as null (not Infinity)."""
+    b = write(tmp_path / "b.jsonl", [{"version": "v1", "outcome": "success", "latency_s": 1, "cost": 0}] * 20)
+    c = write(tmp_path / "c.jsonl", [{"version": "v2", "outcome": "success", "latency_s": 1, "cost": 0.5}] * 20)
+    r = CliRunner().invoke(main, ["canary", str(b), str(c), "--json", str(tmp_path / "out.json"), "--resamples", "100"])
+    assert r.exit_code in (0, 3) and "Warning" not in r.output and " inf " not in r.output, r.output
+    text = (tmp_path / "out.json").read_text()
+    out = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in the JSON output"))
+    assert out["overall"]["cost_per_success_ratio"]["estimate"] is None
+    assert out["overall"]["cost_per_success_difference"]["estimate"] == pytest.approx(0.5)

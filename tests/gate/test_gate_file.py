@@ -84,3 +84,37 @@ def test_a_yaml_alias_bomb_in_a_gate_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(GateError) as info:
         load_gate(path)
     assert str(path) in str(info.value) and "alias bomb" in str(info.value)
+
+
+MINIMAL = {"never_fails": {}, "no_new_failures": {}, "case_success_rate": {"min": 0.5}, "pass_hat_k": {"k": 1, "min": 0.5},
+           "pass_at_k": {"k": 1, "min": 0.5}, "non_inferior": {"margin": 0.05}, "latency": {"max_seconds": 1},
+           "cost_per_success": {"max": 1}, "judge_agreement": {"file": "c.json", "min": 0.5},
+           "canary": {"baseline": "b.jsonl", "candidate": "c.jsonl", "max_drop": 0.02}}
+
+
+def _numeric_fields() -> list[tuple[str, str]]:
+    """(rule kind, field) for every number a rule holds, read from the models so a new field is covered."""
+    from passhat.gate.schema import RULE_KINDS
+
+    assert set(MINIMAL) == set(RULE_KINDS)
+    return [(kind, name) for kind, model in RULE_KINDS.items() for name, info in model.model_fields.items()
+            if any(t in str(info.annotation) for t in ("float", "int"))]
+
+
+@pytest.mark.parametrize(("yaml_value", "words"), [(".nan", "not a number"), (".inf", "not a finite number"),
+                                                   ("-.inf", "not a finite number")])
+def test_nan_and_infinity_are_refused_in_every_numeric_field(tmp_path: Path, yaml_value: str, words: str) -> None:
+    """A NaN bar compares false both ways (it was reported as "should be ≤ 1"); an infinite budget is no budget."""
+    path = tmp_path / "gate.yaml"
+    cases = [("", "alpha")] + _numeric_fields()
+    assert len(cases) > 10
+    for kind, field in cases:
+        if kind:
+            body = ", ".join(f"{k}: {v}" for k, v in {**MINIMAL[kind], field: yaml_value}.items())
+            path.write_text(f"rules:\n  - {kind}: {{{body}}}\n")
+        else:
+            path.write_text(f"alpha: {yaml_value}\nrules:\n  - never_fails:\n")
+        with pytest.raises(GateError) as info:
+            load_gate(path)
+        assert info.value.field == (f"rules.0.{kind}.{field}" if kind else field), (kind, field, str(info.value))
+        assert info.value.message.startswith(words), (kind, field, str(info.value))

@@ -55,3 +55,16 @@ def test_relative_domain_paths_are_rewritten_and_bad_requests_refused(tmp_path: 
                "--out", str(good), "-q")[0] == 0
     code, msg = cli("cases", "from-failure", str(good), "add-note", "0", "--out", str(out))
     assert code == 2 and "only failed trials" in msg
+
+
+def test_an_existing_case_file_is_not_overwritten(tmp_path: Path) -> None:
+    """As `cases import`: the file may hold the user's edits; one line naming it, exit 2, file unchanged."""
+    run = tmp_path / "run"
+    assert cli("run", str(NOTES / "cases"), "--agent", f"{NOTES / 'agents.py'}:twice", "--trials", "1",
+               "--out", str(run), "-q")[0] == 0
+    out = tmp_path / "mine.yaml"
+    out.write_text("# my edits\n")
+    code, msg = cli("cases", "from-failure", str(run), "add-note", "0", "--out", str(out))
+    assert code == 2 and f"{out} already exists" in msg and len(msg.strip().splitlines()) == 1, msg
+    assert out.read_text() == "# my edits\n"
+    assert not out.with_suffix(".yaml.tmp").exists()

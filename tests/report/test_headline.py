@@ -163,3 +163,17 @@ def test_report_html_shows_the_headline_then_the_gate_and_each_rule(gated: Path)
 def test_a_plain_markdown_summary_has_the_headline_too() -> None:
     text = markdown_summary(summary_of([(4, 4, 0)] * 2, 4))
     assert "**careful: 2 of 2 cases passed all 4 trials" in text
+
+
+def test_columns_sets_the_case_table_width_and_the_check_column_shrinks_first(suite: Path, tmp_path: Path) -> None:
+    """With COLUMNS (in a pipe, as on a terminal) the table fits it by cutting the failing check with "…";
+    c/n and pass^k stay readable (every column was no_wrap, so rich squeezed them to nothing)."""
+    run = tmp_path / "run"
+    assert cli("run", suite / "cases", "--agent", f"{suite / 'crash.py'}:agent", "-k", "2", "--out", run,
+               "--no-report", "--no-sanity", "-q").exit_code == 0
+    r = CliRunner().invoke(main, ["show", str(run)], env={"COLUMNS": "150"})
+    assert r.exit_code == 0, r.output
+    rows = [line for line in r.output.splitlines() if line.startswith("│ add-note")]
+    assert len(rows) == 2 and all(len(row) <= 150 for row in rows), r.output
+    assert all("│ 0/2 │" in row and "│  0.000 │" in row and "│ agent_completed: " in row and row.rstrip(" │").endswith("…")
+               for row in rows), rows

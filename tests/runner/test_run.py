@@ -120,6 +120,43 @@ def test_existing_run_folder_is_not_overwritten(run_notes: Any) -> None:
         run_notes("good", trials=1)
 
 
+def _run_cli(*args: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from passhat.cli import main
+
+    r = CliRunner().invoke(main, ["run", str(NOTES / "cases"), "--agent", f"{NOTES / 'agents.py'}:good",
+                                  "--trials", "1", "-q", *args])
+    return r.exit_code, r.output
+
+
+@pytest.mark.parametrize("tail", [(), ("--resume",), ("sub",)])
+def test_a_file_as_out_says_it_must_be_a_folder(tmp_path: Path, tail: tuple[str, ...]) -> None:
+    """Not just "AFILE: File exists": what is wrong and what --out must be (exit 2, one line)."""
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n")
+    out = afile / tail[0] if tail == ("sub",) else afile
+    code, output = _run_cli("--out", str(out), *[t for t in tail if t.startswith("--")])
+    assert code == 2 and f"{afile} is a file, not a" in output and len(output.strip().splitlines()) == 1, output
+    assert afile.read_text() == "mine\n"
+
+
+def test_a_folder_in_place_of_summary_json_is_named_and_no_record_is_lost(tmp_path: Path) -> None:
+    """The error names summary.json (it named the temporary summary.json.tmp), leaves no temporary file
+    behind, and trials.jsonl is untouched; once the folder is gone, --resume finishes the run."""
+    out = tmp_path / "run"
+    assert _run_cli("--out", str(out))[0] == 0
+    trials = (out / "trials.jsonl").read_bytes()
+    (out / "summary.json").unlink()
+    (out / "summary.json").mkdir()
+    code, output = _run_cli("--out", str(out), "--resume")
+    assert code == 2 and output.strip() == f"error: {out / 'summary.json'}: Is a directory", output
+    assert (out / "trials.jsonl").read_bytes() == trials and not (out / "summary.json.tmp").exists()
+    (out / "summary.json").rmdir()
+    assert _run_cli("--out", str(out), "--resume")[0] == 0
+    assert (out / "trials.jsonl").read_bytes() == trials and (out / "summary.json").is_file()
+
+
 def test_partial_last_line_is_dropped_and_truncated(run_notes: Any) -> None:
     out = run_notes("good", trials=2)
     path = out / "trials.jsonl"

@@ -6,6 +6,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -40,6 +41,17 @@ def test_a_server_without_write_tools_or_that_does_not_start_writes_nothing(tmp_
     failed = CliRunner().invoke(main, ["init", str(folder), "--from-mcp", "stdio:/nonexistent/server"])
     assert failed.exit_code == 2 and "cannot start '/nonexistent/server'" in failed.output
     assert not folder.exists()
+
+
+@pytest.mark.parametrize(("target", "words"), [("ftp://x", "the target is 'stdio:COMMAND ARGS' or"),
+                                               ("stdio:", "no command after 'stdio:'"),
+                                               ("stdio:'a", "cannot split the command")])
+def test_a_bad_target_is_named_as_the_option_the_user_typed(tmp_path: Path, target: str, words: str) -> None:
+    """Not as ``mcp=Upstream(...)``, an object the user never wrote."""
+    folder = tmp_path / "bad"
+    failed = CliRunner().invoke(main, ["init", str(folder), "--from-mcp", target])
+    assert failed.exit_code == 2 and failed.output.startswith(f"error: --from-mcp {target!r}: {words}"), failed.output
+    assert "Upstream" not in failed.output and not folder.exists()
 
 
 def test_a_sqlite_database_is_dumped_into_schema_and_rows(tmp_path: Path) -> None:

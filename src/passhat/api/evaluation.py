@@ -11,8 +11,13 @@ report stay with the caller.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import functools
+import os
 import re
+import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -82,6 +87,24 @@ such a ``__call__``, or a class of those."""
 
 class PasshatWarning(UserWarning):
     """Something about a run its reader should know (a case a do-nothing agent passes, an unpriced model)."""
+
+
+# frames a warning is never attributed to: passhat's own, and the machinery between it and its caller
+_MACHINERY = (str(Path(__file__).parents[1]) + os.sep, str(Path(asyncio.__file__).parent) + os.sep,
+              str(Path(concurrent.futures.__file__).parent) + os.sep, contextlib.__file__, threading.__file__)
+
+
+def _caller_stacklevel() -> int:
+    """``stacklevel`` for a ``warnings.warn`` in the function that calls this one: the first frame outside
+    passhat, asyncio and threads — the line that called :func:`evaluate` (or awaited :func:`evaluate_async`),
+    not ``runner/commit.py`` where a record became durable. With no such frame on the stack (a warning from a
+    worker thread), a level past the stack: Python then names ``sys:1``, which points at nothing wrong."""
+    frame: Any = sys._getframe(1)  # the frame that calls warnings.warn: stacklevel 1
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_MACHINERY):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 @dataclass(frozen=True)
@@ -310,7 +333,7 @@ async def evaluate_async(
         if on_warning is not None:
             on_warning(message)
         else:
-            warnings.warn(message, PasshatWarning, stacklevel=3)
+            warnings.warn(message, PasshatWarning, stacklevel=_caller_stacklevel())
 
     await check_preflight(plan.suite)  # an environment that cannot run the project's commands is bad input
     noop = await noop_passes(plan.suite) if opts.sanity else None

@@ -213,12 +213,14 @@ def _bootstrap(b: np.ndarray, c: np.ndarray, statistic: Callable[[np.ndarray], n
                n_resamples: int) -> MetricDifference:
     """Percentile bootstrap of combine(statistic(candidate), statistic(baseline)), each version resampled
     on its own (they are independent samples). Resamples where the statistic is undefined are left out
-    and counted in ``resamples_used``."""
-    sb, sc = float(statistic(b[None])[0]), float(statistic(c[None])[0])
-    values = np.concatenate([combine(_resampled(c, statistic, rng, n), _resampled(b, statistic, rng, n))
-                             for n in _batches(n_resamples, max(len(b), len(c)))])
+    and counted in ``resamples_used``; so are those out of float range (a ratio to a zero-cost baseline, a
+    resample drawing the costliest record many times), so numpy's warnings about them are not shown."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        sb, sc = float(statistic(b[None])[0]), float(statistic(c[None])[0])
+        values = np.concatenate([combine(_resampled(c, statistic, rng, n), _resampled(b, statistic, rng, n))
+                                 for n in _batches(n_resamples, max(len(b), len(c)))])
+        estimate = float(combine(np.array(sc), np.array(sb)))
     values = values[np.isfinite(values)]
-    estimate = float(combine(np.array(sc), np.array(sb)))
     if values.size == 0:
         return MetricDifference(sb, sc, estimate, math.nan, math.nan, 0)
     alpha = 1 - confidence

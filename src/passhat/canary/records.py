@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,9 +57,15 @@ def parse_records(raw: bytes, path: Path) -> list[OutcomeRecord]:
 
 def _records(lines: Iterable[str], path: Path) -> list[OutcomeRecord]:
     records = []
+    total_cost = 0.0
     for number, line in enumerate(lines, start=1):
         if line.strip():
-            records.append(_parse(line, f"{path}:{number}"))
+            record = _parse(line, f"{path}:{number}")
+            total_cost += record.cost or 0.0
+            if not math.isfinite(total_cost):  # Σ cost / successes would be inf, and inf is not JSON
+                raise PasshatError(f"{path}:{number}: cost: the costs up to this line add up past the float range "
+                                   f"(~{sys.float_info.max:.1e}); give costs in a larger unit")
+            records.append(record)
     if not records:
         raise PasshatError(f"{path}: no records (expected one JSON object per line)")
     return records

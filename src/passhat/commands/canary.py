@@ -41,7 +41,8 @@ def _rows(s: SegmentComparison) -> list[tuple[str, str, str, str, str]]:
                          ("cost / success, ratio", s.cost_per_success_ratio, ".3f"),
                          ("cost / success, difference", s.cost_per_success_difference, "+.4g")):
         if m is not None:
-            rows.append((name, f"{m.baseline:.4g}", f"{m.candidate:.4g}", f"{m.estimate:{fmt}}", _ci(m.low, m.high, fmt)))
+            estimate = f"{m.estimate:{fmt}}" if math.isfinite(m.estimate) else "—"  # a ratio to zero: undefined
+            rows.append((name, f"{m.baseline:.4g}", f"{m.candidate:.4g}", estimate, _ci(m.low, m.high, fmt)))
     return rows
 
 
@@ -68,8 +69,8 @@ def print_canary(result: CanaryResult, console: Console) -> None:
 
 
 def _json(result: CanaryResult) -> dict[str, Any]:
-    def clean(value: Any) -> Any:  # NaN is not JSON
-        if isinstance(value, float) and math.isnan(value):
+    def clean(value: Any) -> Any:  # NaN and ±inf are not JSON: null, "no value" (a ratio to a zero baseline)
+        if isinstance(value, float) and not math.isfinite(value):
             return None
         if isinstance(value, dict):
             return {k: clean(v) for k, v in value.items()}
@@ -105,7 +106,7 @@ def canary(baseline: Path, candidate: Path, max_drop: float, confidence: float, 
     print_canary(result, Console())
     if json_file is not None:
         try:
-            json_file.write_text(json.dumps(_json(result), indent=2) + "\n", encoding="utf-8")
+            json_file.write_text(json.dumps(_json(result), indent=2, allow_nan=False) + "\n", encoding="utf-8")
         except OSError as exc:
             raise PasshatError(f"{json_file}: cannot write: {exc.strerror or exc}") from exc
         stderr_console().print(escape(f"wrote {json_file}"), highlight=False)

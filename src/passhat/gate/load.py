@@ -72,6 +72,10 @@ def _message(error: Any) -> str:
         model = _model_at(error["loc"][:-1])
         valid = f"; valid fields: {', '.join(f for f in model.model_fields if f != 'kind')}" if model else ""
         return "unknown field" + valid
+    if error["type"] == "finite_number":  # checked before any bound, so a NaN is not "should be ≤ 1"
+        value = error["input"]
+        infinite = str(value).strip().lstrip("+-").lower() in ("inf", "infinity")
+        return f"{'not a finite number' if infinite else 'not a number'} ({value!r}); expected a finite number"
     return str(error["msg"])
 
 

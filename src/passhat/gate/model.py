@@ -19,7 +19,8 @@ Metric = Literal["pass_hat_k", "pass_at_k"]
 class RuleBase(BaseModel):
     """Fields every rule has."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    # every number of every rule (bars, budgets, α) is finite: a NaN bar compares false both ways
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
     name: str | None = None
     """Label in reports and JUnit; defaults to the rule kind and its bar."""
     description: str = ""

@@ -51,7 +51,7 @@ def expand_rule(item: Any) -> Any:
 class GateFile(BaseModel):
     """A release gate: rules decided PASS, FAIL or INCONCLUSIVE; the gate fails if any rule fails."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
     name: str = "gate"
     """Label in reports (JUnit test suite name)."""
     description: str = ""

@@ -10,6 +10,7 @@ is unchanged. Every reader reads the model's attributes, never the JSON by key (
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -61,13 +62,21 @@ def _bytes(raw: bytes | str) -> bytes:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write to a temporary file and rename it into place: readers never see half a file."""
+    """Write to a temporary file and rename it into place: readers never see half a file.
+
+    A failure names ``path``, the file the user knows, not the temporary one, and leaves no temporary behind
+    (``summary.json`` being a folder was reported as ``summary.json.tmp: Is a directory``)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
 class FileModel(BaseModel):

@@ -434,6 +434,8 @@ class Manifest(FileModel):
         named pipe in place of ``manifest.json``, ``trials.jsonl`` or ``summary.json`` blocked the reader
         for ever (``passhat show`` hung), and a device (a link to ``/dev/null``) read as a run of no trials.
         """
+        if Path(folder).exists() and not Path(folder).is_dir():  # not "FOLDER/manifest.json: Not a directory"
+            raise RunError(f"{folder} is a file, not a run folder (a folder holding manifest.json and trials.jsonl)")
         for name in RUN_FILES:
             path = Path(folder) / name
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -73,21 +74,24 @@ def case_table(summary: Summary) -> Table:
     table.add_column("Wilson 95%", justify="right", no_wrap=True)
     for k in ks:
         table.add_column(f"pass^{k}", justify="right", no_wrap=True)
-    table.add_column("first failing check", no_wrap=True, overflow="ellipsis")
+    # the one column rich may shrink (not no_wrap); each cell stays one line, cut with "…" (the Text's own
+    # no_wrap): with every column no_wrap, a narrow terminal squeezed c/n and pass^k to nothing instead
+    table.add_column("first failing check", overflow="ellipsis")
     for c in rows:
         style = "green" if c.passed_every_trial else ("red" if c.successes == 0 else "yellow")
         wil = "—" if c.wilson_low is None or c.wilson_high is None else interval(c.wilson_low, c.wilson_high)
         table.add_row(
             Text(c.id), f"{c.successes}/{c.n}", str(c.errors or ""), wil,
-            *(_fmt(c.pass_hat_k.get(k)) for k in ks), Text(check_cell(c)), style=style,
+            *(_fmt(c.pass_hat_k.get(k)) for k in ks), Text(check_cell(c), no_wrap=True, overflow="ellipsis"), style=style,
         )
     return table
 
 
 def fit_width(console: Console, table: Table) -> None:
     """Outside a terminal (a CI log, a file), widen the console to the table's natural width, so no id is cut
-    and no row wraps: nobody resizes a log. A terminal keeps its width (the checks shrink, the ids do not)."""
-    if console.is_terminal:
+    and no row wraps: nobody resizes a log. A terminal keeps its width (the checks shrink, the ids do not),
+    and so does a width asked for with ``COLUMNS`` (rich reads it; shells do not export it on their own)."""
+    if console.is_terminal or os.environ.get("COLUMNS", "").strip().isdigit():
         return
     natural = console.measure(table, options=console.options.update(width=10_000)).maximum
     console.width = max(console.width, natural)

@@ -194,12 +194,23 @@ class RunStore:
     def load(self) -> list[TrialRecord]:
         return list(self.iter_records())
 
+    def _make_folder(self) -> None:
+        """Create the run folder; a file in its place is bad input that says what --out must be."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            in_the_way = next((p for p in (self.folder, *self.folder.parents) if p.exists() and not p.is_dir()),
+                              self.folder)
+            where = f"{self.folder} is" if in_the_way == self.folder else f"{self.folder}: {in_the_way} is"
+            raise RunError(f"{where} a file, not a folder; --out is a folder: a new one, or the folder of a run to "
+                           "continue with --resume") from None
+
     def lock(self) -> None:
         """Become the folder's only writer until :meth:`close`. A second ``passhat run`` on the same folder
         (two CI jobs with one ``--out``) is refused here instead of interleaving duplicate records."""
         if self._lock_fd is not None:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self._make_folder()
         fd = os.open(self.folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passhat.errors import PasshatError
+from passhat.errors import DomainError, PasshatError
 from passhat.scaffold.database import Dump, dump_database
 from passhat.upstream.config import Upstream
 from passhat.upstream.session import list_tools
@@ -39,9 +39,12 @@ def create_from_mcp(folder: Path, target: str, *, db: str | None = None, env: di
                     name: str | None = None, force: bool = False) -> list[Path]:
     """Write the starter suite into ``folder``; returns the files written."""
     env = dict(env or {})
+    try:  # the user typed --from-mcp, not the Upstream(...) a domain file would hold
+        upstream = Upstream(target, env=env, name=name or "")
+    except DomainError as exc:
+        raise PasshatError(str(exc).replace(f"mcp=Upstream({target!r})", f"--from-mcp {target!r}", 1)) from None
     dump = dump_database(db) if db is not None else None
     placeholder = dump.placeholder if dump is not None else None
-    upstream = Upstream(target, env=env, name=name or "")
     with tempfile.TemporaryDirectory(prefix="passhat-init-") as scratch:  # {workspace}, without a database
         world = _ListingWorld({placeholder: db} if placeholder and db else {"workspace": scratch})
         tools = list_tools([upstream], domain=folder.name, native=[], world=world, cwd=None)
