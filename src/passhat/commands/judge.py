@@ -20,6 +20,7 @@ from passhat.calibrate.inputs import judgments_from_grades
 from passhat.cases import load_suite
 from passhat.cases.rubric import JudgeSpec
 from passhat.cases.suite import Suite
+from passhat.commands.common import FiniteFloat
 from passhat.console import stderr_console
 from passhat.errors import PasshatError
 from passhat.graders.judge import Judge, PairwiseVerdict, pairwise_summary
@@ -42,7 +43,7 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="YAML/JSON price table extending the built-in one (USD per million tokens)."),
         click.option("--retries", type=click.IntRange(1), default=6, show_default=True,
                      help="Attempts per model call on 429/5xx before the trial's judgment is an error."),
-        click.option("--retry-delay", type=click.FloatRange(0), default=1.0, show_default=True,
+        click.option("--retry-delay", type=FiniteFloat(0), default=1.0, show_default=True,
                      help="First backoff delay in seconds (doubles per retry)."),
         click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True,
                      help="Judge calls in flight at once."),
