@@ -16,6 +16,7 @@ from passhat.calibrate import Thresholds, calibration_report, read_judgments, re
 from passhat.commands.common import FiniteFloat
 from passhat.console import stderr_console
 from passhat.errors import EXIT_FAILED, EXIT_OK, PasshatError
+from passhat.models.finite import dumps_strict
 
 
 def judge_info(path: Path) -> dict[str, Any]:
@@ -96,9 +97,9 @@ def calibrate(labels: Path, judgments: Path, pairwise: Path | None, out: Path | 
         thresholds=Thresholds(**minimums), judge=judge_info(judgments),
     )
     if out is not None:
-        out.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+        out.write_text(dumps_strict(report, str(out), indent=2) + "\n", "utf-8")
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        click.echo(dumps_strict(report, "the calibration report", indent=2))
     else:
         print_report(report, Console())
     if report["items"] == 0:

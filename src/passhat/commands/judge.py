@@ -7,7 +7,6 @@ the agents: the judge sees what it would have seen live (messages, tool calls, c
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,6 +26,7 @@ from passhat.graders.judge import Judge, PairwiseVerdict, pairwise_summary
 from passhat.graders.judge_prompt import Evidence
 from passhat.llm import RetryPolicy, chat_model, load_price_table
 from passhat.models import Manifest
+from passhat.models.finite import dumps_strict
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.seeding import derive_seed
@@ -117,7 +117,7 @@ def judge_command(run_folder: Path, repeats: int, judge_spec: str, base_url: str
         for (r, rep), judged in zip(todo, results, strict=True):
             cost += judged.usage.cost
             for j in judgments_from_grades(r.case_id, r.trial, judged.grades, repeat=rep):
-                fh.write(json.dumps({**j.to_json(), "judge": info}, ensure_ascii=False) + "\n")
+                fh.write(dumps_strict({**j.to_json(), "judge": info}, str(out), ensure_ascii=False) + "\n")
     stderr_console().print(escape(f"judged {len(todo)} trial(s) ({repeats} repeat(s)) · judge cost {cost:.4f} → {out}"),
                            highlight=False)
 
@@ -160,10 +160,11 @@ def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: 
     verdicts = asyncio.run(_bounded([job(a, b, s) for a, b, s in pairs], concurrency))
     with out.open("w", encoding="utf-8") as fh:
         for (a, _, _), v in zip(pairs, verdicts, strict=True):
-            fh.write(json.dumps({"case_id": a.case_id, "trial": a.trial, "winner": v.winner, "first_order": v.first_order,
+            fh.write(dumps_strict({"case_id": a.case_id, "trial": a.trial, "winner": v.winner, "first_order": v.first_order,
                                  "second_order": v.second_order, "swap_consistent": v.swap_consistent,
-                                 "cost": v.usage.cost}) + "\n")
-    click.echo(json.dumps({"run_a": str(run_a), "run_b": str(run_b), **pairwise_summary(verdicts)}, indent=2))
+                                 "cost": v.usage.cost}, str(out)) + "\n")
+    click.echo(dumps_strict({"run_a": str(run_a), "run_b": str(run_b), **pairwise_summary(verdicts)}, "the pairwise summary",
+                            indent=2))
 
 
 def _names(manifest: Manifest) -> set[str]:
