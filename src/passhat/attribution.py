@@ -30,6 +30,7 @@ from passhat.cases.assertions import ASSERTION_KINDS
 from passhat.episode import Message
 from passhat.graders import Grade
 from passhat.graders.rules import repeat_counts
+from passhat.models.finite import STRICT_FLOATS
 from passhat.tools import ToolCall
 from passhat.world.diff import Diff
 
@@ -63,7 +64,7 @@ SUCCESS_CLAIM = re.compile(
 class Failure(BaseModel):
     """Why a trial failed."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
     category: FailureCategory
     """The primary category: the earliest step that went wrong (docs/failures.md lists them)."""
     step: int | None

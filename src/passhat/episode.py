@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
+from passhat.models.finite import STRICT_FLOATS
 
 if TYPE_CHECKING:  # annotations only: an agent in a process of its own (the isolated worker) never loads the boundary
     from passhat.tools import Tool, ToolBoundary, ToolCall
@@ -36,7 +37,7 @@ EndReason = Literal[
 class Message(BaseModel):
     """One message of the conversation."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
     role: Literal["user", "agent"]
     """Who said it."""
     text: str
@@ -48,7 +49,7 @@ class Message(BaseModel):
 class Usage(BaseModel):
     """What the agent spent, as it reported it (model-driven agents report per model call)."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
     input_tokens: int = 0
     """Prompt tokens, over every model call."""
     output_tokens: int = 0
@@ -66,7 +67,7 @@ class Usage(BaseModel):
 class ModelCall(BaseModel):
     """One model call an agent reported: the span a trace shows for it."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
     model: str | None = None
     """The model called."""
     input_tokens: int = 0

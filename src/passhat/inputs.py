@@ -138,20 +138,26 @@ __all__ = ["MAX_DEPTH", "MAX_INPUT_BYTES", "Capped", "check_depth", "loads_neste
            "special_kind", "too_deep"]
 
 
+def _not_json(word: str) -> Any:
+    """Python's JSON reader takes ``NaN`` and ``Infinity``; JSON has neither (a value holding one would be written
+    back as ``null``, or as a word no other reader takes)."""
+    raise ValueError(f"{word} is not a JSON number")
+
+
 def loads_nested(text: str, where: str) -> Any:
     """``json.loads`` of a JSON text found inside an input (an attribute, an arguments string), within
     :data:`MAX_DEPTH`: a :class:`PasshatError` naming ``where`` when it nests too deep. Malformed JSON still
     raises ``json.JSONDecodeError`` (the callers keep such text as text), and so does an integer of more
-    digits than Python converts (``json.loads`` raises a bare ``ValueError`` for it)."""
+    digits than Python converts (``json.loads`` raises a bare ``ValueError`` for it), and ``NaN`` or ``Infinity``."""
     import json
 
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_not_json)
     except RecursionError:
         raise too_deep(where) from None
     except json.JSONDecodeError:
         raise
-    except ValueError as exc:  # an integer past Python's 4,300 digits: malformed here too, kept as text by callers
+    except ValueError as exc:  # an integer past Python's 4,300 digits, or NaN: malformed here too, kept as text by callers
         raise json.JSONDecodeError(str(exc).partition(":")[0], text, 0) from None
     check_depth(value, where)
     return value

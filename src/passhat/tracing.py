@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat._trusted import trusted
 from passhat.episode import Message, ModelCall
+from passhat.models.finite import STRICT_FLOATS
 from passhat.seeding import derive_seed, seed_sequence
 from passhat.tools import ToolCall
 
@@ -23,7 +24,7 @@ SpanKind = Literal["trial", "agent", "model", "tool", "user", "grading"]
 class Span(BaseModel):
     """One timed step of a trial."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
     span_id: str
     """The span's id, unique within the trial."""
     parent_id: str | None = None

@@ -27,7 +27,7 @@ from passhat.cli import main
 from passhat.domain import Domain, load_domain
 from passhat.episode import Episode, Message, Usage
 from passhat.errors import CaseError, DomainError, InfrastructureError
-from passhat.graders import TrialView, grader
+from passhat.graders import Grade, TrialView, Verdict, grader
 from passhat.graders.judge import Judge, judge_trial
 from passhat.imports import import_file
 from passhat.lint import lint_suite
@@ -36,6 +36,7 @@ from passhat.llm.pricing import Price
 from passhat.regrade import regrade_run
 from passhat.runner import RunConfig, execute
 from passhat.runner.records import TrialRecord
+from passhat.runner.store import RunStore
 from passhat.runner.trial import run_trial
 from passhat.testing.fake_models import FakeModelServer, Turn, scripted
 from passhat.world import Diff
@@ -220,8 +221,29 @@ def writes(view: TrialView) -> bool:
     return True
 
 
+@grader(kind="reply")
+def nan_score(view: TrialView) -> Verdict:
+    """Scores with a division by zero it did not guard (a NaN; the record is JSON, which has none)."""
+    return Verdict(True, "scored", score=float("nan"))
+
+
+@grader(kind="state")
+def infinite_detail(view: TrialView) -> Verdict:
+    """Keeps a ratio whose denominator was 0."""
+    return Verdict(True, "kept a ratio", details={"ratios": [0.5, float("inf")]})
+
+
+@grader(kind="trajectory")
+def infinite_grade(view: TrialView) -> Grade:
+    """Returns a Grade with an infinite score."""
+    return Grade(grader="trajectory", name="infinite_grade", passed=True, reason="ok", score=float("-inf"))
+
+
 @pytest.mark.parametrize(("bad", "words"), [
     (raises, "the grader raised KeyError: 'missing'"),
+    (nan_score, "the grader returned score nan; a score is a finite number (or None for no score)"),
+    (infinite_detail, "the grader returned details.ratios[1] = inf; NaN and infinity are not JSON numbers"),
+    (infinite_grade, "the grader returned score -inf"),
     (forgets_to_return, "the grader returned NoneType None; expected True/False, (passed, reason), a Verdict or a Grade"),
     (truthy_string, "the grader returned str 'False'"),
     (exits, "the grader raised SystemExit: 3"),
@@ -234,6 +256,11 @@ def test_a_grader_that_raises_or_returns_no_verdict_fails_closed(bad: Any, words
     assert not g.passed and g.required and words in g.reason
     assert grade(record, "refund_matches_approval").passed  # the other grades are unaffected
     assert record.diff  # the refund the agent made is still there
+    json.loads(RunStore(Path("unused")).encode(record), parse_constant=float_refused)  # and the record is JSON
+
+
+def float_refused(word: str) -> Any:
+    raise AssertionError(f"{word} is not JSON")
 
 
 def test_params_that_no_longer_fit_fail_closed_at_grading() -> None:

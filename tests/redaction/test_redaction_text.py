@@ -11,6 +11,7 @@ from pydantic_core import to_json
 
 from passhat.agents import reference_agent
 from passhat.cases import load_suite
+from passhat.models.finite import NonFiniteNumberError
 from passhat.redaction import Redactor, _replaced
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore, _compact
@@ -85,17 +86,22 @@ def test_a_replacement_that_is_another_string_is_not_replaced_again() -> None:
 
 
 @pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
-def test_a_number_json_cannot_hold_is_left_to_json_dumps_and_a_record_writes_it_as_null(
+def test_a_number_json_cannot_hold_is_refused_naming_the_field_not_written_as_null(
         tmp_path: Path, number: float) -> None:
     # pydantic writes a real NaN in a plain value as the word, which no JSON reader takes: _compact leaves such a
     # value to json.dumps, which refuses it (the check looks for the letter first, then the word); so are the words
-    # in a string, which json.dumps writes as they are. A record's models write null, whatever the value holds.
+    # in a string, which json.dumps writes as they are. The record's models write the word too (STRICT_FLOATS), so a
+    # NaN anywhere in a record is refused, naming the field, instead of becoming a null nobody chose.
     assert _compact({"total": number}) is None and _compact({"reply": "NaN Infinity"}) is None
     assert _compact({"total": 1.5, "reply": "Nat Indigo"}) == b'{"total":1.5,"reply":"Nat Indigo"}'
     record = asyncio.run(unredacted_records())[0]
-    store = RunStore(tmp_path, Redactor())
-    call = record.calls[0].model_copy(update={"result": {"total": number}})
-    odd = json.loads(store.encode(record.model_copy(update={"calls": [call, *record.calls[1:]]})))
-    assert odd["calls"][0]["result"] == {"total": None}
-    worded = record.model_copy(update={"reply": "NaN Infinity -Infinity"})
-    assert json.loads(store.encode(worded))["reply"] == "NaN Infinity -Infinity"
+    for redactor in (Redactor(), Redactor(enabled=False)):  # the text path and the value path
+        store = RunStore(tmp_path, redactor)
+        call = record.calls[0].model_copy(update={"result": {"total": number}})
+        with pytest.raises(NonFiniteNumberError, match=r"calls\[0\]\.result\.total is not a finite number"):
+            store.encode(record.model_copy(update={"calls": [call, *record.calls[1:]]}))
+        timing = record.timing.model_copy(update={"agent_s": number})
+        with pytest.raises(NonFiniteNumberError, match=r"timing\.agent_s is not a finite number"):
+            store.encode(record.model_copy(update={"timing": timing}))
+        worded = record.model_copy(update={"reply": "NaN Infinity -Infinity"})
+        assert json.loads(store.encode(worded))["reply"] == "NaN Infinity -Infinity"

@@ -48,6 +48,11 @@ def one_error(r: Any) -> str:
                           {"role": "tool", "name": "get_order", "arguments": '{"order_id": ' + "9" * 5000 + "}"}]),
      ":2: turns.1.arguments:", "a string holding one"),
     ('["a list"]\n', ":2: expected a JSON object", "list"),
+    # Python's reader takes these words; a result holding one reached conversations.jsonl as null
+    (line(id="c2").replace("118.5", "NaN"), ":2: not valid JSON", "NaN is not a JSON number"),
+    (line(id="c2").replace("118.5", "-Infinity"), ":2: not valid JSON", "-Infinity is not a JSON number"),
+    (line(id="c2", turns=[{"role": "user", "text": "hi"}, {"role": "tool", "name": "get_order", "arguments": '{"x": NaN}'}]),
+     ":2: turns.1.arguments:", "a string holding one"),
     (line(id="c2", turns=[{"role": "bot", "text": "hi"}]), ":2: turns.0.role:",
      "expected one of user, assistant, tool, got 'bot'"),
     (line(id="c2", turns=[{"text": "hi"}]), ":2: turns.0.role:", "missing"),
@@ -66,6 +71,12 @@ def test_a_malformed_line_names_file_line_and_field(tmp_path: Path, second: str,
     message = one_error(shadow_exit(tmp_path, line() + second))
     assert f"traces.jsonl{where}" in message and what in message, message
     assert not (tmp_path / "out").exists(), "nothing is written before every record is valid"
+
+
+def test_a_pretty_printed_document_holding_nan_is_refused(tmp_path: Path) -> None:
+    text = json.dumps(json.loads(line()), indent=2).replace("118.5", "Infinity")
+    message = one_error(shadow_exit(tmp_path, text))
+    assert "traces.jsonl:1: not valid JSON (Infinity is not a JSON number)" in message, message
 
 
 def test_an_unknown_tool_is_named_with_its_place(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ class RunOptions(BaseModel):
     """How a run is made: trials, the cases chosen, the models and their endpoints, what is redacted, the
     agent's sandbox, where the trials execute. Immutable; unknown names are refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
     trials: int = Field(4, ge=1)
     """Trials per case (``-k``)."""

@@ -13,8 +13,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from passhat.calibrate import Thresholds, calibration_report, read_judgments, read_labels, read_pairwise
+from passhat.commands.common import FiniteFloat
 from passhat.console import stderr_console
 from passhat.errors import EXIT_FAILED, EXIT_OK, PasshatError
+from passhat.models.finite import dumps_strict
 
 
 def judge_info(path: Path) -> dict[str, Any]:
@@ -72,14 +74,14 @@ def print_report(report: dict[str, Any], console: Console) -> None:
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write the report here as JSON (format passhat.calibration/1).")
 @click.option("--min-items", type=click.IntRange(0), default=None, help="Minimum labelled items with a judge verdict.")
-@click.option("--min-agreement", type=float, default=None, help="Minimum percent agreement (0-1).")
-@click.option("--min-kappa", type=float, default=None, help="Minimum Cohen's kappa.")
-@click.option("--min-ac1", type=float, default=None, help="Minimum Gwet's AC1.")
-@click.option("--min-sensitivity", type=float, default=None, help="Minimum share of human passes the judge passes (0-1).")
-@click.option("--min-specificity", type=float, default=None, help="Minimum share of human fails the judge fails (0-1).")
-@click.option("--min-swap-consistency", type=float, default=None,
+@click.option("--min-agreement", type=FiniteFloat(), default=None, help="Minimum percent agreement (0-1).")
+@click.option("--min-kappa", type=FiniteFloat(), default=None, help="Minimum Cohen's kappa.")
+@click.option("--min-ac1", type=FiniteFloat(), default=None, help="Minimum Gwet's AC1.")
+@click.option("--min-sensitivity", type=FiniteFloat(), default=None, help="Minimum share of human passes the judge passes (0-1).")
+@click.option("--min-specificity", type=FiniteFloat(), default=None, help="Minimum share of human fails the judge fails (0-1).")
+@click.option("--min-swap-consistency", type=FiniteFloat(), default=None,
               help="Minimum position-swap consistency (0-1; needs --pairwise).")
-@click.option("--min-test-retest", type=float, default=None,
+@click.option("--min-test-retest", type=FiniteFloat(), default=None,
               help="Minimum test-retest consistency (0-1; needs a judgments file with repeats).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report instead of a table.")
 def calibrate(labels: Path, judgments: Path, pairwise: Path | None, out: Path | None, as_json: bool,
@@ -95,9 +97,9 @@ def calibrate(labels: Path, judgments: Path, pairwise: Path | None, out: Path | 
         thresholds=Thresholds(**minimums), judge=judge_info(judgments),
     )
     if out is not None:
-        out.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+        out.write_text(dumps_strict(report, str(out), indent=2) + "\n", "utf-8")
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        click.echo(dumps_strict(report, "the calibration report", indent=2))
     else:
         print_report(report, Console())
     if report["items"] == 0:

@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from passhat.canary import CanaryResult, SegmentComparison, compare_canary, load_records
+from passhat.commands.common import FiniteFloat
 from passhat.console import stderr_console
 from passhat.errors import EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_OK, PasshatError
 
@@ -84,9 +85,9 @@ def _json(result: CanaryResult) -> dict[str, Any]:
 @click.command("canary")
 @click.argument("baseline", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.argument("candidate", type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option("--max-drop", type=click.FloatRange(0, 1, max_open=True), default=0.02, show_default=True,
+@click.option("--max-drop", type=FiniteFloat(0, 1, max_open=True), default=0.02, show_default=True,
               help="How far the success rate may drop (0.02: two points).")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+@click.option("--confidence", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Two-sided confidence of every interval.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--resamples", type=click.IntRange(100), default=2000, show_default=True,

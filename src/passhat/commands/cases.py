@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from passhat.commands.common import suite_hint
+from passhat.commands.common import FiniteFloat, suite_hint
 from passhat.console import stderr_console
 from passhat.errors import EXIT_FAILED, EXIT_OK, PasshatError
 from passhat.lint import LintReport, lint_suite
@@ -55,7 +55,7 @@ def print_report(report: LintReport, console: Console, strict: bool) -> None:
 @click.command("lint")
 @click.argument("suite")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
-@click.option("--threshold", type=click.FloatRange(0.5, 1.0), default=THRESHOLD, show_default=True,
+@click.option("--threshold", type=FiniteFloat(0.5, 1.0), default=THRESHOLD, show_default=True,
               help="Instruction similarity at which cases in different splits are flagged as probable leaks.")
 @click.option("--json", "json_out", is_flag=True, help="Print the report as JSON.")
 def lint_command(suite: str, strict: bool, threshold: float, json_out: bool) -> None:

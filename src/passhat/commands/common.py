@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
 
 from passhat.console import stderr_console
 from passhat.errors import EXIT_BAD_INPUT, EXIT_OK, PasshatError
@@ -26,6 +29,21 @@ def fail(message: str) -> NoReturn:
     raise PasshatError(message)
 
 
+class FiniteFloat(click.FloatRange):
+    """A number option that must be finite (and in the range, if one is given). click's ``float`` and
+    ``FloatRange`` take ``nan``, which passes every range check (it compares false both ways), and ``inf``:
+    neither is a threshold, a confidence or a duration, and JSON, where the options are recorded, has neither.
+    A bad value is a usage error naming the option (exit 2)."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
 def suite_hint(message: str, ref: str) -> str:
     """Point at ``FOLDER/cases`` when FOLDER is a suite's root (domain.py, cases/) rather than its cases."""
     nested = Path(ref) / "cases"
@@ -34,4 +52,4 @@ def suite_hint(message: str, ref: str) -> str:
     return message
 
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "fail", "stderr", "suite_hint"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "FiniteFloat", "fail", "stderr", "suite_hint"]

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from passhat.commands.common import FiniteFloat
 from passhat.compare import compare_folders, write_comparison
 from passhat.metric_names import key_label, parse_metric_key, shown_ks
 from passhat.models import CaseChange, Comparison, PairedMetric
@@ -127,7 +128,7 @@ def print_comparison(result: Comparison, console: Console) -> None:
                    "test — the default, see docs/design/004-paired-intervals.md; bca: the paired BCa bootstrap.")
 @click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
               help="Bootstrap seed ≥ 0 (used with --interval bca).")
-@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
+@click.option("--confidence", type=FiniteFloat(0.5, 0.999), default=0.95, show_default=True,
               help="Level of the two-sided intervals.")
 @click.option("--quiet", "-q", is_flag=True, help="No tables (use with --json).")
 def compare(base: Path, candidate: Path, json_out: Path | None, allow_changed_cases: bool, by: tuple[str, ...],

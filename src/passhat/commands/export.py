@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import click
 
+from passhat.commands.common import FiniteFloat
 from passhat.errors import PasshatError
 
 
@@ -69,7 +70,7 @@ def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--header", "header", multiple=True, metavar="KEY=VALUE",
               help="HTTP header for the collector, e.g. Authorization=... (repeatable; OTEL_EXPORTER_OTLP_HEADERS also works).")
 @click.option("--no-content", is_flag=True, help="Leave tool arguments and results out of the spans.")
-@click.option("--timeout", type=click.FloatRange(0.1), default=10.0, show_default=True, help="Seconds per request.")
+@click.option("--timeout", type=FiniteFloat(0.1), default=10.0, show_default=True, help="Seconds per request.")
 def export_otlp(run_folder: Path, endpoint: str | None, file: Path | None, header: tuple[str, ...], no_content: bool,
                 timeout: float) -> None:
     """Export every trial of RUN_FOLDER as an OpenTelemetry trace (GenAI semantic conventions)."""

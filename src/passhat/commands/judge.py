@@ -7,7 +7,6 @@ the agents: the judge sees what it would have seen live (messages, tool calls, c
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,12 +19,14 @@ from passhat.calibrate.inputs import judgments_from_grades
 from passhat.cases import load_suite
 from passhat.cases.rubric import JudgeSpec
 from passhat.cases.suite import Suite
+from passhat.commands.common import FiniteFloat
 from passhat.console import stderr_console
 from passhat.errors import PasshatError
 from passhat.graders.judge import Judge, PairwiseVerdict, pairwise_summary
 from passhat.graders.judge_prompt import Evidence
 from passhat.llm import RetryPolicy, chat_model, load_price_table
 from passhat.models import Manifest
+from passhat.models.finite import dumps_strict
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.seeding import derive_seed
@@ -42,7 +43,7 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="YAML/JSON price table extending the built-in one (USD per million tokens)."),
         click.option("--retries", type=click.IntRange(1), default=6, show_default=True,
                      help="Attempts per model call on 429/5xx before the trial's judgment is an error."),
-        click.option("--retry-delay", type=click.FloatRange(0), default=1.0, show_default=True,
+        click.option("--retry-delay", type=FiniteFloat(0), default=1.0, show_default=True,
                      help="First backoff delay in seconds (doubles per retry)."),
         click.option("-j", "--concurrency", type=click.IntRange(1), default=4, show_default=True,
                      help="Judge calls in flight at once."),
@@ -116,7 +117,7 @@ def judge_command(run_folder: Path, repeats: int, judge_spec: str, base_url: str
         for (r, rep), judged in zip(todo, results, strict=True):
             cost += judged.usage.cost
             for j in judgments_from_grades(r.case_id, r.trial, judged.grades, repeat=rep):
-                fh.write(json.dumps({**j.to_json(), "judge": info}, ensure_ascii=False) + "\n")
+                fh.write(dumps_strict({**j.to_json(), "judge": info}, str(out), ensure_ascii=False) + "\n")
     stderr_console().print(escape(f"judged {len(todo)} trial(s) ({repeats} repeat(s)) · judge cost {cost:.4f} → {out}"),
                            highlight=False)
 
@@ -159,10 +160,11 @@ def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: 
     verdicts = asyncio.run(_bounded([job(a, b, s) for a, b, s in pairs], concurrency))
     with out.open("w", encoding="utf-8") as fh:
         for (a, _, _), v in zip(pairs, verdicts, strict=True):
-            fh.write(json.dumps({"case_id": a.case_id, "trial": a.trial, "winner": v.winner, "first_order": v.first_order,
+            fh.write(dumps_strict({"case_id": a.case_id, "trial": a.trial, "winner": v.winner, "first_order": v.first_order,
                                  "second_order": v.second_order, "swap_consistent": v.swap_consistent,
-                                 "cost": v.usage.cost}) + "\n")
-    click.echo(json.dumps({"run_a": str(run_a), "run_b": str(run_b), **pairwise_summary(verdicts)}, indent=2))
+                                 "cost": v.usage.cost}, str(out)) + "\n")
+    click.echo(dumps_strict({"run_a": str(run_a), "run_b": str(run_b), **pairwise_summary(verdicts)}, "the pairwise summary",
+                            indent=2))
 
 
 def _names(manifest: Manifest) -> set[str]:

@@ -18,7 +18,7 @@ import passhat.api
 from passhat.agents.bounds import DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_PROCESSES
 from passhat.api import Progress as RunProgress
 from passhat.api import Run, RunOptions
-from passhat.commands.common import EXIT_BAD_INPUT, fail, stderr, suite_hint
+from passhat.commands.common import EXIT_BAD_INPUT, FiniteFloat, fail, stderr, suite_hint
 from passhat.commands.export import check_otlp_url
 from passhat.commands.run_options import model_options, run_options, sequential_looks
 from passhat.errors import PasshatError
@@ -110,7 +110,7 @@ if TYPE_CHECKING:
 @click.option("--no-report", is_flag=True, help="Do not write RUN/report.html at the end.")
 @click.option("--otlp", metavar="URL", default=None,
               help="At the end, export every trial's trace to this OTLP/HTTP endpoint (needs passhat[otel]).")
-@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=DEFAULT_MAX_ERROR_RATE, show_default=True,
+@click.option("--max-error-rate", type=FiniteFloat(0, 1), default=DEFAULT_MAX_ERROR_RATE, show_default=True,
               help="Exit 4 (incomplete) when more than this share of trials ended in infrastructure errors.")
 @click.option("--pg-url", metavar="URL", default=None,
               help="The PostgreSQL server for Postgres(...) fixtures (default: $PASSHAT_PG_URL, else a throwaway "

@@ -17,6 +17,7 @@ import click
 from click.core import ParameterSource
 
 from passhat.api.options import RunOptions
+from passhat.commands.common import FiniteFloat
 from passhat.errors import PasshatError
 from passhat.llm.ratelimit import parse_option
 
@@ -95,7 +96,8 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Add the model options to a click command (they arrive as keyword arguments)."""
     options = [
         click.option("--base-url", default=None, help="Endpoint of an openai:/anthropic: agent (OpenAI-compatible server)."),
-        click.option("--temperature", type=float, default=None, help="Agent sampling temperature (default: the provider's)."),
+        click.option("--temperature", type=FiniteFloat(), default=None,
+                     help="Agent sampling temperature (default: the provider's)."),
         click.option("--max-tokens", type=click.IntRange(1), default=None, help="Agent output-token cap per model call."),
         click.option("--prices", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
                      help="YAML/JSON price table extending the built-in one (USD per million tokens)."),
@@ -106,7 +108,7 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--judge-base-url", default=None, help="Endpoint of the judge model (default: --base-url)."),
         click.option("--retries", type=click.IntRange(1), default=6, show_default=True,
                      help="Attempts per model call on 429/5xx before the trial is an infrastructure error."),
-        click.option("--retry-delay", type=click.FloatRange(0), default=1.0, show_default=True,
+        click.option("--retry-delay", type=FiniteFloat(0), default=1.0, show_default=True,
                      help="First backoff delay in seconds (doubles per retry)."),
         click.option("--rate-limit", "rate_limits", multiple=True, metavar="MODEL=RPM[/TPM]",
                      help="Requests (and tokens) per minute for a model, shared by every trial of the run, on Ray by "

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from passhat.api import Progress as RunProgress
-from passhat.commands.common import stderr
+from passhat.commands.common import FiniteFloat, stderr
 from passhat.commands.run_options import parse_redact_patterns
 from passhat.models.shadow import ConversationResult, ShadowReport
 from passhat.runner.health import DEFAULT_MAX_ERROR_RATE
@@ -139,18 +139,18 @@ def print_shadow(report: ShadowReport, console: Console) -> None:
 @click.option("--no-redact", is_flag=True, help="Keep e-mail, phone and card numbers (default: redacted as they are read).")
 @click.option("--redact-field", multiple=True, help="Also redact every value under this key (repeatable).")
 @click.option("--redact-pattern", multiple=True, metavar="NAME=REGEX", help="Also redact matches of REGEX (repeatable).")
-@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=DEFAULT_MAX_ERROR_RATE, show_default=True,
+@click.option("--max-error-rate", type=FiniteFloat(0, 1), default=DEFAULT_MAX_ERROR_RATE, show_default=True,
               help="Exit 4 (incomplete) when more than this share of trials ended in infrastructure errors.")
-@click.option("--max-seconds", type=click.FloatRange(0, min_open=True), default=None,
+@click.option("--max-seconds", type=FiniteFloat(0, min_open=True), default=None,
               help="The candidate's time budget per conversation (default 60, as a case's); past it the trial ends "
                    "(time_limit) and is compared as it stands.")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+@click.option("--confidence", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Level of the Wilson intervals.")
 @click.option("--ignore-reply", is_flag=True,
               help="Compare the final replies but do not count a difference as a divergence (writes decide).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or tables: the verdict line only.")
 @click.option("--base-url", default=None, help="Endpoint of an openai:/anthropic: candidate (OpenAI-compatible server).")
-@click.option("--temperature", type=float, default=None, help="Candidate sampling temperature.")
+@click.option("--temperature", type=FiniteFloat(), default=None, help="Candidate sampling temperature.")
 @click.option("--max-tokens", type=click.IntRange(1), default=None, help="Candidate output-token cap per model call.")
 @click.option("--retries", type=click.IntRange(1), default=6, show_default=True,
               help="Attempts per model call on 429/5xx before the trial is an infrastructure error.")

@@ -22,7 +22,6 @@ JSON encoding needs none of them.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,6 +33,7 @@ from passhat import __version__
 from passhat.episode import Message
 from passhat.errors import PasshatError
 from passhat.models import CaseMeta, Manifest
+from passhat.models.finite import dumps_strict
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.tracing import Span
@@ -76,7 +76,7 @@ def _value(v: Any, limit: int | None = CONTENT_LIMIT) -> Any:
         return v
     if isinstance(v, int):
         return v if -(2**63) <= v < 2**63 else str(v)
-    text = json.dumps(v, ensure_ascii=False, default=str)
+    text = dumps_strict(v, "an OTLP attribute", ensure_ascii=False, default=str)
     return text if limit is None or len(text) <= limit else text[:limit] + "…"
 
 
@@ -278,8 +278,8 @@ def write_run_json(folder: Path, file: Path, *, include_content: bool = True) ->
     try:
         with tmp.open("w", encoding="utf-8") as out:
             for record in store.iter_records():
-                out.write(json.dumps(otlp_json(record, manifest, run_name=Path(folder).name,
-                                               include_content=include_content), ensure_ascii=False) + "\n")
+                out.write(dumps_strict(otlp_json(record, manifest, run_name=Path(folder).name, include_content=include_content),
+                                        f"{file}: case {record.case_id!r} trial {record.trial}", ensure_ascii=False) + "\n")
                 traces += 1
         tmp.replace(file)
     except BaseException:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.cases.model import Case
 from passhat.episode import EndReason, Message, Usage
+from passhat.models.finite import STRICT_FLOATS
 from passhat.tools import ToolCall
 from passhat.world import Diff, TableInfo
 
@@ -33,7 +34,7 @@ GraderName = Literal["rules", "state", "trajectory", "reply", "judge"]
 class Grade(BaseModel):
     """The verdict of one check."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
     grader: GraderName
     """The grader that checked: ``rules``, ``state``, ``trajectory``, ``reply`` or ``judge`` (a custom grader
     carries the name of its kind, and its own in ``details.custom_grader``)."""

@@ -11,6 +11,8 @@ never the agent's failure.
 from __future__ import annotations
 
 import inspect
+import math
+import re
 import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -23,6 +25,7 @@ from passhat.errors import InfrastructureError
 from passhat.graders.base import Grade, TrialView
 from passhat.graders.declare import CustomGrader
 from passhat.graders.judge_prompt import _nonce, encode_data, load_single_object, markers
+from passhat.models.finite import non_finite_field
 from passhat.validation import field_path
 
 if TYPE_CHECKING:
@@ -103,7 +106,29 @@ def _arguments(a: CustomAssertion, g: CustomGrader) -> dict[str, Any]:
 
 
 def _verdict(result: Any) -> tuple[bool, str, float | None, dict[str, Any]]:
-    """(passed, reason, score, details) from what a grader returned; ``ValueError`` if it is not a verdict."""
+    """(passed, reason, score, details) from what a grader returned; ``ValueError`` if it is not a verdict,
+    or if its score or details hold a NaN or an infinite number (the trial record is JSON, which has neither:
+    such a grade fails, saying so, rather than being recorded as a ``null`` score nobody gave)."""
+    passed, reason, score, details = _parts(result)
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score)):
+        raise ValueError(f"the grader returned score {score!r}; a score is a finite number (or None for no score)")
+    bad = non_finite_field(details, "details")
+    if bad is not None:
+        raise ValueError(f"the grader returned {bad} = {_at(details, bad)!r}; NaN and infinity are not JSON numbers, "
+                         "and the trial record is JSON (give None, or the number as text)")
+    return passed, reason, score, details
+
+
+def _at(details: dict[str, Any], path: str) -> Any:
+    """The value at ``path`` (``details.a[2].b``, as :func:`non_finite_field` names it)."""
+    value: Any = {"details": details}
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        value = value[int(part[1:-1])] if part.startswith("[") else value[part]
+    return value
+
+
+def _parts(result: Any) -> tuple[bool, str, Any, dict[str, Any]]:
+    """(passed, reason, score, details) as the grader returned them; ``ValueError`` if it is not a verdict."""
     if isinstance(result, Verdict) and isinstance(result.passed, bool) and isinstance(result.reason, str):
         step = {} if result.step is None else {"step": result.step}
         return result.passed, result.reason, result.score, {**result.details, **step}

@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.metric_names import PassMetric, metric_key
 from passhat.models.files import FileModel
+from passhat.models.finite import STRICT_FLOATS
 
-_DOCS = ConfigDict(use_attribute_docstrings=True)
+_DOCS = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
 
 
 class RunRef(BaseModel):
@@ -183,7 +184,7 @@ class MdeSettings(BaseModel):
 class StratumComparison(BaseModel):
     """One tag value: the number of cases, then ``pass_hat_1`` and ``pass_hat_K`` entries (Holm-adjusted)."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True, extra="allow")
+    model_config = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS, extra="allow")
     cases: int
     """Cases with this tag value."""
     __pydantic_extra__: dict[str, PairedMetric] = Field(init=False)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.errors import RunError
+from passhat.models.finite import STRICT_FLOATS, check_json_text
 
 
 class FileFormatError(RunError):
@@ -82,7 +83,7 @@ def write_text_atomic(path: Path, text: str) -> None:
 class FileModel(BaseModel):
     """Base of the models that are files: a ``schema_version`` checked on every read."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
 
     UNVERSIONED_IS_CURRENT: ClassVar[bool] = True
     """A file without ``schema_version`` was written before versions were recorded; when its shape is the
@@ -162,7 +163,9 @@ class FileModel(BaseModel):
         return self.model_dump(mode="json", exclude_unset=True)
 
     def to_json(self) -> str:
-        return self.model_dump_json(indent=2, exclude_unset=True) + "\n"
+        """The file's text; a NaN or infinite number in it is refused (``models.finite``), never written."""
+        text = self.model_dump_json(indent=2, exclude_unset=True) + "\n"
+        return check_json_text(text, self.to_dict, self.schema_id())
 
     def dump(self, path: Path | str) -> Path:
         """Write the file atomically (never half a file); returns its path."""

@@ -13,9 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.models.comparison import CaseChange, ExcludedCase, RunRef
 from passhat.models.files import FileModel
+from passhat.models.finite import STRICT_FLOATS
 from passhat.models.manifest import GateRegistration, SequentialGateInfo
 
-_DOCS = ConfigDict(use_attribute_docstrings=True)
+_DOCS = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
 Outcome = Literal["PASS", "FAIL", "INCONCLUSIVE", "SKIPPED"]
 GateOutcome = Literal["PASS", "FAIL", "INCONCLUSIVE"]
 
@@ -141,7 +142,7 @@ class GateLook(BaseModel):
     """One line of ``RUN/gate-looks.jsonl``: a gate evaluation of the run and the data it saw, so that gating
     the run again on more trials can be refused as a second look (passhat.gate.ledger)."""
 
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
     at: str
     """When the gate was evaluated (ISO 8601 UTC)."""
     trials_bytes: int

@@ -17,8 +17,9 @@ import passhat._docstrings  # noqa: F401  (field docstrings read once per module
 from passhat.errors import RunError
 from passhat.inputs import special_kind
 from passhat.models.files import FileModel
+from passhat.models.finite import STRICT_FLOATS
 
-_DOCS = ConfigDict(use_attribute_docstrings=True)
+_DOCS = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
 
 
 class CaseMeta(BaseModel):
@@ -275,7 +276,7 @@ class ModelInfo(BaseModel):
     """A model as configured for one role: what its client describes (provider, model, endpoint, sampling,
     prompt hash, price; never a key). Fields other than those below depend on the provider and are kept."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True, extra="allow")
+    model_config = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS, extra="allow")
     spec: str | None = None
     """``PROVIDER:MODEL`` as given (the agent's model)."""
     provider: str | None = None

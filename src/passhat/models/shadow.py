@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.models.files import FileModel
+from passhat.models.finite import STRICT_FLOATS
 
-_DOCS = ConfigDict(use_attribute_docstrings=True)
+_DOCS = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
 DivergenceKind = Literal["extra", "missing", "different", "duplicate", "production_duplicate", "reply"]
 """``extra``: the candidate made a write production did not; ``missing``: production made one the candidate
 did not; ``different``: the same tool, paired, with other arguments; ``duplicate``: the candidate made the same

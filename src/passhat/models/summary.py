@@ -13,9 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat.models.files import FileModel
+from passhat.models.finite import STRICT_FLOATS
 from passhat.models.manifest import SequentialRecord
 
-_DOCS = ConfigDict(use_attribute_docstrings=True, frozen=True)
+_DOCS = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS, frozen=True)
 """Summaries are derived data: immutable once built or read."""
 
 

@@ -19,7 +19,6 @@ Speed: when the summary is already known, stored lines are copied without buildi
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import shutil
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from passhat.models.finite import dumps_strict
 from passhat.runner.records import TrialRecord, check_record_version
 from passhat.runner.store import check_finite, not_a_record
 
@@ -157,4 +157,4 @@ class TrialData:
 
 def chunk_json(value: object) -> str:
     """JSON safe to place inside an HTML ``<script type="application/json">`` (no ``</script>`` break-out)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    return dumps_strict(value, "the report's data", ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")

@@ -19,6 +19,7 @@ from passhat.attribution import Failure
 from passhat.episode import EndReason, Message, ModelCall, Usage
 from passhat.graders import Grade
 from passhat.models.files import SchemaVersionError
+from passhat.models.finite import STRICT_FLOATS
 from passhat.tools import ToolCall
 from passhat.tracing import Span
 from passhat.upstream.log import UpstreamLog
@@ -29,7 +30,7 @@ RECORD_SCHEMA = "passhat.record/1"
 """The version of the record's shape this passhat writes and reads."""
 NOT_A_RECORD = "fix or remove that line — passhat never skips a recorded trial"
 """What to do about a line that says it is another kind of file (a newer record says: upgrade passhat)."""
-_DOCS = ConfigDict(use_attribute_docstrings=True)
+_DOCS = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
 
 
 class Timing(BaseModel):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import math
 import os
 import threading
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from pydantic_core import to_json
 from passhat import sandbox
 from passhat.errors import RunError
 from passhat.models import Manifest
+from passhat.models.finite import dumps_strict, non_finite_field
 from passhat.redaction import Redactor
 from passhat.runner.records import NOT_A_RECORD, TrialRecord, check_record_version
 
@@ -140,22 +140,9 @@ def check_finite(raw: bytes, path: Path, number: int) -> None:
     except ValueError:
         return  # not JSON at all: the model's own error says so
     if found:
-        field = _non_finite_field(data) or "a number"
+        field = non_finite_field(data) or "a number"
         raise RunError(f"{path}:{number}: {field} is {found[0]}, which is not a number a trial record can hold; "
                        "fix or remove that line — passhat never skips a recorded trial")
-
-
-def _non_finite_field(value: Any, where: str = "") -> str | None:
-    """The dotted path of the first NaN or infinite number in parsed JSON (``timing.agent_s``, ``calls[2].seconds``)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return where or None
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        inner = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key)
-        hit = _non_finite_field(item, inner)
-        if hit:
-            return hit
-    return None
 
 
 class RunStore:
@@ -271,9 +258,10 @@ class RunStore:
                 return redacted + b"\n"
         data = self.redactor.value(record.model_dump(mode="json"))
         raw = _compact(data)
-        if raw is None:  # json.dumps refuses a real NaN (not JSON: it must fail here, loudly, not make the file
-            # unreadable) and writes the words if they were text
-            raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        if raw is None:  # a real NaN is refused (not JSON: it must fail here, loudly, not make the file
+            # unreadable); the words are written if they were text
+            raw = dumps_strict(data, f"{self.trials_path}: case {record.case_id!r} trial {record.trial}",
+                               ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         return raw + b"\n"
 
     def write_lines(self, lines: bytes) -> None:

@@ -12,13 +12,13 @@ infrastructure errors. ``passhat export-otlp --file`` gives the same conversatio
 from __future__ import annotations
 
 import heapq
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from passhat.models import CaseMeta
 from passhat.models.files import write_text_atomic
+from passhat.models.finite import dumps_strict
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
 from passhat.tools import ToolCall
@@ -64,6 +64,6 @@ def conversations_from_run(folder: Path) -> Iterator[dict[str, Any]]:
 
 def write_conversations(folder: Path, file: Path) -> int:
     """Write the run's conversations to ``file`` as JSONL (whole or not at all); returns how many."""
-    lines = [json.dumps(line, ensure_ascii=False) + "\n" for line in conversations_from_run(folder)]
+    lines = [dumps_strict(line, str(file), ensure_ascii=False) + "\n" for line in conversations_from_run(folder)]
     write_text_atomic(Path(file), "".join(lines))
     return len(lines)

@@ -305,6 +305,12 @@ def _load_file(path: Path, redactor: Redactor) -> tuple[list[Recorded], str]:
     return recorded, hashing.sha256.hexdigest()
 
 
+def _not_a_number(word: str) -> Any:
+    """Python's JSON reader takes ``NaN`` and ``Infinity``; JSON has neither, and a recorded result holding one
+    would reach the shadow folder as ``null`` (pydantic's default) or break the files other tools read."""
+    raise ValueError(f"{word} is not a JSON number: a production trace holds finite numbers")
+
+
 def _read(text: IO[str], path: Path, redactor: Redactor) -> list[Recorded]:
     """JSON Lines (conversations, or OTLP requests) read line by line; or one pretty-printed document."""
     from passhat.shadow.otlp import is_otlp, otlp_conversations
@@ -319,7 +325,7 @@ def _read(text: IO[str], path: Path, redactor: Redactor) -> list[Recorded]:
                 continue
             where = f"{path}:{number}"
             try:
-                data = json.loads(line)
+                data = json.loads(line, parse_constant=_not_a_number)
             except json.JSONDecodeError as exc:
                 if kind is None and line.lstrip().startswith("{"):  # perhaps one document over many lines
                     return _document(line + text.read(), path, number, redactor)
@@ -348,7 +354,7 @@ def _document(text: str, path: Path, first: int, redactor: Redactor) -> list[Rec
     from passhat.shadow.otlp import is_otlp, otlp_conversations
 
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=_not_a_number)
     except json.JSONDecodeError as exc:
         raise PasshatError(f"{path}:{first + exc.lineno - 1}: not valid JSON ({exc.msg} at column {exc.colno})") from None
     except ValueError as exc:  # an integer past Python's 4,300 digits

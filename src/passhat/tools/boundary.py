@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import passhat._docstrings  # noqa: F401  (field docstrings read once per module: before the models)
 from passhat._trusted import trusted
+from passhat.models.finite import STRICT_FLOATS
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool, ToolKind
 from passhat.tools.faults import Fault, FaultKind, corrupt, timeout_message
@@ -47,7 +48,7 @@ CallStatus = Literal[
 class ToolCall(BaseModel):
     """One tool call as the harness saw it: what was asked, what happened, what the agent got."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    model_config = ConfigDict(use_attribute_docstrings=True, ser_json_inf_nan=STRICT_FLOATS)
     step: int
     """1-based position of the call in the trial."""
     tool: str

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from passhat.errors import PasshatError
 from passhat.inputs import check_depth, read_input_text, too_deep
+from passhat.models.finite import dumps_strict
 from passhat.tools.context import PermissionDenied, ToolContext, ToolFailure
 from passhat.tools.declare import Tool
 from passhat.world.diff import Diff, same_value
@@ -224,7 +225,7 @@ class CassetteSession:
         doc = {"format": FORMAT, "case_id": self.case_id, "trial": self.trial,
                "recorded_at": datetime.now(UTC).isoformat(), "interactions": self.interactions}
         tmp = self.path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        tmp.write_text(dumps_strict(doc, str(self.path), indent=2, ensure_ascii=False) + "\n", "utf-8")
         os.replace(tmp, self.path)
 
     def error_text(self) -> str | None:
