@@ -209,11 +209,17 @@ def watching(deadline: float | None) -> Iterator[TrialWatch]:
         CURRENT_TRIAL.reset(token)
 
 
-class CircuitBreaker:
-    """Rule 3: open after ``threshold`` consecutive unanswered attempts; one probe after ``cooldown_s``."""
+BREAKER_THRESHOLD = 8
+"""Rule 3: consecutive unanswered attempts that open a provider's breaker, unless a breaker is given its own.
+A module attribute, so tests lower it instead of waiting for eight stalls."""
 
-    def __init__(self, threshold: int = 8, cooldown_s: float = 30.0) -> None:
-        self.threshold = threshold
+
+class CircuitBreaker:
+    """Rule 3: open after ``threshold`` (default :data:`BREAKER_THRESHOLD`) consecutive unanswered attempts; one
+    probe after ``cooldown_s``."""
+
+    def __init__(self, threshold: int | None = None, cooldown_s: float = 30.0) -> None:
+        self.threshold = BREAKER_THRESHOLD if threshold is None else threshold
         self.cooldown_s = cooldown_s
         self.consecutive = 0
         self.opened_at: float | None = None
@@ -245,5 +251,6 @@ class CircuitBreaker:
         self.opened_at = None
 
 
-__all__ = ["MIN_ATTEMPT_S", "STALL_CAP_S", "STALL_S", "STALL_SHARE", "CircuitBreaker", "ProviderCall", "ProviderStalled",
-           "TrialWatch", "stall_budget", "stalled", "stalls_bounded", "stream_data", "unless_stalled", "watching"]
+__all__ = ["BREAKER_THRESHOLD", "MIN_ATTEMPT_S", "STALL_CAP_S", "STALL_S", "STALL_SHARE", "CircuitBreaker", "ProviderCall",
+           "ProviderStalled", "TrialWatch", "stall_budget", "stalled", "stalls_bounded", "stream_data", "unless_stalled",
+           "watching"]

@@ -66,7 +66,10 @@ EXECUTORS = pytest.mark.parametrize("executor", ["local", "processes"])
 
 
 def start(agent: str, out: Path, executor: str = "local", **env: str) -> subprocess.Popen[str]:
-    argv = [sys.executable, "-c", "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    """``passhat run`` in a process of its own; ``STOP_GRACE_S`` in ``env`` sets :data:`passhat.shutdown.STOP_GRACE_S`
+    there (the wait before a stop that cannot finish normally ends the process)."""
+    argv = [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "import passhat.shutdown as s; s.STOP_GRACE_S = float(os.environ.get('STOP_GRACE_S', s.STOP_GRACE_S)); "
             "from passhat.cli import main; sys.argv[0] = 'passhat'; main()",
             "run", str(NOTES / "cases"), "--agent", agent, "-k", "4", "-j", "1", "--out", str(out), "-q",
             "--no-report", "--no-sanity", "--executor", executor]
@@ -134,7 +137,8 @@ def test_sigterm_while_an_agent_blocks_the_event_loop(tmp_path: Path, agents: Pa
     """Cancellation cannot reach a loop that never yields: the deadline ends the process, records kept. With
     worker processes, the blocked loop is a worker's: the driver stops, and the worker dies with it."""
     out, spinning = tmp_path / "run", tmp_path / "spinning"
-    proc = start(f"{agents}:spins", out, executor, STOP_TEST=str(spinning))
+    # the blocked loop never lets the stop finish, so the whole grace (4 s) is waited: 1 s proves the same
+    proc = start(f"{agents}:spins", out, executor, STOP_TEST=str(spinning), STOP_GRACE_S="1")
     wait_for(proc, spinning.exists)
     stderr = stop(proc, signal.SIGTERM)
     if executor == "local":
