@@ -33,6 +33,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
+from passhat import shutdown
 from passhat.cases import Case
 from passhat.errors import PasshatError, RunError
 from passhat.runner.dispatch import Dispatch, WorkerFailed, WorkerLost, lanes
@@ -260,11 +261,14 @@ class ProcessWorkers:
 
     async def stop(self) -> None:
         """Tell every worker to stop (it closes its agent and removes its workspaces), wait for it to end, and
-        kill one that does not within :data:`CLOSE_WITHIN_S`."""
+        kill one that does not within :data:`CLOSE_WITHIN_S` — or, when the command is being stopped (Ctrl-C,
+        SIGTERM), within half the stop's grace: a worker whose loop an agent holds never reads ``close``, and
+        waiting for it would run out the driver's own grace, a hard exit instead of a stop."""
         children = [c for c in self.children if c is not None]
         for child in children:
             child.send(("close",))
-        deadline = time.monotonic() + CLOSE_WITHIN_S
+        within = min(CLOSE_WITHIN_S, shutdown.STOP_GRACE_S / 2) if shutdown.stop_requested() else CLOSE_WITHIN_S
+        deadline = time.monotonic() + within
         for child in children:
             try:
                 await asyncio.wait_for(asyncio.gather(*child.tasks, return_exceptions=True),
