@@ -12,7 +12,6 @@ import os
 import time
 from typing import Any
 
-from passhat import capped_http
 from passhat.errors import InfrastructureError, PasshatError
 from passhat.llm.chat import CallOptions, ChatMessage, ModelReply
 from passhat.llm.ratelimit import Limiter, estimate_tokens
@@ -62,6 +61,8 @@ class SdkChat:
     def _http_client(self, sdk: Any) -> Any:
         """The SDK's own default HTTP client, reading each answer within
         :data:`~passhat.capped_http.MAX_ANSWER_BYTES` (the SDKs buffer an SSE line however long it grows)."""
+        from passhat import capped_http  # httpx2: loaded with the SDK's client, not before a run's first trial
+
         what = f"{self.provider}:{self.model}"
 
         def too_large() -> Exception:
