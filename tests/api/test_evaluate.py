@@ -7,6 +7,7 @@ import inspect
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +180,18 @@ def test_summary_json_is_the_models_dump(tmp_path: Path) -> None:
     assert on_disk["suite"]["pass_hat_k"]["2"]["ci_low"] == run.summary.suite.pass_hat_k[2].low
 
 
+def warnings_with_records_written(out: Path) -> tuple[list[tuple[str, int]], Callable[[str], None]]:
+    """An ``on_warning`` that keeps each warning with the number of records written when it came: 0 means it came
+    before the first trial."""
+    said: list[tuple[str, int]] = []
+
+    def warned(message: str) -> None:
+        said.append((message, len((out / "trials.jsonl").read_text().splitlines())
+                     if (out / "trials.jsonl").exists() else 0))
+
+    return said, warned
+
+
 def test_judge_cases_without_a_judge_model_are_said_before_the_first_trial(tmp_path: Path) -> None:
     """A judge: section fails closed without --judge; the run used to say so only in each failed trial's grade."""
     folder = tmp_path / "cases"
@@ -189,12 +202,8 @@ def test_judge_cases_without_a_judge_model_are_said_before_the_first_trial(tmp_p
     (folder / "add-note.yaml").write_text(
         (notes / "cases" / "add-note.yaml").read_text()
         + "judge: {criteria: [{name: tone, question: Is it polite?, levels: {1: rude, 5: polite}}]}\n")
-    said: list[tuple[str, int]] = []
     out = tmp_path / "run"
-
-    def warned(message: str) -> None:
-        said.append((message, len((out / "trials.jsonl").read_text().splitlines())
-                     if (out / "trials.jsonl").exists() else 0))
+    said, warned = warnings_with_records_written(out)
 
     run = passhat.evaluate(folder, f"{notes / 'agents.py'}:good", trials=1, out=out, sanity=False, on_warning=warned)
     assert said == [("1 case(s) have a judge: section but this run has no judge model (--judge MODEL): add-note — "
@@ -217,12 +226,8 @@ def test_custom_judge_graders_without_a_judge_model_are_said_before_the_first_tr
     (folder / "refund-o3.yaml").write_text(
         case.replace("id: refund-o1", "id: refund-o3")
         + "judge: {criteria: [{name: tone, question: Is it polite?, levels: {1: rude, 5: polite}}]}\n")
-    said: list[tuple[str, int]] = []
     out = tmp_path / "run"
-
-    def warned(message: str) -> None:
-        said.append((message, len((out / "trials.jsonl").read_text().splitlines())
-                     if (out / "trials.jsonl").exists() else 0))
+    said, warned = warnings_with_records_written(out)
 
     run = passhat.evaluate(folder, f"{data / 'agents.py'}:careful", trials=1, out=out, sanity=False, on_warning=warned)
     assert said == [("2 case(s) have a judge: section or an assertion on a judge grader (apologises) but this run has "

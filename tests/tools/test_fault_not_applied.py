@@ -66,16 +66,26 @@ def test_faults_that_always_act_are_never_flagged(boundary_for: Any, kind: str) 
     assert call(b, "get_note", {"note_id": "N-9"}).fault_not_applied is None
 
 
+UNREACHED = ("[{tool: get_note, kind: timeout}, {tool: add_note, kind: error, on_call: 2}, "
+             "{tool: list_notes, kind: latency, seconds: 0.001}]")
+"""A fault its agent reaches (latency on list_notes) and two it never does."""
+
+
+def add_note_with(tmp_path: Path, faults: str) -> Path:
+    """The notes suite's add-note case with ``faults`` (a YAML flow list), in a folder of its own: its cases folder."""
+    folder = tmp_path / "cases"
+    folder.mkdir(exist_ok=True)
+    shutil.copy(NOTES / "domain.py", tmp_path / "domain.py")
+    shutil.copy(NOTES / "fixture.yaml", tmp_path / "fixture.yaml")
+    (folder / "add-note.yaml").write_text((NOTES / "cases" / "add-note.yaml").read_text() + f"faults: {faults}\n")
+    return folder
+
+
 def test_the_run_warns_and_the_report_shows_it(tmp_path: Path) -> None:
     from passhat import evaluate
     from passhat.report.terminal import print_summary
 
-    folder = tmp_path / "cases"
-    folder.mkdir()
-    shutil.copy(NOTES / "domain.py", tmp_path / "domain.py")
-    shutil.copy(NOTES / "fixture.yaml", tmp_path / "fixture.yaml")
-    (folder / "add-note.yaml").write_text((NOTES / "cases" / "add-note.yaml").read_text()
-                                          + "faults: [{tool: list_notes, kind: malformed, field: bodyy, value: x}]\n")
+    folder = add_note_with(tmp_path, "[{tool: list_notes, kind: malformed, field: bodyy, value: x}]")
     warnings: list[str] = []
     run = evaluate(folder, f"{NOTES / 'agents.py'}:good", trials=2, out=tmp_path / "run", sanity=False,
                    on_warning=warnings.append)
@@ -99,13 +109,7 @@ def test_a_fault_no_call_reached_is_warned_about(tmp_path: Path) -> None:
     on nothing: the trial passed without testing it, and the run says so; a fault that acted does not warn."""
     from passhat import evaluate
 
-    folder = tmp_path / "cases"
-    folder.mkdir()
-    shutil.copy(NOTES / "domain.py", tmp_path / "domain.py")
-    shutil.copy(NOTES / "fixture.yaml", tmp_path / "fixture.yaml")
-    (folder / "add-note.yaml").write_text((NOTES / "cases" / "add-note.yaml").read_text()
-                                          + "faults: [{tool: get_note, kind: timeout}, {tool: add_note, kind: error, "
-                                            "on_call: 2}, {tool: list_notes, kind: latency, seconds: 0.001}]\n")
+    folder = add_note_with(tmp_path, UNREACHED)
     warnings: list[str] = []
     run = evaluate(folder, f"{NOTES / 'agents.py'}:good", trials=2, out=tmp_path / "run", sanity=False,
                    on_warning=warnings.append)
@@ -122,13 +126,7 @@ def _unreached_run(tmp_path: Path, trials: int = 2) -> Any:
     """add-note with a fault its agent reaches (latency on list_notes) and two it never does."""
     from passhat import evaluate
 
-    folder = tmp_path / "cases"
-    folder.mkdir(exist_ok=True)
-    shutil.copy(NOTES / "domain.py", tmp_path / "domain.py")
-    shutil.copy(NOTES / "fixture.yaml", tmp_path / "fixture.yaml")
-    (folder / "add-note.yaml").write_text((NOTES / "cases" / "add-note.yaml").read_text()
-                                          + "faults: [{tool: get_note, kind: timeout}, {tool: add_note, kind: error, "
-                                            "on_call: 2}, {tool: list_notes, kind: latency, seconds: 0.001}]\n")
+    folder = add_note_with(tmp_path, UNREACHED)
     return evaluate(folder, f"{NOTES / 'agents.py'}:good", trials=trials, out=tmp_path / "run", sanity=False,
                     on_warning=lambda _: None)
 
@@ -219,12 +217,7 @@ def test_a_run_that_reached_every_fault_has_the_summary_it_had(tmp_path: Path) -
     """Only the field is new: a summary with every planned fault reached holds no faults_not_reached key."""
     from passhat import evaluate
 
-    folder = tmp_path / "cases"
-    folder.mkdir()
-    shutil.copy(NOTES / "domain.py", tmp_path / "domain.py")
-    shutil.copy(NOTES / "fixture.yaml", tmp_path / "fixture.yaml")
-    (folder / "add-note.yaml").write_text((NOTES / "cases" / "add-note.yaml").read_text()
-                                          + "faults: [{tool: list_notes, kind: latency, seconds: 0.001}]\n")
+    folder = add_note_with(tmp_path, "[{tool: list_notes, kind: latency, seconds: 0.001}]")
     run = evaluate(folder, f"{NOTES / 'agents.py'}:good", trials=2, out=tmp_path / "run", sanity=False)
     assert "faults_not_reached" not in json.loads((run.folder / "summary.json").read_text())["cases"][0]
 
