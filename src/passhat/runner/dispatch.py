@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from passhat import shutdown
 from passhat.cases import Case
 from passhat.errors import InfrastructureError
 from passhat.runner.executor import MAX_ATTEMPTS, Emit, Replaced
@@ -379,3 +380,11 @@ def _set(future: asyncio.Future[None]) -> None:
 def first_line(exc: BaseException) -> str:
     lines = [line for line in str(exc).strip().splitlines() if line.strip()]
     return lines[0] if lines else type(exc).__name__
+
+
+def close_within(normal_s: float) -> float:
+    """How long to wait for workers told to close: ``normal_s``, or — when the command is being stopped (Ctrl-C,
+    SIGTERM) — at most half the stop's grace. A worker whose loop an agent holds never reads ``close``; waiting
+    for it would run out the driver's own grace, a hard exit instead of a stop. A worker that has not closed
+    by then is killed."""
+    return min(normal_s, shutdown.STOP_GRACE_S / 2) if shutdown.stop_requested() else normal_s

@@ -33,10 +33,9 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from passhat import shutdown
 from passhat.cases import Case
 from passhat.errors import PasshatError, RunError
-from passhat.runner.dispatch import Dispatch, WorkerFailed, WorkerLost, lanes
+from passhat.runner.dispatch import Dispatch, WorkerFailed, WorkerLost, close_within, lanes
 from passhat.runner.executor import Emit, Replaced
 from passhat.runner.process_worker import child_main, frame, read_frame
 from passhat.runner.ray_worker import WorkerRecipe
@@ -261,14 +260,12 @@ class ProcessWorkers:
 
     async def stop(self) -> None:
         """Tell every worker to stop (it closes its agent and removes its workspaces), wait for it to end, and
-        kill one that does not within :data:`CLOSE_WITHIN_S` — or, when the command is being stopped (Ctrl-C,
-        SIGTERM), within half the stop's grace: a worker whose loop an agent holds never reads ``close``, and
-        waiting for it would run out the driver's own grace, a hard exit instead of a stop."""
+        kill one that does not within :data:`CLOSE_WITHIN_S` (less when the command is being stopped:
+        :func:`~passhat.runner.dispatch.close_within`)."""
         children = [c for c in self.children if c is not None]
         for child in children:
             child.send(("close",))
-        within = min(CLOSE_WITHIN_S, shutdown.STOP_GRACE_S / 2) if shutdown.stop_requested() else CLOSE_WITHIN_S
-        deadline = time.monotonic() + within
+        deadline = time.monotonic() + close_within(CLOSE_WITHIN_S)
         for child in children:
             try:
                 await asyncio.wait_for(asyncio.gather(*child.tasks, return_exceptions=True),

@@ -24,7 +24,7 @@ from typing import Any
 
 from passhat.cases import Case
 from passhat.errors import PasshatError, RunError
-from passhat.runner.dispatch import Dispatch, WorkerFailed, WorkerLost, first_line
+from passhat.runner.dispatch import Dispatch, WorkerFailed, WorkerLost, close_within, first_line
 from passhat.runner.executor import Emit, Replaced
 from passhat.runner.ray_worker import WATCH_GROUP, WATCH_GROUP_SIZE, TrialWorker, WorkerRecipe
 from passhat.runner.run import RunConfig
@@ -131,7 +131,7 @@ class RayExecutor:
 
     def _stop(self, handles: list[Any]) -> None:
         with contextlib.suppress(Exception):  # a dead worker has nothing to close
-            self.ray.get([h.close.remote() for h in handles], timeout=30)
+            self.ray.get([h.close.remote() for h in handles], timeout=close_within(30.0))
         for h in [*handles, *self.companions]:
             with contextlib.suppress(Exception):
                 self.ray.kill(h)
