@@ -240,6 +240,15 @@ def test_a_case_with_no_graded_trial_keeps_every_rule_inconclusive_and_writes_no
     assert compared.exit_code == 0, compared.output
     assert "no graded trial in candidate for: down" in compared.output
     assert strict_json((tmp_path / "compare.json").read_text())["metrics"]["pass_hat_1"]["cases"] == 6
+    only_down = write_suite({"down": "base=p cand=e"}, name="only-down")  # no case graded in both runs
+    runs = [tmp_path / "only-base", tmp_path / "only-cand"]
+    for folder, agent in zip(runs, (f"{PLANNED_AGENTS}:base", f"{agents}:agent"), strict=True):
+        cli("run", only_down, "--agent", agent, "-k", "2", "--out", folder, "-q", "--no-sanity", "--no-report")
+    compared = cli("compare", *runs, "--json", tmp_path / "none.json")
+    assert compared.exit_code == 0, compared.output
+    assert "no paired difference: no case has a graded trial in both runs" in compared.output
+    assert "pseudo-case" not in compared.output  # no empty table with its caption
+    assert strict_json((tmp_path / "none.json").read_text())["metrics"] == {}
     for folder in (out, fixed):
         for written in folder.iterdir():
             if written.suffix == ".json":
