@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,94 @@ def test_bad_labels_name_the_file_and_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.output.splitlines() == [f"error: {labels}:2: label 'maybe' is not pass/fail "
                                           "(use pass, fail, true, false, 1 or 0)"]
+
+
+HEADER = "case_id,trial,label\n"
+BAD_LABELS = {  # file name: (content, the error after "error: FILE")
+    "nan-trial.csv": (HEADER + "c1,NaN,pass\n", ":2: trial 'NaN' is not a whole number ≥ 0"),
+    "inf-trial.csv": (HEADER + "c1,inf,pass\n", ":2: trial 'inf' is not a whole number ≥ 0"),
+    "negative-trial.csv": (HEADER + "c1,-1,pass\n", ":2: trial '-1' is not a whole number ≥ 0"),
+    "empty-trial.csv": (HEADER + "c1,,pass\n", ":2: missing field 'trial'"),
+    "empty-label.csv": (HEADER + "c1,0,\n", ":2: label '' is not pass/fail"),
+    "short-row.csv": (HEADER + "c1,0\n", ":2: missing field 'label' (3 columns in the header)"),
+    "long-row.csv": (HEADER + "c1,0,pass,extra\n", ":2: 4 cells, the header names 3"),
+    "huge-trial.csv": (HEADER + "c1," + "9" * 10_000 + ",pass\n", ":2: trial '99999"),
+    "out-of-scale.csv": (HEADER + "c1,0,pass\nc2,0,4\n", ":3: label '4' is not pass/fail"),
+    "conflicting-duplicate.csv": (HEADER + "c1,0,pass\nc1,0,fail\n", ":3: ('c1', 0, None) is labelled both pass and fail"),
+    "no-header.csv": ("c1,0,pass\n", ":1: the header has no column 'case_id', 'trial', 'label'"),
+    "empty.csv": ("", ": empty (need a header row naming case_id, trial, label)"),
+    "latin-1.csv": (HEADER.encode() + "c1,0,réussi\n".encode("latin-1"), ":2: not UTF-8 text"),
+    "inf-trial.jsonl": ('{"case_id": "c1", "trial": Infinity, "label": "pass"}\n', ":1: trial inf is not a whole number ≥ 0"),
+    "float-trial.jsonl": ('{"case_id": "c1", "trial": 1.5, "label": "pass"}\n', ":1: trial 1.5 is not a whole number ≥ 0"),
+    "bool-trial.jsonl": ('{"case_id": "c1", "trial": true, "label": "pass"}\n', ":1: trial True is not a whole number ≥ 0"),
+    "nan-label.jsonl": ('{"case_id": "c1", "trial": 0, "label": NaN}\n', ":1: label nan is not pass/fail"),
+    "huge-trial.jsonl": ('{"case_id": "c1", "trial": ' + "9" * 10_000 + ', "label": "pass"}\n', ":1: not a JSON line"),
+    "a-list.jsonl": ("[1, 2]\n", ":1: not a JSON object (list)"),
+}
+BAD_JUDGMENTS = {
+    "repeat.jsonl": ('{"case_id": "c1", "trial": 0, "passed": true, "repeat": "x"}\n', ":1: repeat 'x' is not a whole"),
+    "score.jsonl": ('{"case_id": "c1", "trial": 0, "passed": true, "score": NaN}\n', ":1: score nan is not a whole"),
+    "passed.jsonl": ('{"case_id": "c1", "trial": 0, "passed": 1e400}\n', ":1: passed inf is not pass/fail"),
+    "copied-line.jsonl": ('{"case_id": "c1", "trial": 0, "passed": true}\n' * 2, ":2: ('c1', 0, None) repeat 0 again"),
+}
+
+
+def one_error_line(output: str, path: Path, expected: str) -> None:
+    lines = output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {path}{expected}"), output
+    assert len(lines[0]) < 300  # a 10,000-digit number is not quoted whole
+
+
+def test_bad_label_and_judgment_files_are_one_line_naming_the_file_line_and_field(tmp_path: Path) -> None:
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text('{"case_id": "c1", "trial": 0, "passed": true}\n{"case_id": "c2", "trial": 0, "passed": false}\n')
+    labels = tmp_path / "labels.csv"
+    labels.write_text(HEADER + "c1,0,pass\nc2,0,fail\n")
+    runner = CliRunner()
+
+    def calibrate(*args: Path) -> Any:
+        names = ("--labels", "--judgments", "--pairwise")
+        pairs = zip(names[:len(args)], map(str, args), strict=True)
+        return runner.invoke(main, ["calibrate", *(x for pair in pairs for x in pair)])
+
+    for name, (content, expected) in BAD_LABELS.items():
+        path = tmp_path / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        result = calibrate(path, judgments)
+        assert result.exit_code == 2, (name, result.output)
+        one_error_line(result.output, path, expected)
+    for name, (content, expected) in BAD_JUDGMENTS.items():
+        path = tmp_path / name
+        path.write_text(content)
+        result = calibrate(labels, path)
+        assert result.exit_code == 2, (name, result.output)
+        one_error_line(result.output, path, expected)
+    pairwise = tmp_path / "pairwise.jsonl"
+    pairwise.write_text('{"first_order": "A", "second_order": "C"}\n')
+    one_error_line(calibrate(labels, judgments, pairwise).output, pairwise, ":1: second_order 'C' is not one of A, B")
+    folder, fifo = tmp_path / "folder.csv", tmp_path / "fifo.csv"
+    folder.mkdir()
+    os.mkfifo(fifo)  # opened, it would wait for a writer for ever
+    for path in (folder, fifo, tmp_path / "missing.csv"):
+        for args in ((path, judgments), (labels, judgments, path)):
+            result = calibrate(*args)
+            assert result.exit_code == 2, result.output
+            one_error_line(result.output, path, ": ")
+    result = calibrate(labels, fifo)
+    assert result.exit_code == 2 and result.output.startswith(f"error: {fifo}: not a regular file"), result.output
+
+
+def test_label_files_from_spreadsheets_and_repeated_rows_are_read(tmp_path: Path) -> None:
+    """A byte-order mark (Excel's "CSV UTF-8") is not part of the first column's name; a row repeated with
+    the same label is one item; a CSV judgments file's decided column is read as the word it is."""
+    labels = tmp_path / "labels.csv"
+    labels.write_bytes(b"\xef\xbb\xbf" + (HEADER + "c1,0,pass\nc1,0,pass\nc2,0,fail\n").encode())
+    judgments = tmp_path / "judgments.csv"
+    judgments.write_text("case_id,trial,passed,decided\nc1,0,pass,true\nc2,0,fail,false\n")
+    result = CliRunner().invoke(main, ["calibrate", "--labels", str(labels), "--judgments", str(judgments), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["items"] == 2 and report["labels"] == 2 and report["judge_undecided"] == 1
 
 
 RUBRIC = {"criteria": [{"name": "clear", "question": "Does the reply name the note id?",

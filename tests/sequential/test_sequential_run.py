@@ -180,3 +180,79 @@ def test_a_builtin_suite_run_sequentially_stops_early_and_records_why(cli: Any, 
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest["sequential"]["stopped"]["reason"] == ("decided" if code == 0 else "failed")
         assert len(keys(out)) == 32
+
+
+ERRING_AGENT = '''\
+import re
+from passhat.errors import InfrastructureError
+
+
+async def agent(ep):
+    """Follows the cand plan; 'e' is an infrastructure error (a trial that is never graded)."""
+    plan = re.search(r"\\bcand=(\\w+)", ep.instruction).group(1)
+    step = plan[ep.trial % len(plan)]
+    if step == "e":
+        raise InfrastructureError("provider down (503)")
+    if step == "p":
+        await ep.call("add_note", {"title": "call mom", "priority": 2})
+    return "added"
+'''
+
+
+def strict_json(text: str) -> Any:
+    """json.loads that refuses NaN and ±Infinity, as passhat's writers do."""
+    def refuse(token: str) -> Any:
+        raise AssertionError(f"non-finite number {token} in a written file")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_case_with_no_graded_trial_keeps_every_rule_inconclusive_and_writes_no_nan(cli: Any, write_suite: Any,
+                                                                                   tmp_path: Path) -> None:
+    """A case whose every trial is an infrastructure error has n = 0 at each look: the mean rules leave it out of
+    their per-case values (no 0/0), name it, and stay INCONCLUSIVE; gate, replay and compare write finite JSON."""
+    plans = {f"c{i}": "base=p cand=p" for i in range(6)} | {"down": "base=p cand=e"}
+    suite = write_suite(plans)
+    agents = tmp_path / "erring.py"
+    agents.write_text(ERRING_AGENT)
+    base = tmp_path / "base"
+    assert cli("run", suite, "--agent", f"{PLANNED_AGENTS}:base", "-k", "4", "--out", base, "-q", "--no-sanity",
+               "--no-report").exit_code == 0
+    rules = gate(tmp_path, "pass_hat_k: {k: 2, min: 0.3}", "pass_at_k: {k: 1, min: 0.3}",
+                 "case_success_rate: {min: 0.3}", "never_fails:", "no_new_failures:",
+                 "non_inferior: {k: 1, margin: 0.1}")
+    out = tmp_path / "run"
+    result = cli("run", suite, "--agent", f"{agents}:agent", "--gate", rules, "--sequential", "--looks", "2,4",
+                 "--baseline", base, "--out", out, "-q", "--no-sanity")
+    assert result.exit_code == 3, result.output
+    verdict = strict_json((out / "gate.json").read_text())
+    assert [r["outcome"] for r in verdict["rules"]] == ["INCONCLUSIVE"] * 6
+    for rule in verdict["rules"][:4]:
+        assert "down" in rule["reason"], rule["reason"]
+    again = cli("gate", out)  # the replay of the looks
+    assert again.exit_code == 3, again.output
+    assert strict_json((out / "gate.json").read_text())["rules"] == verdict["rules"]
+    fixed = tmp_path / "fixed"  # the same rules on a fixed-design run
+    result = cli("run", suite, "--agent", f"{agents}:agent", "--gate", rules, "-k", "4", "--baseline", base,
+                 "--out", fixed, "-q", "--no-sanity", "--no-report")
+    assert result.exit_code == 3, result.output
+    assert [r["outcome"] for r in strict_json((fixed / "gate.json").read_text())["rules"]] == ["INCONCLUSIVE"] * 6
+    compared = cli("compare", base, out, "--json", tmp_path / "compare.json", "--by", "scenario")
+    assert compared.exit_code == 0, compared.output
+    assert "no graded trial in candidate for: down" in compared.output
+    assert strict_json((tmp_path / "compare.json").read_text())["metrics"]["pass_hat_1"]["cases"] == 6
+    only_down = write_suite({"down": "base=p cand=e"}, name="only-down")  # no case graded in both runs
+    runs = [tmp_path / "only-base", tmp_path / "only-cand"]
+    for folder, agent in zip(runs, (f"{PLANNED_AGENTS}:base", f"{agents}:agent"), strict=True):
+        cli("run", only_down, "--agent", agent, "-k", "2", "--out", folder, "-q", "--no-sanity", "--no-report")
+    compared = cli("compare", *runs, "--json", tmp_path / "none.json")
+    assert compared.exit_code == 0, compared.output
+    assert "no paired difference: no case has a graded trial in both runs" in compared.output
+    assert "pseudo-case" not in compared.output  # no empty table with its caption
+    assert strict_json((tmp_path / "none.json").read_text())["metrics"] == {}
+    for folder in (out, fixed):
+        for written in folder.iterdir():
+            if written.suffix == ".json":
+                strict_json(written.read_text())
+            elif written.suffix == ".jsonl":
+                for line in written.read_text().splitlines():
+                    strict_json(line)

@@ -177,3 +177,37 @@ def test_a_suite_whose_server_lists_a_bad_schema_stops_before_any_trial(tmp_path
     assert done.exit_code == 2, done.output
     assert "upstream server 'notes': tool 'broken_tool': inputSchema is not a valid JSON Schema" in done.output
     assert not (out / "trials.jsonl").exists()
+
+
+def test_a_servers_stderr_file_is_closed_with_the_server_and_its_log_outlives_it(tmp_path: Path) -> None:
+    """The stderr file is read into the log and closed when the server stops: no unclosed file is left for the
+    garbage collector (a ResourceWarning, an error under ``-W error::ResourceWarning``), and the log asked for
+    again after close is the one close returned."""
+    import asyncio
+    import gc
+    import shutil
+    import sys
+    import warnings
+
+    from passhat.upstream.connection import Connection, Launch
+    from passhat.upstream.log import UpstreamLog
+
+    workspace = shutil.copytree(NOTES_WS, tmp_path / "ws")
+    launch = Launch(name="notes", transport="stdio", env={"NOTES_IDENTITY": "ana"},
+                    command=[sys.executable, str(NOTES_SERVER), str(workspace), "--mode", "chatty"])
+
+    async def lifecycle() -> tuple[UpstreamLog, UpstreamLog, UpstreamLog]:
+        connection = Connection(launch)
+        await connection.ready()
+        closed = await connection.close()
+        return closed, connection.log(), await connection.close()
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", ResourceWarning)
+        closed, later, again = asyncio.run(lifecycle())
+        record = trial(notes_domain("chatty"), [("list_notes", {})])
+        gc.collect()
+    assert [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)] == []
+    assert later == again == closed
+    assert "chatty line 0999" in closed.stderr and closed.stderr_bytes > 90_000
+    assert "chatty line 0999" in record.upstreams[0].stderr  # a trial's record still has the server's stderr

@@ -65,11 +65,11 @@ def print_report(report: dict[str, Any], console: Console) -> None:
 
 
 @click.command()
-@click.option("--labels", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
+@click.option("--labels", type=click.Path(path_type=Path), required=True,
               help="Human labels: CSV or JSONL with case_id, trial, label (pass/fail) [, criterion].")
-@click.option("--judgments", type=click.Path(path_type=Path, exists=True), required=True,
+@click.option("--judgments", type=click.Path(path_type=Path), required=True,
               help="A run folder (judge grades in trials.jsonl) or a judgments JSONL from `passhat judge`.")
-@click.option("--pairwise", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
+@click.option("--pairwise", type=click.Path(path_type=Path), default=None,
               help="Pairwise JSONL from `passhat pairwise` (for the swap consistency).")
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write the report here as JSON (format passhat.calibration/1).")

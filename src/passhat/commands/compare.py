@@ -104,8 +104,11 @@ def print_comparison(result: Comparison, console: Console) -> None:
         console.print(f"[yellow]no graded trial in candidate for: {missing}[/yellow]")
     level = f"{result.confidence:.0%}"
     method = INTERVALS.get(result.interval, result.interval)
-    console.print(metrics_table(_shown(result.metrics), f"paired differences, {level} interval ({method})",
-                                level=result.confidence))
+    shown = _shown(result.metrics)
+    if shown:
+        console.print(metrics_table(shown, f"paired differences, {level} interval ({method})", level=result.confidence))
+    else:
+        console.print("[yellow]no paired difference: no case has a graded trial in both runs[/yellow]", highlight=False)
     for key, values in result.strata.items():
         rows = {f"{escape(v)} {key_label(name)}": m for v, block in values.items() for name, m in block.metrics().items()}
         if rows:

@@ -78,7 +78,9 @@ class Connection:
         self.listed: list[Any] = []
         """The server's ``tools/list`` (``mcp_types.Tool``), read once it started."""
         self.start_ms = 0.0
-        self._stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix="passhat-mcp-")
+        self._stderr: IO[str] | None = None
+        """The server's stderr, from :meth:`begin` until :meth:`close` reads it into the log and closes it."""
+        self._closed_log: UpstreamLog | None = None
         self._session: Any = None
         self._failure: str | None = None
         self._too_large: str | None = None
@@ -92,7 +94,8 @@ class Connection:
 
     def begin(self) -> None:
         """Start the server in the background (the first call waits for it)."""
-        if self._task is None:
+        if self._task is None and self._closed_log is None:
+            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix="passhat-mcp-")
             self._task = asyncio.ensure_future(self._own())
 
     async def ready(self) -> Any:
@@ -110,22 +113,37 @@ class Connection:
 
     async def close(self) -> UpstreamLog:
         """Stop the server (stdin closed, then SIGTERM, then SIGKILL: MCP's shutdown sequence) and say what
-        it wrote on stderr. Safe to call more than once."""
+        it wrote on stderr. Safe to call more than once: the stderr file is read into the log once, when the
+        server is gone, and closed (left open, it is an unclosed file for the garbage collector to warn about)."""
         self._closing.set()
         if self._task is not None:
             with contextlib.suppress(BaseException):
                 await self._task
         await self._stop_started_process()
-        return self.log()
+        if self._closed_log is None:
+            self._closed_log = self.log()
+            if self._stderr is not None:
+                self._stderr.close()
+        return self._closed_log
 
     def log(self) -> UpstreamLog:
-        self._stderr.flush()
-        self._stderr.seek(0, os.SEEK_END)
-        size = self._stderr.tell()
-        text = bounded_text(self._stderr)
+        """What the server wrote on stderr so far, bounded (after :meth:`close`, what it wrote in all)."""
+        if self._closed_log is not None:
+            return self._closed_log
+        text, size = "", 0
+        if self._stderr is not None:
+            self._stderr.flush()
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            text = bounded_text(self._stderr)
         return UpstreamLog(server=self.launch.name, target=self.launch.shown(), start_ms=round(self.start_ms, 1),
                            stderr=text, stderr_bytes=size, problems=list(self.problems),
                            failed_to_start=self._failure, shared_stderr=self.launch.shared_stderr)
+
+    def _stderr_file(self) -> IO[str]:
+        """The stderr file, made by :meth:`begin` before the task that starts the server."""
+        assert self._stderr is not None, "a connection's server is started by begin()"
+        return self._stderr
 
     async def _own(self) -> None:
         """The task that holds the transport and the session open from start to :meth:`close`."""
@@ -160,7 +178,8 @@ class Connection:
             from passhat.upstream.stdio import stdio_server
 
             streams = await stack.enter_async_context(stdio_server(
-                launch.command, env=launch.env, cwd=launch.cwd, errlog=self._stderr, line_too_long=self._line_too_long))
+                launch.command, env=launch.env, cwd=launch.cwd, errlog=self._stderr_file(),
+                line_too_long=self._line_too_long))
         else:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
@@ -222,7 +241,8 @@ class Connection:
 
             self._process = await asyncio.create_subprocess_exec(
                 *launch.command, env=launch.env, cwd=launch.cwd, stdin=asyncio.subprocess.DEVNULL,
-                stdout=self._stderr, stderr=self._stderr, start_new_session=True, preexec_fn=die_with_parent)
+                stdout=self._stderr_file(), stderr=self._stderr_file(), start_new_session=True,
+                preexec_fn=die_with_parent)
         except OSError as exc:
             raise UpstreamError(f"upstream server {launch.name!r}: cannot start {launch.command[0]!r}: "
                                 f"{exc.strerror or exc}") from None
