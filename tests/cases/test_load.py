@@ -198,3 +198,24 @@ def test_a_negative_seed_is_refused_before_any_trial(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = CliRunner().invoke(main, ["run", str(NOTES / "cases"), "--agent", "careful", "--seed", "-5", "--out", str(out)])
     assert result.exit_code == 2 and "--seed" in result.output and not out.exists()
+
+
+def test_a_case_is_found_by_id_in_the_suite_as_it_is_now() -> None:
+    """``Suite.case`` is an index built on first use: it must follow the suite's cases when they are replaced
+    (a subset, ``dataclasses.replace``) or grow, and name a missing id with KeyError."""
+    import dataclasses
+
+    suite = load_suite("refunds")
+    assert [suite.case(c.id) for c in suite.cases] == suite.cases
+    with pytest.raises(KeyError):
+        suite.case("no-such-case")
+    first, rest = suite.cases[0], suite.cases[1:]
+    smaller = dataclasses.replace(suite, cases=list(rest))
+    with pytest.raises(KeyError):
+        smaller.case(first.id)
+    assert suite.case(first.id) is first
+    smaller.cases.append(first)
+    assert smaller.case(first.id) is first
+    suite.cases = list(rest)
+    with pytest.raises(KeyError):
+        suite.case(first.id)

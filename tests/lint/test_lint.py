@@ -12,6 +12,8 @@ from click.testing import CliRunner
 
 from passhat.cli import main
 from passhat.lint import lint_suite
+from passhat.lint.checks import near_duplicates
+from passhat.lint.loading import load_for_lint
 from passhat.lint.similarity import similar, similarity
 
 NOTES = Path(__file__).parents[1] / "data" / "notes"
@@ -131,3 +133,27 @@ def test_similarity_catches_rewrites_not_different_tasks() -> None:
     assert similar("Could you reimburse invoice INV-104?", "Could you reimburse invoice INV-105?") is not None
     assert similar("帮我报销发票 INV-104,是打车费。", "帮我报销发票INV-104，是打车费") is not None  # NFKC: full-width punctuation
     assert similar("Refund order 4812.", "Cancel my subscription and delete my account.") is None
+
+
+def test_near_duplicates_are_every_pair_across_splits_in_pair_order(tmp_path: Path) -> None:
+    """Prepared once per case, the requests must still give each pair's finding (three splits, a family, a
+    user.goal beside an instruction, a pair under the threshold), in the order of the pairs."""
+    f = tmp_path / "near"
+    texts = {"a": "Please add a note titled 'buy milk' with priority 3.",
+             "b": "Please add a note titled 'buy milk' with priority 2!",
+             "c": "please add a note titled buy milk, priority 4",
+             "d": "Delete every note about the dentist.",
+             "e": "Priority 3: add a note titled 'buy milk', please."}
+    write(f, "1-a", case("a", texts["a"]))
+    write(f, "2-b", case("b", texts["b"], split="holdout"))
+    write(f, "3-c", case("c", "Hi, I need help.", split="regression", user={"identity": "alice", "goal": texts["c"]}))
+    write(f, "4-d", case("d", texts["d"], split="holdout"))
+    write(f, "5-e", case("e", texts["e"], split="holdout", group="milk"))
+    write(f, "6-f", case("f", texts["a"], split="regression", group="milk"))
+    splits = {"a": "dev", "b": "holdout", "c": "regression", "d": "holdout", "e": "holdout", "f": "regression"}
+    texts["f"] = texts["a"]
+    expected = [(y, x) for i, x in enumerate("abcdef") for y in "abcdef"[i + 1:]
+                if splits[x] != splits[y] and {x, y} != {"e", "f"} and similarity(texts[x], texts[y]) >= 0.85]
+    found = near_duplicates(load_for_lint(f)[0])
+    assert expected and [(g.case_id, g.message.split("as '")[1][0]) for g in found] == expected
+    assert any("user.goal" in g.message for g in found)

@@ -99,8 +99,8 @@ def judge_command(run_folder: Path, repeats: int, judge_spec: str, base_url: str
         suite, records, _ = _suite(run_folder)
     except (ValueError, KeyError) as exc:  # a malformed --judge spec or price table, a manifest without a suite
         raise PasshatError(str(exc)) from exc
-    todo = [(r, rep) for r in records if r.case_id in {c.id for c in suite.cases} and suite.case(r.case_id).judge
-            for rep in range(repeats)]
+    ids = {c.id for c in suite.cases}  # once, not per record
+    todo = [(r, rep) for r in records if r.case_id in ids and suite.case(r.case_id).judge for rep in range(repeats)]
     if not todo:
         raise PasshatError(f"{run_folder}: nothing to judge — no graded trial of this run is of a case with a judge: "
                         "section (see docs/llm.md)")
@@ -143,10 +143,11 @@ def pairwise_command(run_a: Path, run_b: Path, rubric: Path | None, judge_spec: 
         raise PasshatError(str(exc)) from exc
     mask = tuple(_names(manifest_a) | _names(manifest_b))
     by_key = {r.key: r for r in records_b}
+    ids = {c.id for c in suite.cases}  # once, not per record
     pairs = []
     for a in records_a:
         b = by_key.get(a.key)
-        case_rubric = shared or (suite.case(a.case_id).judge if a.case_id in {c.id for c in suite.cases} else None)
+        case_rubric = shared or (suite.case(a.case_id).judge if a.case_id in ids else None)
         if b is not None and case_rubric is not None:
             pairs.append((a, b, case_rubric))
     if not pairs:

@@ -15,7 +15,7 @@ from passhat.cases.assertions import ASSERTION_KINDS, CustomAssertion
 from passhat.domain import Domain
 from passhat.lint.findings import Finding
 from passhat.lint.loading import LoadedCase
-from passhat.lint.similarity import THRESHOLD, similar
+from passhat.lint.similarity import THRESHOLD, Request
 from passhat.suites.select import family_splits
 
 STATE_KINDS = frozenset(kind for kind, model in ASSERTION_KINDS.items() if model.subject == "state")
@@ -61,23 +61,28 @@ def request(case: Case) -> tuple[str, str]:
 
 def near_duplicates(cases: list[LoadedCase], threshold: float = THRESHOLD) -> list[Finding]:
     """Requests (:func:`request`) in different splits (and not one family, reported above) that are nearly
-    the same."""
-    out = []
-    for i, a in enumerate(cases):
-        for b in cases[i + 1:]:
-            ca, cb = a.case, b.case
-            if ca.split == cb.split or (ca.group and ca.group == cb.group):
+    the same, in the order of the pairs (first case, second case)."""
+    requests = [Request(request(lc.case)[1]) for lc in cases]  # each text prepared once, not once per pair
+    before: dict[str, list[int]] = {}  # split -> the cases of it seen so far: only pairs across splits are compared
+    found: list[tuple[int, int, Finding]] = []
+    for j, b in enumerate(cases):
+        cb = b.case
+        for i in (i for split, seen in before.items() if split != cb.split for i in seen):
+            a = cases[i]
+            ca = a.case
+            if ca.group and ca.group == cb.group:
                 continue
-            (field_a, text_a), (field_b, text_b) = request(ca), request(cb)
-            score = similar(text_a, text_b, threshold)
+            score = requests[j].similar_to(requests[i], threshold)
             if score is not None:
+                field_a, field_b = request(ca)[0], request(cb)[0]
                 theirs = "" if field_a == field_b else f" (its {field_a})"
-                out.append(Finding(
+                found.append((i, j, Finding(
                     "near-duplicate", b.file, field_b,
                     f"nearly the same {field_b} as {ca.id!r}{theirs} ({ca.split}) in split {cb.split!r} "
                     f"(similarity {score:.2f} ≥ {threshold:g}): a probable leak — put both in one family and one split",
-                    cb.id))
-    return out
+                    cb.id)))
+        before.setdefault(cb.split, []).append(j)
+    return [finding for _, _, finding in sorted(found, key=lambda t: (t[0], t[1]))]
 
 
 def available_writes(case: Case, domain: Domain) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from difflib import SequenceMatcher
 
 THRESHOLD = 0.85
@@ -41,12 +42,42 @@ def similarity(a: str, b: str) -> float:
 
 def similar(a: str, b: str, threshold: float = THRESHOLD) -> float | None:
     """The similarity if it reaches ``threshold`` (cheap upper bounds first), else ``None``."""
-    na, nb = normalise(a), normalise(b)
-    j = jaccard(tokens(a), tokens(b))
-    if j >= threshold:
-        return max(j, SequenceMatcher(None, na, nb, autojunk=False).ratio())
-    m = SequenceMatcher(None, na, nb, autojunk=False)
-    if m.real_quick_ratio() < threshold or m.quick_ratio() < threshold:
-        return None
-    r = m.ratio()
-    return r if r >= threshold else None
+    return Request(b).similar_to(Request(a), threshold)
+
+
+def _ratio(matches: int, length: int) -> float:
+    """difflib's ratio of ``matches`` characters in two texts of ``length`` together."""
+    return 2.0 * matches / length if length else 1.0
+
+
+class Request:
+    """A request prepared once to be compared with many others.
+
+    Lint compares every dev request with every holdout one; normalising both texts and indexing the second
+    for difflib on each pair cost ~90 % of ``passhat cases lint`` at 2,000 cases (22 of 27 s). Here each
+    text is normalised, tokenised and indexed once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = normalise(text)
+        self.tokens = set(_TOKEN.findall(self.text))
+        self.chars = Counter(self.text)
+        self._matcher: SequenceMatcher[str] | None = None
+
+    def similar_to(self, other: Request, threshold: float = THRESHOLD) -> float | None:
+        """:func:`similar` of ``other``'s text and this one's (difflib's ratio is not quite symmetric: this
+        text is its second sequence, the one it indexes)."""
+        j = jaccard(other.tokens, self.tokens)
+        if j < threshold:  # difflib's two upper bounds on its ratio, from lengths and from characters in common
+            length = len(self.text) + len(other.text)
+            if _ratio(min(len(self.text), len(other.text)), length) < threshold:
+                return None
+            if _ratio((self.chars & other.chars).total(), length) < threshold:
+                return None
+        if self._matcher is None:
+            self._matcher = SequenceMatcher(None, "", self.text, autojunk=False)
+        m = self._matcher
+        m.set_seq1(other.text)
+        if j >= threshold:
+            return max(j, m.ratio())
+        r = m.ratio()
+        return r if r >= threshold else None
