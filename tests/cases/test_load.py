@@ -219,3 +219,11 @@ def test_a_case_is_found_by_id_in_the_suite_as_it_is_now() -> None:
     suite.cases = list(rest)
     with pytest.raises(KeyError):
         suite.case(first.id)
+    second = suite.cases[0]
+    suite.cases[0] = first  # a case replaced in place: same length, same list
+    assert suite.case(first.id) is first
+    with pytest.raises(KeyError):
+        suite.case(second.id)
+    edited = first.model_copy(update={"instruction": "changed"})
+    suite.cases[0] = edited  # the same id, an edited case: the one in the list now
+    assert suite.case(first.id) is edited

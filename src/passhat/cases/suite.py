@@ -24,19 +24,26 @@ class Suite:
     cases: list[Case]
     files: dict[str, Path]
     domains: dict[str, Domain] = field(default_factory=dict)
-    _index: tuple[list[Case], int, dict[str, Case]] | None = field(default=None, init=False, repr=False, compare=False)
+    _index: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     def domain_of(self, case: Case) -> Domain:
         return self.domains[case.domain]
 
     def case(self, case_id: str) -> Case:
-        """The case with this id (KeyError: none). Callers look cases up once per trial record, so this is a
-        dict built on first use, not a scan of the suite (a scan made regrade quadratic in cases). Rebuilt
-        when ``cases`` is replaced or changes length."""
-        if self._index is None or self._index[0] is not self.cases or self._index[1] != len(self.cases):
-            by_id = {c.id: c for c in reversed(self.cases)}  # the first of a repeated id wins, as a scan found it
-            self._index = (self.cases, len(self.cases), by_id)
-        return self._index[2][case_id]
+        """The case with this id (KeyError: none). Callers look cases up once per trial record, so this is an
+        index of positions built on first use, not a scan of the suite (a scan made regrade quadratic in
+        cases). Each answer is checked against the list as it is now, and the index rebuilt when the list
+        changed under it (replaced, appended to, or a case replaced in place)."""
+        for _ in range(2):
+            if self._index is None:
+                self._index = {}
+                for i, c in enumerate(self.cases):
+                    self._index.setdefault(c.id, i)  # the first of a repeated id wins, as a scan found it
+            i = self._index.get(case_id, -1)
+            if 0 <= i < len(self.cases) and self.cases[i].id == case_id:
+                return self.cases[i]
+            self._index = None  # missing, or the list changed: look again once, from the list as it is
+        raise KeyError(case_id)
 
     def case_hashes(self) -> dict[str, str]:
         return {c.id: c.content_hash() for c in self.cases}
