@@ -46,23 +46,36 @@ def special_kind(path: Path) -> str:
     return _kind(os.stat(path).st_mode)
 
 
-def open_input(path: Path, what: str = "input") -> io.BufferedReader:
-    """``path`` opened for binary reading, if it is a regular file within :data:`MAX_INPUT_BYTES`; else a
-    :class:`PasshatError` naming it. ``what`` says what the file was meant to be, for the message."""
+def open_regular(path: Path, what: str = "input") -> int:
+    """A descriptor of ``path`` opened for reading, if it is a regular file; else a :class:`PasshatError`
+    naming it and what it is. Opened without blocking, so a named pipe is refused at once instead of
+    waiting for a writer for ever; ``what`` says what the file was meant to be, for the message."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except IsADirectoryError:
         raise PasshatError(f"{path}: is a directory; expected a regular file ({what})") from None
     except OSError as exc:
         raise PasshatError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise PasshatError(f"{path}: is {_kind(info.st_mode)}; expected a regular file ({what})")
-        if info.st_size > MAX_INPUT_BYTES:
-            raise PasshatError(f"{path}: {info.st_size:,} bytes is past the {MAX_INPUT_BYTES // (1024 * 1024)} MB limit "
-                            f"on one file ({what}); split it into smaller files")
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise PasshatError(f"{path}: is {_kind(mode)}; expected a regular file ({what})")
         os.set_blocking(fd, True)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_input(path: Path, what: str = "input") -> io.BufferedReader:
+    """``path`` opened for binary reading, if it is a regular file (:func:`open_regular`) within
+    :data:`MAX_INPUT_BYTES`; else a :class:`PasshatError` naming it."""
+    fd = open_regular(path, what)
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_INPUT_BYTES:
+            raise PasshatError(f"{path}: {size:,} bytes is past the {MAX_INPUT_BYTES // (1024 * 1024)} MB limit "
+                            f"on one file ({what}); split it into smaller files")
         return io.BufferedReader(Capped(io.FileIO(fd, "rb", closefd=True), path, what))
     except BaseException:
         os.close(fd)
@@ -76,12 +89,14 @@ def read_input(path: Path, what: str = "input") -> bytes:
 
 
 def read_input_text(path: Path, what: str = "input") -> str:
-    """The UTF-8 text of ``path`` under :func:`open_input`'s rules."""
+    """The UTF-8 text of ``path`` under :func:`open_input`'s rules (a byte-order mark, which spreadsheets
+    write, is dropped); text that is not UTF-8 is refused naming its line."""
     raw = read_input(path, what)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise PasshatError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        line = raw[:exc.start].count(b"\n") + 1
+        raise PasshatError(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 class Capped(io.RawIOBase):
@@ -135,7 +150,7 @@ def too_deep(where: str) -> PasshatError:
 
 
 __all__ = ["MAX_DEPTH", "MAX_INPUT_BYTES", "Capped", "check_depth", "loads_nested", "open_input", "read_input", "read_input_text",
-           "special_kind", "too_deep"]
+           "open_regular", "special_kind", "too_deep"]
 
 
 def _not_json(word: str) -> Any:

@@ -214,4 +214,4 @@ def test_gate_refuses_every_bad_gate_file_and_rule_file(run_notes: Callable[...,
         args = ["gate", str(run), "--gate", str(gate)]
         result = invoke(args)
         assert_refused(result, args)
-        assert "rules.0.judge_agreement.file: calibration file" in result.output and "expected a regular file" in result.output
+        assert "rules.0.judge_agreement.file: " in result.output and "expected a regular file (calibration file)" in result.output

@@ -194,7 +194,8 @@ def test_bad_label_and_judgment_files_are_one_line_naming_the_file_line_and_fiel
             assert result.exit_code == 2, result.output
             one_error_line(result.output, path, ": ")
     result = calibrate(labels, fifo)
-    assert result.exit_code == 2 and result.output.startswith(f"error: {fifo}: not a regular file"), result.output
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: {fifo}: is a named pipe (FIFO); expected a regular file"), result.output
 
 
 def test_label_files_from_spreadsheets_and_repeated_rows_are_read(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from passhat.errors import PasshatError
 from passhat.graders.base import Grade
+from passhat.inputs import read_input_text
 
 TRUE = {"pass", "passed", "true", "1", "yes", "y"}
 FALSE = {"fail", "failed", "false", "0", "no", "n"}
@@ -77,26 +77,10 @@ def _count(value: Any, where: str, field: str) -> int:
     raise PasshatError(f"{where}: {field} {_shown(value)} is not a whole number ≥ 0")
 
 
-def _text(path: Path) -> str:
-    """The file's text: a regular file (a directory or a pipe is refused, not waited on), UTF-8 with or
-    without a byte-order mark (spreadsheets write one)."""
-    try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise PasshatError(f"{path}: not a regular file (a directory, pipe or device): give a CSV or JSONL file")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise PasshatError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise PasshatError(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-
-
 def _rows(path: Path, needs: tuple[str, ...]) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(where, row)`` for each row: a CSV's data rows (its header must name ``needs``; a row with more or
     fewer cells than the header is refused) or a JSONL file's non-empty lines, each a JSON object."""
-    text = _text(path)
+    text = read_input_text(path, "labels or judgments")  # a regular file within the input caps, UTF-8
     if path.suffix.lower() == ".csv":
         reader = csv.DictReader(io.StringIO(text, newline=""), restval=None)
         try:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from passhat.compare import LoadedRun, Matching
+from passhat.errors import PasshatError
 from passhat.gate.select import Selection
-from passhat.inputs import special_kind
+from passhat.inputs import open_regular
 from passhat.results.tally import CaseTally
 
 
@@ -78,14 +77,10 @@ def read_rule_file(path: Path, field: str, what: str, limit: int, hint: str) -> 
     bytes, so what gate.json records is exactly what decided the verdict.
     """
     try:
-        mode: int | None = os.stat(path).st_mode
-    except OSError:
-        mode = None  # the open says why
-    if mode is not None and not stat.S_ISREG(mode):  # a named pipe blocked the open for ever
-        raise RuleInputError(field, f"{what} {path} is {special_kind(path)}; expected a regular file")
-    try:
-        with path.open("rb") as fh:
+        with open(open_regular(path, what), "rb") as fh:  # a named pipe blocked a plain open for ever
             raw = fh.read(limit + 1)
+    except PasshatError as exc:
+        raise RuleInputError(field, str(exc)) from None
     except OSError as exc:
         raise RuleInputError(field, f"cannot read {what} {path}: {exc.strerror or exc}") from None
     if len(raw) > limit:
