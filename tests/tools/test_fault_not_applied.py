@@ -223,11 +223,31 @@ def test_a_run_that_reached_every_fault_has_the_summary_it_had(tmp_path: Path) -
 
 
 def test_not_reached_counts_only_calls_that_got_to_the_fault() -> None:
-    from passhat.tools.boundary import ToolCall
-    from passhat.tools.faults import not_reached
+    from passhat.tools.boundary import ToolCall, not_reached
 
     fault = Fault(tool="add_note", kind="error", on_call=1)
     refused = ToolCall(step=1, tool="add_note", arguments={}, status="invalid_arguments")
     assert not_reached([fault], [refused]) == [(fault, 0)]
     hit = ToolCall(step=2, tool="add_note", arguments={"title": "x"}, status="fault", fault=fault.describe())
     assert not_reached([fault], [refused, hit]) == []
+
+
+def test_the_calls_not_reached_counts_are_the_calls_the_boundary_counts_toward_a_fault(notes_domain: Any) -> None:
+    """``REFUSED_BEFORE_COUNTED`` restates the boundary's order of checks: held to the boundary itself. Calls refused
+    for each reason the boundary can give (invalid arguments, forbidden, not allowed, unknown) do not move a fault
+    planned on the first call; the first call that gets through meets it."""
+    from passhat.tools.boundary import REFUSED_BEFORE_COUNTED, not_reached
+
+    fault = Fault(tool="get_note", kind="error", on_call=1)
+    for refuse, arguments, forbidden, allowed in [
+            ("get_note", {"note_id": 7}, (), None), ("get_note", {"note_id": "N-1"}, ("get_note",), None),
+            ("get_note", {"note_id": "N-1"}, (), {"list_notes"}), ("no_such_tool", {}, (), None)]:
+        world = World.restore(notes_domain.image("default"), 1)
+        b = ToolBoundary(notes_domain.tool_list(), ToolContext(world, identity="alice"), faults=[fault],
+                         forbidden=forbidden, allowed=allowed)
+        first = call(b, refuse, arguments)
+        assert first.status in REFUSED_BEFORE_COUNTED and first.fault is None, first
+        assert not_reached([fault], b.calls) == [(fault, 0)]
+        if not forbidden and allowed is None:
+            assert call(b, "get_note", {"note_id": "N-1"}).fault == fault.describe()
+            assert not_reached([fault], b.calls) == []

@@ -37,8 +37,8 @@ from passhat.results.tally import ReportedTally
 from passhat.runner.collector import run_collector
 from passhat.runner.records import TrialRecord
 from passhat.runner.store import RunStore
+from passhat.tools.boundary import not_reached
 from passhat.tools.cassette import Cassette
-from passhat.tools.faults import not_reached
 
 P = ParamSpec("P")
 CPU_BOUND_AFTER_S = 5.0
@@ -375,9 +375,9 @@ async def evaluate_async(
                      "flagged fault_not_applied in trials.jsonl")
         if rec.outcome != "error" and rec.case_id in planned:  # an infrastructure error is no trial of the agent's
             for fault, made in not_reached(planned[rec.case_id], rec.calls):
-                if (rec.case_id, fault.describe()) not in unapplied:
-                    unapplied.add((rec.case_id, fault.describe()))
-                    warn(f"{rec.case_id}: the planned fault {fault.describe()} was never reached in trial {rec.trial}: "
+                if (key := (rec.case_id, fault.describe())) not in unapplied:
+                    unapplied.add(key)
+                    warn(f"{rec.case_id}: the planned fault {key[1]} was never reached in trial {rec.trial}: "
                          f"the agent made {made} call(s) of {fault.tool} — that trial did not test it; the trials "
                          "that never reached it are counted per case in summary.json (faults_not_reached)")
         if progress is not None:

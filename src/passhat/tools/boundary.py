@@ -43,6 +43,10 @@ CallStatus = Literal[
     "ok", "unknown_tool", "invalid_arguments", "not_allowed", "forbidden", "denied", "tool_error",
     "exception", "fault", "after_end",
 ]
+REFUSED_BEFORE_COUNTED: frozenset[str] = frozenset({"after_end", "unknown_tool", "forbidden", "not_allowed",
+                                                    "invalid_arguments"})
+"""The statuses :meth:`ToolBoundary._dispatch` gives before it counts a call of the tool toward its faults'
+``on_call``: such a call never meets a planned fault (keep in step with ``_dispatch``)."""
 
 
 class ToolCall(BaseModel):
@@ -380,4 +384,17 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-__all__ = ["CallStatus", "Caller", "ToolBoundary", "ToolCall"]
+
+
+def not_reached(faults: Iterable[Fault], calls: Iterable[ToolCall]) -> list[tuple[Fault, int]]:
+    """Each planned fault that acted on none of a trial's calls, with how many calls of its tool the agent made
+    that counted toward it (fewer than ``on_call``). Such a trial did not test the fault, whatever its verdict:
+    the case may plan it on a call its task never needs, or the agent took another way."""
+    calls = list(calls)
+    fired = {c.fault for c in calls if c.fault is not None}
+    return [(fault, sum(1 for c in calls if c.tool == fault.tool and c.by == "agent"
+                        and c.status not in REFUSED_BEFORE_COUNTED))
+            for fault in faults if fault.describe() not in fired]
+
+
+__all__ = ["REFUSED_BEFORE_COUNTED", "CallStatus", "Caller", "ToolBoundary", "ToolCall", "not_reached"]

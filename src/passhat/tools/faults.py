@@ -111,21 +111,6 @@ def _shape(result: Any) -> str:
     return f"a {type(result).__name__}, which has no fields"
 
 
-REFUSED_BEFORE_FAULTS = frozenset({"unknown_tool", "invalid_arguments", "not_allowed", "forbidden", "after_end"})
-"""Call statuses the boundary gives before a planned fault is counted: such a call is not a call of the tool."""
-
-
-def not_reached(faults: Sequence[Fault], calls: Sequence[Any]) -> list[tuple[Fault, int]]:
-    """Each planned fault that acted on none of a trial's calls, with how many calls of its tool the agent made
-    (fewer than ``on_call``, or refused before the fault's turn). Such a trial did not test the fault, whatever
-    its verdict: the case may plan it on a call its task never needs, or the agent took another way. ``calls``
-    are the trial's ``ToolCall`` records (a fault acts on the agent's calls only)."""
-    fired = {c.fault for c in calls if c.fault is not None}
-    return [(fault, sum(1 for c in calls if c.tool == fault.tool and c.by == "agent"
-                        and c.status not in REFUSED_BEFORE_FAULTS))
-            for fault in faults if fault.describe() not in fired]
-
-
 def planned_faults(faults: Sequence[Fault]) -> dict[str, list[str]]:
     """A case's entry for its planned faults in the manifest (``CaseMeta.faults``): each as a call's ``fault``
     names it, which is what a summary needs to count the trials that never reached one from the records
