@@ -242,7 +242,7 @@ def infinite_grade(view: TrialView) -> Grade:
 @pytest.mark.parametrize(("bad", "words"), [
     (raises, "the grader raised KeyError: 'missing'"),
     (nan_score, "the grader returned score nan; a score is a finite number (or None for no score)"),
-    (infinite_detail, "the grader returned details.ratios[1] = inf; NaN and infinity are not JSON numbers"),
+    (infinite_detail, "the grader returned details.ratios[1] as NaN or infinity; NaN and infinity are not JSON numbers"),
     (infinite_grade, "the grader returned score -inf"),
     (forgets_to_return, "the grader returned NoneType None; expected True/False, (passed, reason), a Verdict or a Grade"),
     (truthy_string, "the grader returned str 'False'"),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import re
 import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -114,17 +113,9 @@ def _verdict(result: Any) -> tuple[bool, str, float | None, dict[str, Any]]:
         raise ValueError(f"the grader returned score {score!r}; a score is a finite number (or None for no score)")
     bad = non_finite_field(details, "details")
     if bad is not None:
-        raise ValueError(f"the grader returned {bad} = {_at(details, bad)!r}; NaN and infinity are not JSON numbers, "
+        raise ValueError(f"the grader returned {bad} as NaN or infinity; NaN and infinity are not JSON numbers, "
                          "and the trial record is JSON (give None, or the number as text)")
     return passed, reason, score, details
-
-
-def _at(details: dict[str, Any], path: str) -> Any:
-    """The value at ``path`` (``details.a[2].b``, as :func:`non_finite_field` names it)."""
-    value: Any = {"details": details}
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
-        value = value[int(part[1:-1])] if part.startswith("[") else value[part]
-    return value
 
 
 def _parts(result: Any) -> tuple[bool, str, Any, dict[str, Any]]:
