@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import socket
 import tempfile
 import time
@@ -28,7 +27,6 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from passhat import capped_http
-from passhat.capped_http import capped_options
 from passhat.upstream.log import UpstreamLog, bounded_text
 from passhat.upstream.tools import UpstreamError
 
@@ -186,7 +184,7 @@ class Connection:
 
             if launch.command:
                 await self._start_http_process()
-            capped = capped_options(self._answer_too_large)
+            capped = capped_http.capped_options(self._answer_too_large)
             http = await stack.enter_async_context(httpx2.AsyncClient(
                 headers={**capped.pop("headers"), **launch.headers}, verify=False, timeout=launch.timeout, **capped))
             streams = await stack.enter_async_context(streamable_http_client(launch.url, http_client=http))
@@ -265,15 +263,11 @@ class Connection:
             return
 
     async def _stop_started_process(self) -> None:
+        from passhat.upstream.stdio import stop_group
+
         process, self._process = self._process, None
-        if process is None or process.returncode is not None:
-            return
-        for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, sig)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.wait(), wait)
-                return
+        if process is not None and process.returncode is None:
+            await stop_group(process)
 
     # --- calls -----------------------------------------------------------------------------------
 

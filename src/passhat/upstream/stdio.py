@@ -131,7 +131,7 @@ async def stdio_server(command: list[str], *, env: dict[str, str], cwd: str | No
                             line_too_long(limit)
                             await to_session.aclose()  # pending requests fail now, not at their time-out
                             with anyio.CancelScope(shield=True):
-                                await _kill_group(process)
+                                await stop_group(process)
                             return
                         for line in complete:
                             await to_session.send(parse_line(line))
@@ -186,7 +186,7 @@ async def _stop(process: Process) -> None:
     assert process.stdin is not None and process.stdout is not None
     await _close(process.stdin)
     if not await _exited(process, GRACE_SECONDS):
-        await _kill_group(process)
+        await stop_group(process)
     await _close(process.stdout)
     # The asyncio transport stays open (and warns when collected) while a survivor holds a pipe end.
     transport = getattr(getattr(process, "_process", None), "_transport", None)
@@ -196,8 +196,9 @@ async def _stop(process: Process) -> None:
             close()
 
 
-async def _kill_group(process: Process) -> None:
-    """SIGTERM to the server's process group, SIGKILL after :data:`KILL_SECONDS` if any of it is left."""
+async def stop_group(process: Any) -> None:
+    """SIGTERM to the server's process group, SIGKILL after :data:`KILL_SECONDS` if any of it is left. For any
+    process started in a session of its own (anyio's or asyncio's: its ``pid`` and ``returncode`` are read)."""
     for sig, wait in ((signal.SIGTERM, KILL_SECONDS), (signal.SIGKILL, REAP_SECONDS)):
         try:
             os.killpg(process.pid, sig)  # its own session: the group is the server's pid
@@ -211,7 +212,7 @@ async def _kill_group(process: Process) -> None:
             return
 
 
-def _group_alive(process: Process) -> bool:
+def _group_alive(process: Any) -> bool:
     _ = process.returncode  # reaps the leader, whose zombie would keep the group alive
     try:
         os.killpg(process.pid, 0)
