@@ -8,7 +8,6 @@ refused tool passed or failed without ever checking an order.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,19 +15,13 @@ import pytest
 from passhat.cases import load_suite
 from passhat.errors import CaseError
 from passhat.lint import lint_suite
-
-NOTES = Path(__file__).parents[1] / "data" / "notes"
-GOOD = (NOTES / "cases" / "add-note.yaml").read_text()
+from tests.cases.notes_suite import GOOD
+from tests.cases.notes_suite import notes_suite as one_case
 
 
 def notes_suite(tmp_path: Path, required: str, extra: str = "") -> Path:
     """The notes test domain's add-note case with its ``required_tools`` line replaced, and more lines."""
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    shutil.copy(NOTES / "domain.py", tmp_path / "domain.py")
-    shutil.copy(NOTES / "fixture.yaml", tmp_path / "fixture.yaml")
-    (folder / "case.yaml").write_text(GOOD.replace("required_tools: [add_note]\n", required + "\n" + extra))
-    return folder
+    return one_case(tmp_path, GOOD.replace("required_tools: [add_note]\n", required + "\n" + extra))
 
 
 REFUSED = [

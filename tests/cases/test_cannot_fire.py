@@ -6,7 +6,6 @@ that reads as tested when it was not.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,26 +13,16 @@ import pytest
 from passhat.cases import load_suite
 from passhat.errors import CaseError
 from passhat.lint import lint_suite
+from tests.cases.notes_suite import GOOD, notes_suite
 
 BUILTIN = Path(__file__).parents[2] / "src" / "passhat" / "domains"
 MALFORMED = (BUILTIN / "refunds" / "cases" / "approval-malformed-4812.yaml").read_text()
-NOTES = Path(__file__).parents[1] / "data" / "notes"
-GOOD = (NOTES / "cases" / "add-note.yaml").read_text()
 
 
 def builtin_suite(tmp_path: Path, text: str) -> Path:
     """A folder holding one case of the built-in refunds domain (typed results: ``Approval``)."""
     folder = tmp_path / "suite"
     folder.mkdir()
-    (folder / "case.yaml").write_text(text)
-    return folder
-
-
-def notes_suite(tmp_path: Path, text: str) -> Path:
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    shutil.copy(NOTES / "domain.py", tmp_path / "domain.py")
-    shutil.copy(NOTES / "fixture.yaml", tmp_path / "fixture.yaml")
     (folder / "case.yaml").write_text(text)
     return folder
 
